@@ -1,0 +1,245 @@
+package dev.relay;
+
+import dev.relay.internal.jdbc.SchemaName;
+import dev.relay.internal.jdbc.SqlErrors;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Creates and upgrades Relay's schema. One call applies every pending version in one transaction:
+ *
+ * <pre>{@code
+ * Migrator.migrate(dataSource, "relay");
+ * }</pre>
+ *
+ * <p>Safe to run from several processes at once: the transaction first takes a transaction-level
+ * advisory lock keyed by the schema name, so concurrent callers apply each version once, in turn,
+ * and the lock is released by COMMIT (a pooled connection never keeps it). Idempotent: a current
+ * schema is left alone.
+ *
+ * <p>The versions are plain SQL resources under {@code dev/relay/migrations/} in this jar, with the
+ * placeholder {@code ${relay_schema}}; Flyway or Liquibase users may run them instead, with that
+ * placeholder defined. Requires PostgreSQL 15 or newer; refuses a schema that a newer library has
+ * migrated ({@link SchemaVersionException}).
+ */
+public final class Migrator {
+  private static final Logger log = LoggerFactory.getLogger(Migrator.class);
+
+  /** The oldest PostgreSQL Relay supports, as {@code server_version_num}. */
+  public static final int MINIMUM_SERVER_VERSION_NUM = 150000;
+
+  /** Advisory-lock class for migrations ("RELM"); the second key is a hash of the schema name. */
+  private static final int LOCK_CLASS = 0x52454C4D;
+
+  private static final List<Version> VERSIONS = List.of(new Version(1, "core", "V1__core.sql"));
+
+  /** The schema version this library writes and understands. */
+  public static final int LATEST_VERSION = VERSIONS.get(VERSIONS.size() - 1).number();
+
+  private final SchemaName schema;
+
+  private Migrator(SchemaName schema) {
+    this.schema = schema;
+  }
+
+  /** A migrator for {@code schemaName} (validated: a plain lower-case identifier). */
+  public static Migrator forSchema(String schemaName) {
+    return new Migrator(SchemaName.of(schemaName));
+  }
+
+  /** Migrates {@code schemaName} on {@code dataSource}; see the class comment. */
+  public static Report migrate(DataSource dataSource, String schemaName) {
+    return forSchema(schemaName).migrate(dataSource);
+  }
+
+  /** What a migration run found and did. */
+  public record Report(
+      String schema, int previousVersion, int currentVersion, List<Integer> applied) {
+    /** Copies the list. */
+    public Report {
+      applied = List.copyOf(applied);
+    }
+  }
+
+  /** Applies every pending version on a connection from {@code dataSource}. */
+  public Report migrate(DataSource dataSource) {
+    try (Connection c = dataSource.getConnection()) {
+      return migrate(c);
+    } catch (SQLException e) {
+      throw SqlErrors.translate("migrating schema " + schema, e);
+    }
+  }
+
+  /**
+   * Applies every pending version on {@code c}, which must be in auto-commit mode (the migration is
+   * its own transaction).
+   */
+  public Report migrate(Connection c) {
+    try {
+      if (!c.getAutoCommit()) {
+        throw new TransactionRequiredException(
+            "the migrator runs its own transaction: pass a connection in auto-commit mode");
+      }
+      requireSupportedServer(c);
+      c.setAutoCommit(false);
+      try {
+        Report report = migrateLocked(c);
+        c.commit();
+        if (!report.applied().isEmpty()) {
+          log.info(
+              "relay schema {} migrated from version {} to {}",
+              schema,
+              report.previousVersion(),
+              report.currentVersion());
+        }
+        return report;
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(true);
+      }
+    } catch (SQLException e) {
+      throw SqlErrors.translate("migrating schema " + schema, e);
+    }
+  }
+
+  /**
+   * The version recorded in the schema, or 0 when the schema has not been migrated. Does not change
+   * anything.
+   */
+  public int currentVersion(Connection c) {
+    try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+      ps.setString(1, schema.sql() + ".schema_version");
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        if (!rs.getBoolean(1)) {
+          return 0;
+        }
+      }
+      return recordedVersion(c);
+    } catch (SQLException e) {
+      throw SqlErrors.translate("reading the version of schema " + schema, e);
+    }
+  }
+
+  private Report migrateLocked(Connection c) throws SQLException {
+    try (PreparedStatement lock =
+        c.prepareStatement("SELECT pg_advisory_xact_lock(?, hashtext(?))")) {
+      lock.setInt(1, LOCK_CLASS);
+      lock.setString(2, schema.sql());
+      lock.execute();
+    }
+    try (Statement s = c.createStatement()) {
+      s.execute(
+          schema.inject(
+              """
+              CREATE SCHEMA IF NOT EXISTS ${relay_schema};
+              CREATE TABLE IF NOT EXISTS ${relay_schema}.schema_version (
+                  version     integer     PRIMARY KEY,
+                  description text        NOT NULL,
+                  checksum    text        NOT NULL,
+                  applied_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
+                  applied_by  text        NOT NULL DEFAULT current_user
+              )"""));
+    }
+    int previous = recordedVersion(c);
+    if (previous > LATEST_VERSION) {
+      throw new SchemaVersionException(
+          "schema "
+              + schema
+              + " is at version "
+              + previous
+              + ", newer than this library's "
+              + LATEST_VERSION
+              + ": upgrade Relay before running it against this database");
+    }
+    List<Integer> applied = new ArrayList<>();
+    for (Version v : VERSIONS) {
+      String sql = v.text();
+      if (v.number() <= previous) {
+        continue;
+      }
+      try (Statement s = c.createStatement()) {
+        s.execute(schema.inject(sql));
+      }
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              schema.inject(
+                  "INSERT INTO ${relay_schema}.schema_version (version, description, checksum)"
+                      + " VALUES (?, ?, ?)"))) {
+        ps.setInt(1, v.number());
+        ps.setString(2, v.description());
+        ps.setString(3, sha256(sql));
+        ps.executeUpdate();
+      }
+      applied.add(v.number());
+    }
+    return new Report(schema.sql(), previous, Math.max(previous, LATEST_VERSION), applied);
+  }
+
+  private int recordedVersion(Connection c) throws SQLException {
+    try (Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                schema.inject(
+                    "SELECT coalesce(max(version), 0) FROM ${relay_schema}.schema_version"))) {
+      rs.next();
+      return rs.getInt(1);
+    }
+  }
+
+  private static void requireSupportedServer(Connection c) throws SQLException {
+    try (Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SHOW server_version_num")) {
+      rs.next();
+      int version = Integer.parseInt(rs.getString(1));
+      if (version < MINIMUM_SERVER_VERSION_NUM) {
+        throw new SchemaVersionException(
+            "PostgreSQL server_version_num "
+                + version
+                + " is older than the minimum "
+                + MINIMUM_SERVER_VERSION_NUM
+                + " (PostgreSQL 15)");
+      }
+    }
+  }
+
+  private static String sha256(String text) {
+    try {
+      return HexFormat.of()
+          .formatHex(
+              MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required of every JVM", e);
+    }
+  }
+
+  private record Version(int number, String description, String resource) {
+    String text() {
+      String path = "migrations/" + resource;
+      try (InputStream in = Migrator.class.getResourceAsStream(path)) {
+        if (in == null) {
+          throw new IllegalStateException("missing migration resource dev/relay/" + path);
+        }
+        return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      } catch (IOException e) {
+        throw new IllegalStateException("cannot read migration resource dev/relay/" + path, e);
+      }
+    }
+  }
+}

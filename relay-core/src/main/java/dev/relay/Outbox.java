@@ -1,0 +1,232 @@
+package dev.relay;
+
+import dev.relay.internal.jdbc.SchemaName;
+import dev.relay.internal.jdbc.Tx;
+import dev.relay.internal.json.JsonText;
+import dev.relay.internal.store.Enqueuer;
+import java.sql.Connection;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * The producer side: adds work to the outbox inside the caller's own transaction, on the caller's
+ * own connection, so that the work and the business change commit or roll back together.
+ *
+ * <pre>{@code
+ * Outbox outbox = Outbox.create();                 // schema "relay"; share one instance
+ * try (Connection c = dataSource.getConnection()) {
+ *   c.setAutoCommit(false);
+ *   shop.storeOrder(c, order103);
+ *   outbox.enqueue(c, Work.of("order-103-ack", "order_received", ackJson));
+ *   c.commit();                                    // both or neither
+ * }
+ * }</pre>
+ *
+ * <p><b>On any exception from {@code enqueue}, roll back the whole transaction</b>, business change
+ * included: the business change must not commit without the work it called for. Relay never
+ * commits, rolls back, or swallows an error on the caller's connection.
+ *
+ * <p>Identity: enqueueing an ID that is already stored with the same kind and a jsonb-equal payload
+ * (key order, whitespace and {@code 29.00} versus {@code 29.0} do not matter) returns {@link
+ * EnqueueResult.Status#ALREADY_ENQUEUED}; anything else under a used ID throws {@link
+ * WorkConflictException}, also when the old work has been purged and only its tombstone remains.
+ * Under REPEATABLE READ or SERIALIZABLE, a duplicate inserted by a concurrent transaction surfaces
+ * as a {@link RetryableException} (SQLState 40001).
+ *
+ * <p>Validation happens before anything is sent: a refused item throws {@link InvalidWorkException}
+ * and the transaction is untouched. Thread-safe; holds no connection.
+ */
+public final class Outbox {
+  /** The payload limit used when none is configured: 1 MiB of UTF-8. */
+  public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1 << 20;
+
+  /** Longest work ID, in characters. */
+  public static final int MAX_WORK_ID_LENGTH = 200;
+
+  /** Longest kind or queue name, in characters. */
+  public static final int MAX_NAME_LENGTH = 100;
+
+  /** Most items in one bulk call. */
+  public static final int MAX_BATCH_SIZE = 10_000;
+
+  private static final Pattern WORK_ID = Pattern.compile("[A-Za-z0-9._\\-:/@+=#]+");
+  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._\\-:]+");
+  private static final int MAX_ATTEMPTS_LIMIT = 10_000;
+  private static final Instant EARLIEST = Instant.EPOCH;
+  private static final Instant LATEST = Instant.parse("9999-12-31T00:00:00Z");
+
+  private final SchemaName schema;
+  private final int maxPayloadBytes;
+  private final Enqueuer enqueuer;
+
+  private Outbox(SchemaName schema, int maxPayloadBytes) {
+    this.schema = schema;
+    this.maxPayloadBytes = maxPayloadBytes;
+    this.enqueuer = new Enqueuer(schema);
+  }
+
+  /** An outbox on schema {@code relay} with the default payload limit. */
+  public static Outbox create() {
+    return builder().build();
+  }
+
+  /** A builder for a configured outbox. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Configures an {@link Outbox}; every setting is validated at {@link #build()}. */
+  public static final class Builder {
+    private String schema = "relay";
+    private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+
+    private Builder() {}
+
+    /** The schema holding Relay's tables (default {@code relay}). */
+    public Builder schema(String schema) {
+      this.schema = schema;
+      return this;
+    }
+
+    /** The largest payload accepted, in UTF-8 bytes (1 to 64 MiB; default 1 MiB). */
+    public Builder maxPayloadBytes(int maxPayloadBytes) {
+      this.maxPayloadBytes = maxPayloadBytes;
+      return this;
+    }
+
+    /** Validates the settings and builds the outbox. */
+    public Outbox build() {
+      if (maxPayloadBytes < 1 || maxPayloadBytes > 64 << 20) {
+        throw new InvalidConfigurationException(
+            "maxPayloadBytes", "must be between 1 and " + (64 << 20) + ", was " + maxPayloadBytes);
+      }
+      return new Outbox(SchemaName.of(schema), maxPayloadBytes);
+    }
+  }
+
+  /** The schema this outbox writes to. */
+  public String schema() {
+    return schema.sql();
+  }
+
+  /**
+   * Adds {@code work} in the transaction open on {@code c}. See the class comment for identity and
+   * errors; on any exception, roll back.
+   *
+   * @throws TransactionRequiredException if {@code c} is closed or in auto-commit mode
+   * @throws InvalidWorkException if the work is invalid (nothing was sent)
+   * @throws WorkConflictException if the ID is used by a different intention
+   * @throws RetryableException on a serialization failure, deadlock or lost connection
+   */
+  public EnqueueResult enqueue(Connection c, Work work) {
+    return enqueueAll(c, List.of(requireWork(work, 0))).get(0);
+  }
+
+  /**
+   * Adds every item in one round trip, in the transaction open on {@code c}. A call that names one
+   * ID twice is refused, not merged. Results come in the order of {@code works}. On any exception,
+   * roll back.
+   *
+   * @throws TransactionRequiredException if {@code c} is closed or in auto-commit mode
+   * @throws InvalidWorkException if any item is invalid or an ID repeats (nothing was sent)
+   * @throws WorkConflictException if an ID is used by a different intention
+   * @throws RetryableException on a serialization failure, deadlock or lost connection
+   */
+  public List<EnqueueResult> enqueueAll(Connection c, List<Work> works) {
+    if (works == null) {
+      throw new InvalidWorkException(null, "works", "is null");
+    }
+    if (works.size() > MAX_BATCH_SIZE) {
+      throw new InvalidWorkException(
+          null, "works", "has " + works.size() + " items; the limit is " + MAX_BATCH_SIZE);
+    }
+    Set<String> ids = new HashSet<>();
+    for (int i = 0; i < works.size(); i++) {
+      Work w = requireWork(works.get(i), i);
+      validate(w);
+      if (!ids.add(w.workId())) {
+        throw new InvalidWorkException(
+            w.workId(), "workId", "appears more than once in one bulk call");
+      }
+    }
+    if (Tx.requireOpen(c)) {
+      throw new TransactionRequiredException(
+          "enqueue needs the business transaction: the connection is in auto-commit mode, so"
+              + " the work would commit on its own; call setAutoCommit(false) first");
+    }
+    if (works.isEmpty()) {
+      return List.of();
+    }
+    return enqueuer.enqueue(c, works);
+  }
+
+  private static Work requireWork(Work w, int index) {
+    if (w == null) {
+      throw new InvalidWorkException(null, "works[" + index + "]", "is null");
+    }
+    return w;
+  }
+
+  private void validate(Work w) {
+    String id = w.workId();
+    if (id == null || id.isEmpty()) {
+      throw new InvalidWorkException(null, "workId", "is empty");
+    }
+    if (id.length() > MAX_WORK_ID_LENGTH) {
+      throw new InvalidWorkException(
+          null, "workId", "has " + id.length() + " characters; the limit is " + MAX_WORK_ID_LENGTH);
+    }
+    if (!WORK_ID.matcher(id).matches()) {
+      throw new InvalidWorkException(
+          null, "workId", "'" + id + "' may only contain A-Z a-z 0-9 . _ - : / @ + = #");
+    }
+    name(id, "kind", w.kind());
+    name(id, "queue", w.queue());
+    String problem = JsonText.problem(w.payload(), maxPayloadBytes);
+    if (problem != null) {
+      throw new InvalidWorkException(id, "payload", problem);
+    }
+    if (w.maxAttempts() < 1 || w.maxAttempts() > MAX_ATTEMPTS_LIMIT) {
+      throw new InvalidWorkException(
+          id,
+          "maxAttempts",
+          "must be between 1 and " + MAX_ATTEMPTS_LIMIT + ", was " + w.maxAttempts());
+    }
+    Duration delay = w.delay();
+    if (delay != null && (delay.isNegative() || delay.toDays() > 36_500)) {
+      throw new InvalidWorkException(
+          id, "delay", "must be between zero and 100 years, was " + delay);
+    }
+    instant(id, "availableAt", w.availableAt());
+    instant(id, "deadline", w.deadline());
+    if (w.deadline() != null && w.availableAt() != null && !w.deadline().isAfter(w.availableAt())) {
+      throw new InvalidWorkException(
+          id,
+          "deadline",
+          w.deadline() + " is not after availableAt " + w.availableAt() + ": it could never run");
+    }
+  }
+
+  private static void instant(String id, String field, Instant value) {
+    if (value != null && (value.isBefore(EARLIEST) || value.isAfter(LATEST))) {
+      throw new InvalidWorkException(
+          id, field, value + " is outside the years 1970 to 9999 that Relay accepts");
+    }
+  }
+
+  private static void name(String id, String field, String value) {
+    if (value == null || value.isEmpty()) {
+      throw new InvalidWorkException(id, field, "is empty");
+    }
+    if (value.length() > MAX_NAME_LENGTH || !NAME.matcher(value).matches()) {
+      throw new InvalidWorkException(
+          id,
+          field,
+          "'" + value + "' must be 1-" + MAX_NAME_LENGTH + " characters from A-Z a-z 0-9 . _ - :");
+    }
+  }
+}

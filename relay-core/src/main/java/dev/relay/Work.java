@@ -1,0 +1,181 @@
+package dev.relay;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * One intention to enqueue: a stable work ID, a kind that selects the handler, and a JSON payload
+ * that captures what must stay as it was when the intention was made (the agreed total, not a price
+ * looked up later). Immutable; each {@code with}-style method returns a copy.
+ *
+ * <pre>{@code
+ * Work ack = Work.of("order-103-ack", "order_received", ackJson)
+ *     .queue("mail")
+ *     .deadline(placedAt.plus(Duration.ofDays(2)));
+ * }</pre>
+ *
+ * <p>Nothing is checked here; {@link Outbox#enqueue} validates every field before anything is sent
+ * and names the first problem in an {@link InvalidWorkException}.
+ */
+public final class Work {
+  /** The queue used when none is named. */
+  public static final String DEFAULT_QUEUE = "default";
+
+  /** Attempts allowed when none are named (the kind's policy may stop earlier). */
+  public static final int DEFAULT_MAX_ATTEMPTS = 25;
+
+  private final String workId;
+  private final String kind;
+  private final String payload;
+  private final String queue;
+  private final int priority;
+  private final Instant availableAt;
+  private final Duration delay;
+  private final Instant deadline;
+  private final int maxAttempts;
+
+  private Work(
+      String workId,
+      String kind,
+      String payload,
+      String queue,
+      int priority,
+      Instant availableAt,
+      Duration delay,
+      Instant deadline,
+      int maxAttempts) {
+    this.workId = workId;
+    this.kind = kind;
+    this.payload = payload;
+    this.queue = queue;
+    this.priority = priority;
+    this.availableAt = availableAt;
+    this.delay = delay;
+    this.deadline = deadline;
+    this.maxAttempts = maxAttempts;
+  }
+
+  /**
+   * New work, available at once, in the default queue.
+   *
+   * @param workId the stable identity of this intention: 1-200 characters from {@code A-Z a-z 0-9 .
+   *     _ - : / @ + = #}
+   * @param kind selects the handler: 1-100 characters from {@code A-Z a-z 0-9 . _ - :}
+   * @param payloadJson one JSON value (at most the outbox's payload limit, 1 MiB by default)
+   */
+  public static Work of(String workId, String kind, String payloadJson) {
+    return new Work(
+        workId, kind, payloadJson, DEFAULT_QUEUE, 0, null, null, null, DEFAULT_MAX_ATTEMPTS);
+  }
+
+  /** A copy in {@code queue} (1-100 characters from {@code A-Z a-z 0-9 . _ - :}). */
+  public Work queue(String queue) {
+    return new Work(
+        workId, kind, payload, queue, priority, availableAt, delay, deadline, maxAttempts);
+  }
+
+  /** A copy with a claim priority: higher is claimed first among eligible work of a queue. */
+  public Work priority(int priority) {
+    return new Work(
+        workId, kind, payload, queue, priority, availableAt, delay, deadline, maxAttempts);
+  }
+
+  /** A copy that no worker claims before {@code instant} (replaces any delay). */
+  public Work availableAt(Instant instant) {
+    return new Work(workId, kind, payload, queue, priority, instant, null, deadline, maxAttempts);
+  }
+
+  /**
+   * A copy that no worker claims before {@code delay} has passed on the database clock, counted
+   * from the enqueue (replaces any {@link #availableAt(Instant)}).
+   */
+  public Work delay(Duration delay) {
+    return new Work(workId, kind, payload, queue, priority, null, delay, deadline, maxAttempts);
+  }
+
+  /**
+   * A copy with a business deadline: once the database clock passes it, the work is not started
+   * again and becomes {@code failed} with reason {@code deadline}. It cannot undo an action a
+   * receiver already accepted.
+   */
+  public Work deadline(Instant deadline) {
+    return new Work(
+        workId, kind, payload, queue, priority, availableAt, delay, deadline, maxAttempts);
+  }
+
+  /** A copy allowing at most {@code maxAttempts} claims (1-10,000). */
+  public Work maxAttempts(int maxAttempts) {
+    return new Work(
+        workId, kind, payload, queue, priority, availableAt, delay, deadline, maxAttempts);
+  }
+
+  /** The work ID. */
+  public String workId() {
+    return workId;
+  }
+
+  /** The kind. */
+  public String kind() {
+    return kind;
+  }
+
+  /** The payload as JSON text. */
+  public String payload() {
+    return payload;
+  }
+
+  /** The queue. */
+  public String queue() {
+    return queue;
+  }
+
+  /** The claim priority. */
+  public int priority() {
+    return priority;
+  }
+
+  /** The earliest claim time, or {@code null} (see {@link #delay()}). */
+  public Instant availableAt() {
+    return availableAt;
+  }
+
+  /** The delay from enqueue, or {@code null}. */
+  public Duration delay() {
+    return delay;
+  }
+
+  /** The business deadline, or {@code null}. */
+  public Instant deadline() {
+    return deadline;
+  }
+
+  /** The attempt cap. */
+  public int maxAttempts() {
+    return maxAttempts;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof Work w
+        && Objects.equals(workId, w.workId)
+        && Objects.equals(kind, w.kind)
+        && Objects.equals(payload, w.payload)
+        && Objects.equals(queue, w.queue)
+        && priority == w.priority
+        && Objects.equals(availableAt, w.availableAt)
+        && Objects.equals(delay, w.delay)
+        && Objects.equals(deadline, w.deadline)
+        && maxAttempts == w.maxAttempts;
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(workId, kind, payload, queue, priority, availableAt, delay, deadline);
+  }
+
+  @Override
+  public String toString() {
+    return "Work[" + workId + ", kind=" + kind + ", queue=" + queue + "]";
+  }
+}

@@ -1,0 +1,24 @@
+package dev.relay.internal.store;
+
+import java.util.List;
+
+/**
+ * The result of one claim transaction. An empty batch does not mean the queue is empty: rows locked
+ * by another claimer were skipped, not waited for.
+ *
+ * @param claimed rows now held by this worker
+ * @param retired rows ended by a cap instead (deadline, exhausted attempts, cancel request)
+ */
+public record ClaimBatch(List<ClaimedWork> claimed, List<RetiredWork> retired) {
+  /** Copies the lists. */
+  public ClaimBatch {
+    claimed = List.copyOf(claimed);
+    retired = List.copyOf(retired);
+  }
+
+  /** How many claims took over an expired lease. */
+  public long reclaimed() {
+    return claimed.stream().filter(ClaimedWork::reclaimed).count()
+        + retired.stream().filter(RetiredWork::afterExpiredLease).count();
+  }
+}

@@ -1,0 +1,34 @@
+package dev.relay.internal.store;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * What one claim transaction asks for.
+ *
+ * @param workerId the claiming worker, stored in {@code claimed_by}
+ * @param queues the queues to take from (at least one)
+ * @param kinds the kinds this worker can run (at least one)
+ * @param limit the most rows to claim (1-10,000)
+ * @param lease how long the claim lasts on the database clock
+ */
+public record ClaimRequest(
+    String workerId, List<String> queues, List<String> kinds, int limit, Duration lease) {
+  /** Validates and copies. */
+  public ClaimRequest {
+    if (workerId == null || workerId.isEmpty()) {
+      throw new IllegalArgumentException("workerId is empty");
+    }
+    queues = List.copyOf(queues);
+    kinds = List.copyOf(kinds);
+    if (queues.isEmpty() || kinds.isEmpty()) {
+      throw new IllegalArgumentException("queues and kinds must not be empty");
+    }
+    if (limit < 1 || limit > 10_000) {
+      throw new IllegalArgumentException("limit must be 1-10000, was " + limit);
+    }
+    if (lease == null || lease.toMillis() < 1) {
+      throw new IllegalArgumentException("lease must be at least 1 ms, was " + lease);
+    }
+  }
+}

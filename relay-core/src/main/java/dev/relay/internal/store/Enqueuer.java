@@ -1,0 +1,157 @@
+package dev.relay.internal.store;
+
+import dev.relay.EnqueueResult;
+import dev.relay.RetryableException;
+import dev.relay.Work;
+import dev.relay.WorkConflictException;
+import dev.relay.internal.jdbc.SchemaName;
+import dev.relay.internal.jdbc.SqlErrors;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Inserts validated work on the caller's connection, inside the caller's transaction: never
+ * commits, rolls back or swallows an error. Called by {@link dev.relay.Outbox} after validation.
+ */
+public final class Enqueuer {
+  private final WorkSql sql;
+
+  /** An enqueuer for {@code schema}. */
+  public Enqueuer(SchemaName schema) {
+    this.sql = new WorkSql(schema);
+  }
+
+  /**
+   * Inserts {@code works} (distinct IDs, already validated) in one round trip, then compares any ID
+   * that was already taken. Returns one result per item, in the caller's order.
+   */
+  public List<EnqueueResult> enqueue(Connection c, List<Work> works) {
+    // Sorted by ID: concurrent bulk producers with overlapping IDs then meet in the same order.
+    List<Work> sorted = new ArrayList<>(works);
+    sorted.sort(Comparator.comparing(Work::workId));
+    try {
+      Set<String> inserted = insert(c, sorted);
+      Map<String, EnqueueResult> byId = new HashMap<>();
+      List<Work> skipped = new ArrayList<>();
+      for (Work w : sorted) {
+        if (inserted.contains(w.workId())) {
+          byId.put(w.workId(), new EnqueueResult(w.workId(), EnqueueResult.Status.ENQUEUED));
+        } else {
+          skipped.add(w);
+        }
+      }
+      if (!skipped.isEmpty()) {
+        compare(c, skipped, byId);
+      }
+      List<EnqueueResult> results = new ArrayList<>(works.size());
+      for (Work w : works) {
+        results.add(byId.get(w.workId()));
+      }
+      return results;
+    } catch (SQLException e) {
+      throw SqlErrors.translate("enqueue", e);
+    }
+  }
+
+  private Set<String> insert(Connection c, List<Work> works) throws SQLException {
+    int n = works.size();
+    String[] ids = new String[n];
+    String[] kinds = new String[n];
+    String[] payloads = new String[n];
+    String[] queues = new String[n];
+    Integer[] priorities = new Integer[n];
+    String[] availableAt = new String[n];
+    Long[] delays = new Long[n];
+    Integer[] maxAttempts = new Integer[n];
+    String[] deadlines = new String[n];
+    for (int i = 0; i < n; i++) {
+      Work w = works.get(i);
+      ids[i] = w.workId();
+      kinds[i] = w.kind();
+      payloads[i] = w.payload();
+      queues[i] = w.queue();
+      priorities[i] = w.priority();
+      availableAt[i] = instantText(w.availableAt());
+      Duration d = w.delay();
+      delays[i] = d == null ? 0L : d.toMillis();
+      maxAttempts[i] = w.maxAttempts();
+      deadlines[i] = instantText(w.deadline());
+    }
+    Set<String> inserted = new HashSet<>();
+    try (PreparedStatement ps = c.prepareStatement(sql.enqueueMany)) {
+      ps.setArray(1, c.createArrayOf("text", ids));
+      ps.setArray(2, c.createArrayOf("text", kinds));
+      ps.setArray(3, c.createArrayOf("text", payloads));
+      ps.setArray(4, c.createArrayOf("text", queues));
+      ps.setArray(5, c.createArrayOf("int4", priorities));
+      ps.setArray(6, c.createArrayOf("text", availableAt));
+      ps.setArray(7, c.createArrayOf("int8", delays));
+      ps.setArray(8, c.createArrayOf("int4", maxAttempts));
+      ps.setArray(9, c.createArrayOf("text", deadlines));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          inserted.add(rs.getString(1));
+        }
+      }
+    }
+    return inserted;
+  }
+
+  private void compare(Connection c, List<Work> skipped, Map<String, EnqueueResult> byId)
+      throws SQLException {
+    Map<String, Work> requested = new HashMap<>();
+    String[] ids = new String[skipped.size()];
+    String[] payloads = new String[skipped.size()];
+    for (int i = 0; i < skipped.size(); i++) {
+      Work w = skipped.get(i);
+      requested.put(w.workId(), w);
+      ids[i] = w.workId();
+      payloads[i] = w.payload();
+    }
+    try (PreparedStatement ps = c.prepareStatement(sql.identityCheck)) {
+      ps.setArray(1, c.createArrayOf("text", ids));
+      ps.setArray(2, c.createArrayOf("text", payloads));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          String id = rs.getString("work_id");
+          Work w = requested.get(id);
+          boolean stored = rs.getBoolean("stored");
+          boolean purged = rs.getBoolean("purged");
+          if (!stored && !purged) {
+            // Skipped by ON CONFLICT, yet gone now: deleted by a concurrent transaction.
+            throw new RetryableException(
+                "work ID '" + id + "' changed concurrently during enqueue; retry the transaction",
+                null,
+                null);
+          }
+          String storedKind = rs.getString("stored_kind");
+          if (!storedKind.equals(w.kind()) || !rs.getBoolean("same_payload")) {
+            throw new WorkConflictException(
+                id,
+                storedKind,
+                w.kind(),
+                rs.getString("stored_digest"),
+                rs.getString("requested_digest"),
+                !stored);
+          }
+          byId.put(id, new EnqueueResult(id, EnqueueResult.Status.ALREADY_ENQUEUED));
+        }
+      }
+    }
+  }
+
+  private static String instantText(Instant instant) {
+    return instant == null ? null : instant.toString();
+  }
+}

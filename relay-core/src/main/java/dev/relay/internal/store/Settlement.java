@@ -1,0 +1,85 @@
+package dev.relay.internal.store;
+
+import java.time.Duration;
+
+/**
+ * A guarded write that ends a claim. Each names the claim it ends; the store applies it only if
+ * that claim is still current (running, owned by this worker, same generation, lease unexpired).
+ */
+public sealed interface Settlement {
+  /** The claim this settlement ends. */
+  ClaimRef ref();
+
+  /** Evidence of the effect, as stored in {@code outcome}. */
+  enum Evidence {
+    /** The receiver accepted it. */
+    DELIVERED("delivered"),
+    /** Known not to have reached the receiver. */
+    NOT_DELIVERED("not_delivered"),
+    /** May or may not have had its effect. */
+    UNKNOWN("unknown");
+
+    private final String sql;
+
+    Evidence(String sql) {
+      this.sql = sql;
+    }
+
+    /** The value stored in the database. */
+    public String sql() {
+      return sql;
+    }
+  }
+
+  /**
+   * Done: the receiver accepted the work.
+   *
+   * @param ref the claim
+   * @param receiverRef the receiver's reference for the effect, or {@code null}
+   * @param resultJson the result as JSON text, or {@code null}
+   * @param milestone what the acceptance means ({@code accepted}, {@code queued}, {@code
+   *     delivered}), or {@code null}
+   */
+  record Complete(ClaimRef ref, String receiverRef, String resultJson, String milestone)
+      implements Settlement {}
+
+  /**
+   * Back to ready after {@code delay} on the database clock, with the error recorded.
+   *
+   * @param ref the claim
+   * @param delay the delay before the next attempt
+   * @param errorKind a short classification of the error
+   * @param error the error text
+   * @param evidence what is known about the effect of this attempt
+   */
+  record Retry(ClaimRef ref, Duration delay, String errorKind, String error, Evidence evidence)
+      implements Settlement {}
+
+  /**
+   * Failed permanently, with its evidence kept for a deliberate redrive.
+   *
+   * @param ref the claim
+   * @param errorKind a short classification, for example {@code permanent} or {@code timeout}
+   * @param error the error text
+   * @param evidence what is known about the effect of this attempt
+   */
+  record Fail(ClaimRef ref, String errorKind, String error, Evidence evidence)
+      implements Settlement {}
+
+  /**
+   * Back to ready now, for another worker, because the handler never started: the attempt is not
+   * counted.
+   *
+   * @param ref the claim
+   */
+  record Release(ClaimRef ref) implements Settlement {}
+
+  /**
+   * Cancelled: the worker answered a cancel request.
+   *
+   * @param ref the claim
+   * @param reason why
+   * @param evidence what is known about the effect of this attempt
+   */
+  record Cancelled(ClaimRef ref, String reason, Evidence evidence) implements Settlement {}
+}

@@ -1,0 +1,282 @@
+package dev.relay.internal.store;
+
+import dev.relay.internal.jdbc.SchemaName;
+
+/**
+ * Every statement on the work table family ({@code outbox}, {@code attempt}, {@code tombstone}),
+ * one constant per operation, with the validated schema name injected once.
+ *
+ * <p>Clock rule: eligibility, leases and deadlines use {@code clock_timestamp()}, the database
+ * clock at the moment of evaluation, never {@code now()}, which is frozen at transaction start and
+ * so is wrong for a statement that waited.
+ */
+final class WorkSql {
+  /**
+   * Inserts a batch given as parallel arrays (one round trip for any number of items). Rows whose
+   * ID is taken, or whose ID survives as a tombstone, are skipped and compared afterwards by {@link
+   * #IDENTITY_CHECK}: one statement cannot see a row that a concurrent transaction inserted, so the
+   * comparison must be a second statement. The caller sends the arrays sorted by work ID, so two
+   * bulk producers with overlapping IDs wait for each other instead of deadlocking.
+   */
+  final String enqueueMany;
+
+  /** For IDs the insert skipped: the stored kind and payload equality, or the tombstone's. */
+  final String identityCheck;
+
+  /**
+   * Claims up to n eligible rows in one statement. The MATERIALIZED CTE is an optimisation fence:
+   * the planner cannot flatten it into the UPDATE, so exactly the rows it locked (at most n) are
+   * updated. SKIP LOCKED never waits, so sampling the clock once per statement with {@code (SELECT
+   * clock_timestamp())} is sound, and as an InitPlan it can be compared against the partial index;
+   * a bare volatile call could not. The same statement applies the caps (cancel request, deadline,
+   * exhausted attempts) and records an expired lease in the attempt history, taking the previous
+   * owner from the CTE ({@code RETURNING OLD} exists only from PostgreSQL 18).
+   */
+  final String claimBatch;
+
+  /**
+   * Step one of every guarded write: lock the named rows in work-ID order (so two batches cannot
+   * deadlock). The guard is evaluated by the next statement, after any wait here: when an UPDATE
+   * waits on a row lock, PostgreSQL re-checks its WHERE against the new row version but does not
+   * re-evaluate {@code clock_timestamp()}, so a one-statement guard can accept an expired lease.
+   */
+  final String lockClaimed;
+
+  /**
+   * Step two: with the rows locked, sample the clock and apply each settlement only where the row
+   * is still running, owned by this worker, at this generation, with an unexpired lease. Refused
+   * rows are recorded as stale writes in the attempt history, with what the row held instead.
+   */
+  final String settleIfOwned;
+
+  /** Step two for renewals: extend the lease of live claims; refused ones are recorded as stale. */
+  final String renewIfOwned;
+
+  /** This worker's live claims, to recover authority after a claim whose commit is uncertain. */
+  final String recoverClaims;
+
+  WorkSql(SchemaName schema) {
+    enqueueMany =
+        schema.inject(
+            """
+            INSERT INTO ${relay_schema}.outbox
+                   (work_id, kind, payload, queue, priority, available_at, max_attempts, deadline)
+            SELECT u.work_id, u.kind, u.payload::jsonb, u.queue, u.priority,
+                   coalesce(u.available_at::timestamptz,
+                            clock_timestamp() + u.delay_ms * interval '1 millisecond'),
+                   u.max_attempts, u.deadline::timestamptz
+              FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::int4[],
+                          ?::text[], ?::int8[], ?::int4[], ?::text[])
+                   AS u(work_id, kind, payload, queue, priority,
+                        available_at, delay_ms, max_attempts, deadline)
+             WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.tombstone t
+                                WHERE t.work_id = u.work_id)
+                ON CONFLICT (work_id) DO NOTHING
+            RETURNING work_id
+            """);
+    identityCheck =
+        schema.inject(
+            """
+            SELECT u.work_id,
+                   o.work_id IS NOT NULL AS stored,
+                   t.work_id IS NOT NULL AS purged,
+                   coalesce(o.kind, t.kind) AS stored_kind,
+                   CASE WHEN o.work_id IS NOT NULL THEN o.payload = u.payload::jsonb
+                        ELSE t.payload_digest = ${relay_schema}.payload_digest(u.payload::jsonb)
+                   END AS same_payload,
+                   coalesce(${relay_schema}.payload_digest(o.payload), t.payload_digest)
+                       AS stored_digest,
+                   ${relay_schema}.payload_digest(u.payload::jsonb) AS requested_digest
+              FROM unnest(?::text[], ?::text[]) AS u(work_id, payload)
+              LEFT JOIN ${relay_schema}.outbox o ON o.work_id = u.work_id
+              LEFT JOIN ${relay_schema}.tombstone t ON t.work_id = u.work_id
+            """);
+    claimBatch =
+        schema.inject(
+            """
+            WITH candidates AS MATERIALIZED (
+                SELECT o.work_id,
+                       o.state AS prev_state, o.claimed_by AS prev_owner,
+                       o.claim_generation AS prev_generation, o.claimed_at AS prev_claimed_at,
+                       CASE WHEN o.cancel_requested_at IS NOT NULL THEN 'cancelled'
+                            WHEN o.deadline <= (SELECT clock_timestamp()) THEN 'deadline'
+                            WHEN o.attempts >= o.max_attempts THEN 'attempts_exhausted'
+                            ELSE 'claim'
+                       END AS decision
+                  FROM ${relay_schema}.outbox o
+                 WHERE o.state IN ('ready', 'running')
+                   AND o.queue = ANY (?::text[])
+                   AND o.kind = ANY (?::text[])
+                   AND o.available_at <= (SELECT clock_timestamp())
+                   AND (o.lease_until IS NULL OR o.lease_until <= (SELECT clock_timestamp()))
+                 ORDER BY o.priority DESC, o.available_at, o.work_id
+                 LIMIT ?
+                   FOR UPDATE SKIP LOCKED
+            ), updated AS (
+                UPDATE ${relay_schema}.outbox j
+                   SET state = CASE c.decision WHEN 'claim' THEN 'running'
+                                               WHEN 'cancelled' THEN 'cancelled'
+                                               ELSE 'failed' END,
+                       claimed_by = CASE WHEN c.decision = 'claim' THEN ? END,
+                       lease_until = CASE WHEN c.decision = 'claim'
+                                          THEN clock_timestamp() + ? * interval '1 millisecond' END,
+                       claim_generation = j.claim_generation
+                                          + CASE WHEN c.decision = 'claim' THEN 1 ELSE 0 END,
+                       attempts = j.attempts + CASE WHEN c.decision = 'claim' THEN 1 ELSE 0 END,
+                       claimed_at = CASE WHEN c.decision = 'claim' THEN clock_timestamp()
+                                         ELSE j.claimed_at END,
+                       first_attempt_at = CASE WHEN c.decision = 'claim'
+                                               THEN coalesce(j.first_attempt_at, clock_timestamp())
+                                               ELSE j.first_attempt_at END,
+                       completed_at = CASE WHEN c.decision = 'claim' THEN NULL
+                                           ELSE clock_timestamp() END,
+                       last_error_kind = CASE WHEN c.decision = 'claim' THEN j.last_error_kind
+                                              ELSE c.decision END,
+                       last_error = CASE c.decision
+                           WHEN 'claim' THEN j.last_error
+                           WHEN 'cancelled' THEN 'cancel requested; the last lease expired'
+                           WHEN 'deadline' THEN 'deadline passed before the work could start'
+                           ELSE format('all %s attempts used; the last lease expired',
+                                       j.max_attempts) END,
+                       outcome = CASE WHEN c.decision = 'claim' THEN j.outcome
+                                      WHEN c.prev_state = 'running' THEN 'unknown'
+                                      WHEN j.attempts = 0 THEN 'not_delivered'
+                                      ELSE j.outcome END
+                  FROM candidates c
+                 WHERE j.work_id = c.work_id
+             RETURNING j.work_id, j.kind, j.queue, j.payload::text AS payload,
+                       j.claim_generation, j.attempts, j.max_attempts, j.lease_until,
+                       j.deadline, j.created_at, j.first_attempt_at, j.state,
+                       c.decision, c.prev_state, c.prev_owner, c.prev_generation,
+                       c.prev_claimed_at
+            ), expired AS (
+                INSERT INTO ${relay_schema}.attempt
+                       (work_id, generation, worker, claimed_at, ending, error_kind, error, outcome)
+                SELECT u.work_id, u.prev_generation, u.prev_owner, u.prev_claimed_at,
+                       'lease_expired', 'lease_expired',
+                       'lease expired before the worker recorded an outcome', 'unknown'
+                  FROM updated u
+                 WHERE u.prev_state = 'running'
+            )
+            SELECT * FROM updated
+            """);
+    lockClaimed =
+        schema.inject(
+            """
+            SELECT work_id FROM ${relay_schema}.outbox
+             WHERE work_id = ANY (?::text[])
+             ORDER BY work_id
+               FOR UPDATE
+            """);
+    settleIfOwned =
+        schema.inject(
+            """
+            WITH input AS (
+                SELECT * FROM unnest(?::text[], ?::int8[], ?::text[], ?::int8[], ?::text[],
+                                     ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
+                       AS i(work_id, generation, action, delay_ms, error_kind,
+                            error, outcome, receiver_ref, result, milestone)
+            ), clock AS (
+                SELECT clock_timestamp() AS now   -- sampled after the rows were locked
+            ), settled AS (
+                UPDATE ${relay_schema}.outbox o
+                   SET state = CASE i.action WHEN 'complete' THEN 'done'
+                                             WHEN 'fail' THEN 'failed'
+                                             WHEN 'cancelled' THEN 'cancelled'
+                                             ELSE 'ready' END,
+                       claimed_by = NULL,
+                       lease_until = NULL,
+                       completed_at = CASE WHEN i.action IN ('complete', 'fail', 'cancelled')
+                                           THEN k.now END,
+                       available_at = CASE i.action
+                           WHEN 'retry' THEN k.now + i.delay_ms * interval '1 millisecond'
+                           WHEN 'release' THEN k.now
+                           ELSE o.available_at END,
+                       attempts = o.attempts - CASE WHEN i.action = 'release' THEN 1 ELSE 0 END,
+                       last_error = CASE WHEN i.action IN ('retry', 'fail', 'cancelled')
+                                         THEN i.error ELSE o.last_error END,
+                       last_error_kind = CASE WHEN i.action IN ('retry', 'fail', 'cancelled')
+                                              THEN i.error_kind ELSE o.last_error_kind END,
+                       outcome = CASE WHEN i.action = 'complete' THEN 'delivered'
+                                      WHEN i.action = 'release' THEN o.outcome
+                                      ELSE coalesce(i.outcome, o.outcome) END,
+                       receiver_ref = CASE WHEN i.action = 'complete' THEN i.receiver_ref
+                                           ELSE o.receiver_ref END,
+                       result = CASE WHEN i.action = 'complete' THEN i.result::jsonb
+                                     ELSE o.result END,
+                       milestone = CASE WHEN i.action = 'complete' THEN i.milestone
+                                        ELSE o.milestone END
+                  FROM input i, clock k
+                 WHERE o.work_id = i.work_id
+                   AND o.state = 'running'
+                   AND o.claimed_by = ?
+                   AND o.claim_generation = i.generation
+                   AND o.lease_until > k.now
+             RETURNING o.work_id, o.claimed_at
+            ), history AS (
+                INSERT INTO ${relay_schema}.attempt
+                       (work_id, generation, worker, claimed_at, ended_at, ending,
+                        error_kind, error, outcome)
+                SELECT i.work_id, i.generation, ?, s.claimed_at, k.now,
+                       CASE i.action WHEN 'fail' THEN 'failed'
+                                     WHEN 'release' THEN 'released'
+                                     ELSE i.action END,
+                       i.error_kind, i.error, i.outcome
+                  FROM input i JOIN settled s USING (work_id), clock k
+                 WHERE i.action <> 'complete'
+                UNION ALL
+                SELECT i.work_id, i.generation, ?, NULL, k.now, 'stale_write',
+                       'stale_' || i.action,
+                       format('refused %s: stored state %s, generation %s, owner %s,'
+                              ' lease until %s', i.action, o.state, o.claim_generation,
+                              o.claimed_by, o.lease_until),
+                       NULL
+                  FROM input i
+                  LEFT JOIN ${relay_schema}.outbox o ON o.work_id = i.work_id, clock k
+                 WHERE NOT EXISTS (SELECT 1 FROM settled s WHERE s.work_id = i.work_id)
+            )
+            SELECT work_id FROM settled
+            """);
+    renewIfOwned =
+        schema.inject(
+            """
+            WITH input AS (
+                SELECT * FROM unnest(?::text[], ?::int8[]) AS i(work_id, generation)
+            ), clock AS (
+                SELECT clock_timestamp() AS now   -- sampled after the rows were locked
+            ), renewed AS (
+                UPDATE ${relay_schema}.outbox o
+                   SET lease_until = k.now + ? * interval '1 millisecond'
+                  FROM input i, clock k
+                 WHERE o.work_id = i.work_id
+                   AND o.state = 'running'
+                   AND o.claimed_by = ?
+                   AND o.claim_generation = i.generation
+                   AND o.lease_until > k.now
+             RETURNING o.work_id, o.lease_until, o.cancel_requested_at IS NOT NULL AS cancel_requested
+            ), stale AS (
+                INSERT INTO ${relay_schema}.attempt
+                       (work_id, generation, worker, ended_at, ending, error_kind, error)
+                SELECT i.work_id, i.generation, ?, k.now, 'stale_write', 'stale_renew',
+                       format('refused renew: stored state %s, generation %s, owner %s,'
+                              ' lease until %s', o.state, o.claim_generation, o.claimed_by,
+                              o.lease_until)
+                  FROM input i
+                  LEFT JOIN ${relay_schema}.outbox o ON o.work_id = i.work_id, clock k
+                 WHERE NOT EXISTS (SELECT 1 FROM renewed r WHERE r.work_id = i.work_id)
+            )
+            SELECT * FROM renewed
+            """);
+    recoverClaims =
+        schema.inject(
+            """
+            SELECT work_id, kind, queue, payload::text AS payload, claim_generation, attempts,
+                   max_attempts, lease_until, deadline, created_at, first_attempt_at
+              FROM ${relay_schema}.outbox
+             WHERE claimed_by = ?
+               AND state = 'running'
+               AND lease_until > clock_timestamp()
+             ORDER BY work_id
+            """);
+  }
+}

@@ -1,0 +1,361 @@
+package dev.relay.internal.store;
+
+import dev.relay.internal.jdbc.SchemaName;
+import dev.relay.internal.jdbc.Timeouts;
+import dev.relay.internal.jdbc.Tx;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The storage operations of the claim protocol, used by the worker runtime. Each operation is one
+ * short transaction of its own on the given connection (which must be in auto-commit mode) and
+ * returns a result value; a stale claim is reported per row, never thrown.
+ *
+ * <p>Every write after a claim locks its rows first (in work-ID order) and only then, in a later
+ * statement, samples the database clock and checks state, owner, generation and lease. See {@link
+ * WorkSql} for why one statement is not enough.
+ *
+ * <p>A {@link dev.relay.CommitOutcomeUnknownException} from {@link #claim} means the claim may have
+ * committed: call {@link #recover} on a new connection before running anything.
+ */
+public final class WorkStore {
+  private final WorkSql sql;
+  private final Timeouts timeouts;
+
+  /** A store for {@code schema} whose transactions use {@code timeouts}. */
+  public WorkStore(SchemaName schema, Timeouts timeouts) {
+    this.sql = new WorkSql(schema);
+    this.timeouts = timeouts;
+  }
+
+  /** Claims up to {@code request.limit()} eligible rows; see {@link ClaimBatch}. */
+  public ClaimBatch claim(Connection c, ClaimRequest request) {
+    return Tx.run(
+        c,
+        timeouts,
+        "claim",
+        tx -> {
+          List<ClaimedWork> claimed = new ArrayList<>();
+          List<RetiredWork> retired = new ArrayList<>();
+          try (PreparedStatement ps = tx.prepareStatement(sql.claimBatch)) {
+            ps.setArray(1, tx.createArrayOf("text", request.queues().toArray()));
+            ps.setArray(2, tx.createArrayOf("text", request.kinds().toArray()));
+            ps.setInt(3, request.limit());
+            ps.setString(4, request.workerId());
+            ps.setLong(5, request.lease().toMillis());
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                boolean afterExpiry = "running".equals(rs.getString("prev_state"));
+                String decision = rs.getString("decision");
+                if (decision.equals("claim")) {
+                  claimed.add(
+                      claimedWork(
+                          rs, afterExpiry, afterExpiry ? rs.getString("prev_owner") : null));
+                } else {
+                  retired.add(
+                      new RetiredWork(
+                          rs.getString("work_id"),
+                          rs.getString("kind"),
+                          rs.getString("queue"),
+                          rs.getString("state"),
+                          decision,
+                          afterExpiry));
+                }
+              }
+            }
+          }
+          claimed.sort(Comparator.comparing(ClaimedWork::workId));
+          return new ClaimBatch(claimed, retired);
+        });
+  }
+
+  /**
+   * Extends the leases of this worker's live claims by {@code lease} from now on the database
+   * clock. Per claim: applied (with the new deadline and whether cancellation was requested) or
+   * stale.
+   */
+  public List<WriteResult> renew(
+      Connection c, String workerId, List<ClaimRef> claims, Duration lease) {
+    if (claims.isEmpty()) {
+      return List.of();
+    }
+    List<ClaimRef> sorted = sortedDistinct(claims);
+    Map<String, ClaimRef> byId = new HashMap<>();
+    sorted.forEach(r -> byId.put(r.workId(), r));
+    return Tx.run(
+        c,
+        timeouts,
+        "renew",
+        tx -> {
+          lock(tx, sorted);
+          Map<String, WriteResult> renewed = new HashMap<>();
+          try (PreparedStatement ps = tx.prepareStatement(sql.renewIfOwned)) {
+            ps.setArray(1, tx.createArrayOf("text", ids(sorted)));
+            ps.setArray(2, tx.createArrayOf("int8", generations(sorted)));
+            ps.setLong(3, lease.toMillis());
+            ps.setString(4, workerId);
+            ps.setString(5, workerId);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                String id = rs.getString("work_id");
+                renewed.put(
+                    id,
+                    new WriteResult(
+                        byId.get(id),
+                        true,
+                        instant(rs, "lease_until"),
+                        rs.getBoolean("cancel_requested")));
+              }
+            }
+          }
+          List<WriteResult> results = new ArrayList<>();
+          for (ClaimRef ref : claims) {
+            WriteResult r = renewed.get(ref.workId());
+            results.add(r != null ? r : new WriteResult(ref, false, null, false));
+          }
+          return results;
+        });
+  }
+
+  /**
+   * Ends claims with their settlements in one transaction, the guard applied per row. Results are
+   * in the order given; a stale one is recorded in the attempt history and changes nothing else.
+   */
+  public List<WriteResult> settle(Connection c, String workerId, List<Settlement> settlements) {
+    if (settlements.isEmpty()) {
+      return List.of();
+    }
+    Set<String> seen = new HashSet<>();
+    for (Settlement s : settlements) {
+      if (!seen.add(s.ref().workId())) {
+        throw new IllegalArgumentException("one batch settles " + s.ref().workId() + " twice");
+      }
+    }
+    List<Settlement> sorted = new ArrayList<>(settlements);
+    sorted.sort(Comparator.comparing(s -> s.ref().workId()));
+    List<ClaimRef> refs = sorted.stream().map(Settlement::ref).toList();
+    Set<String> applied =
+        Tx.run(
+            c,
+            timeouts,
+            "settle",
+            tx -> {
+              lock(tx, refs);
+              return settleLocked(tx, workerId, sorted);
+            });
+    List<WriteResult> results = new ArrayList<>();
+    for (Settlement s : settlements) {
+      results.add(new WriteResult(s.ref(), applied.contains(s.ref().workId()), null, false));
+    }
+    return results;
+  }
+
+  /** Records done for one claim; see {@link #settle}. */
+  public WriteResult complete(
+      Connection c,
+      String workerId,
+      ClaimRef ref,
+      String receiverRef,
+      String result,
+      String milestone) {
+    return settle(
+            c, workerId, List.of(new Settlement.Complete(ref, receiverRef, result, milestone)))
+        .get(0);
+  }
+
+  /** Schedules a retry of one claim; see {@link #settle}. */
+  public WriteResult retry(
+      Connection c,
+      String workerId,
+      ClaimRef ref,
+      Duration delay,
+      String errorKind,
+      String error,
+      Settlement.Evidence evidence) {
+    return settle(
+            c, workerId, List.of(new Settlement.Retry(ref, delay, errorKind, error, evidence)))
+        .get(0);
+  }
+
+  /** Fails one claim permanently; see {@link #settle}. */
+  public WriteResult fail(
+      Connection c,
+      String workerId,
+      ClaimRef ref,
+      String errorKind,
+      String error,
+      Settlement.Evidence evidence) {
+    return settle(c, workerId, List.of(new Settlement.Fail(ref, errorKind, error, evidence)))
+        .get(0);
+  }
+
+  /**
+   * Releases claims whose handlers never started, for another worker at once; see {@link #settle}.
+   */
+  public List<WriteResult> release(Connection c, String workerId, List<ClaimRef> refs) {
+    return settle(c, workerId, refs.stream().<Settlement>map(Settlement.Release::new).toList());
+  }
+
+  /** Records that one claim answered a cancel request; see {@link #settle}. */
+  public WriteResult recordCancelled(
+      Connection c, String workerId, ClaimRef ref, String reason, Settlement.Evidence evidence) {
+    return settle(c, workerId, List.of(new Settlement.Cancelled(ref, reason, evidence))).get(0);
+  }
+
+  /**
+   * This worker's live claims (running, owned by {@code workerId}, lease unexpired), read from the
+   * stored rows: the way back to authority after a claim whose commit outcome was unknown.
+   */
+  public List<ClaimedWork> recover(Connection c, String workerId) {
+    return Tx.run(
+        c,
+        timeouts,
+        "recover claims",
+        tx -> {
+          List<ClaimedWork> claims = new ArrayList<>();
+          try (PreparedStatement ps = tx.prepareStatement(sql.recoverClaims)) {
+            ps.setString(1, workerId);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                claims.add(claimedWork(rs, false, null));
+              }
+            }
+          }
+          return claims;
+        });
+  }
+
+  private Set<String> settleLocked(Connection tx, String workerId, List<Settlement> sorted)
+      throws SQLException {
+    int n = sorted.size();
+    String[] ids = new String[n];
+    Long[] generations = new Long[n];
+    String[] actions = new String[n];
+    Long[] delays = new Long[n];
+    String[] errorKinds = new String[n];
+    String[] errors = new String[n];
+    String[] outcomes = new String[n];
+    String[] receiverRefs = new String[n];
+    String[] results = new String[n];
+    String[] milestones = new String[n];
+    for (int i = 0; i < n; i++) {
+      Settlement s = sorted.get(i);
+      ids[i] = s.ref().workId();
+      generations[i] = s.ref().generation();
+      delays[i] = 0L;
+      if (s instanceof Settlement.Complete d) {
+        actions[i] = "complete";
+        receiverRefs[i] = d.receiverRef();
+        results[i] = d.resultJson();
+        milestones[i] = d.milestone();
+      } else if (s instanceof Settlement.Retry r) {
+        actions[i] = "retry";
+        delays[i] = r.delay().toMillis();
+        errorKinds[i] = r.errorKind();
+        errors[i] = r.error();
+        outcomes[i] = r.evidence().sql();
+      } else if (s instanceof Settlement.Fail f) {
+        actions[i] = "fail";
+        errorKinds[i] = f.errorKind();
+        errors[i] = f.error();
+        outcomes[i] = f.evidence().sql();
+      } else if (s instanceof Settlement.Release) {
+        actions[i] = "release";
+      } else if (s instanceof Settlement.Cancelled x) {
+        actions[i] = "cancelled";
+        errorKinds[i] = "cancelled";
+        errors[i] = x.reason();
+        outcomes[i] = x.evidence().sql();
+      }
+    }
+    Set<String> applied = new HashSet<>();
+    try (PreparedStatement ps = tx.prepareStatement(sql.settleIfOwned)) {
+      ps.setArray(1, tx.createArrayOf("text", ids));
+      ps.setArray(2, tx.createArrayOf("int8", generations));
+      ps.setArray(3, tx.createArrayOf("text", actions));
+      ps.setArray(4, tx.createArrayOf("int8", delays));
+      ps.setArray(5, tx.createArrayOf("text", errorKinds));
+      ps.setArray(6, tx.createArrayOf("text", errors));
+      ps.setArray(7, tx.createArrayOf("text", outcomes));
+      ps.setArray(8, tx.createArrayOf("text", receiverRefs));
+      ps.setArray(9, tx.createArrayOf("text", results));
+      ps.setArray(10, tx.createArrayOf("text", milestones));
+      ps.setString(11, workerId);
+      ps.setString(12, workerId);
+      ps.setString(13, workerId);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          applied.add(rs.getString(1));
+        }
+      }
+    }
+    return applied;
+  }
+
+  /** Step one of a guarded write: lock the rows, in work-ID order. */
+  private void lock(Connection tx, List<ClaimRef> sorted) throws SQLException {
+    try (PreparedStatement ps = tx.prepareStatement(sql.lockClaimed)) {
+      ps.setArray(1, tx.createArrayOf("text", ids(sorted)));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          // Rows are locked as they are read; the values are not needed.
+        }
+      }
+    }
+  }
+
+  private static List<ClaimRef> sortedDistinct(List<ClaimRef> refs) {
+    Map<String, ClaimRef> byId = new HashMap<>();
+    for (ClaimRef r : refs) {
+      if (byId.put(r.workId(), r) != null) {
+        throw new IllegalArgumentException("one batch names " + r.workId() + " twice");
+      }
+    }
+    List<ClaimRef> sorted = new ArrayList<>(byId.values());
+    sorted.sort(Comparator.comparing(ClaimRef::workId));
+    return sorted;
+  }
+
+  private static String[] ids(List<ClaimRef> refs) {
+    return refs.stream().map(ClaimRef::workId).toArray(String[]::new);
+  }
+
+  private static Long[] generations(List<ClaimRef> refs) {
+    return refs.stream().map(ClaimRef::generation).toArray(Long[]::new);
+  }
+
+  private static ClaimedWork claimedWork(ResultSet rs, boolean reclaimed, String previousOwner)
+      throws SQLException {
+    return new ClaimedWork(
+        rs.getString("work_id"),
+        rs.getString("kind"),
+        rs.getString("queue"),
+        rs.getString("payload"),
+        rs.getLong("claim_generation"),
+        rs.getInt("attempts"),
+        rs.getInt("max_attempts"),
+        instant(rs, "lease_until"),
+        instant(rs, "deadline"),
+        instant(rs, "created_at"),
+        instant(rs, "first_attempt_at"),
+        reclaimed,
+        previousOwner);
+  }
+
+  private static Instant instant(ResultSet rs, String column) throws SQLException {
+    OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
+    return t == null ? null : t.toInstant();
+  }
+}

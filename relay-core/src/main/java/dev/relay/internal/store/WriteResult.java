@@ -1,0 +1,21 @@
+package dev.relay.internal.store;
+
+import java.time.Instant;
+
+/**
+ * Whether one guarded write applied. A stale claim is an expected race, not an error: it means
+ * another generation owns the row, or the lease expired, or the work already ended. Stop using the
+ * claim; never retry the write blindly.
+ *
+ * @param ref the claim the write named
+ * @param applied whether it applied
+ * @param leaseUntil for a renewal that applied, the new lease deadline; otherwise {@code null}
+ * @param cancelRequested for a renewal that applied, whether cancellation has been requested
+ */
+public record WriteResult(
+    ClaimRef ref, boolean applied, Instant leaseUntil, boolean cancelRequested) {
+  /** Whether the claim was stale and the write refused. */
+  public boolean stale() {
+    return !applied;
+  }
+}
