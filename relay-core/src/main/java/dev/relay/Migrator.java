@@ -138,6 +138,12 @@ public final class Migrator {
   }
 
   private Report migrateLocked(Connection c) throws SQLException {
+    try (Statement s = c.createStatement()) {
+      // Bounded like every Relay transaction; generous, since DDL may wait for other sessions.
+      s.execute(
+          "SET LOCAL statement_timeout = '5min'; SET LOCAL lock_timeout = '2min';"
+              + " SET LOCAL idle_in_transaction_session_timeout = '5min'");
+    }
     try (PreparedStatement lock =
         c.prepareStatement("SELECT pg_advisory_xact_lock(?, hashtext(?))")) {
       lock.setInt(1, LOCK_CLASS);
@@ -170,10 +176,10 @@ public final class Migrator {
     }
     List<Integer> applied = new ArrayList<>();
     for (Version v : VERSIONS) {
-      String sql = v.text();
       if (v.number() <= previous) {
         continue;
       }
+      String sql = v.text();
       try (Statement s = c.createStatement()) {
         s.execute(schema.inject(sql));
       }

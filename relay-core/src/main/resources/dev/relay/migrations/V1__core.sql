@@ -43,8 +43,9 @@ CREATE TABLE ${relay_schema}.outbox (
     CONSTRAINT outbox_key_has_sequence
         CHECK ((ordering_key IS NULL) = (sequence IS NULL))
 ) WITH (fillfactor = 80);
--- fillfactor 80: every claim, renewal and completion rewrites the row; free space on the page
--- lets PostgreSQL keep those updates heap-only (HOT) when no indexed column changes.
+-- fillfactor 80: every claim, renewal and completion rewrites the row. Renewals change no indexed
+-- column and can stay heap-only (HOT) with free space on the page; claims and completions change
+-- state, which the partial indexes' predicates read, so they cannot, but still find room nearby.
 
 COMMENT ON TABLE ${relay_schema}.outbox IS
     'Relay work: one row per intention, identified by work_id; see docs/protocol.md';

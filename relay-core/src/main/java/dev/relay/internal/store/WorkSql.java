@@ -36,9 +36,11 @@ final class WorkSql {
 
   /**
    * Step one of every guarded write: lock the named rows in work-ID order (so two batches cannot
-   * deadlock). The guard is evaluated by the next statement, after any wait here: when an UPDATE
-   * waits on a row lock, PostgreSQL re-checks its WHERE against the new row version but does not
-   * re-evaluate {@code clock_timestamp()}, so a one-statement guard can accept an expired lease.
+   * deadlock). The guard is evaluated by the next statement, after any wait here. A single UPDATE
+   * with the lease condition in its WHERE evaluates that condition when it first reads the row,
+   * then waits for the row lock; if the holder ends without changing the row (it only locked it, or
+   * rolled back), PostgreSQL applies the update without evaluating anything again, so a lease that
+   * expired during the wait is accepted.
    */
   final String lockClaimed;
 
@@ -134,10 +136,12 @@ final class WorkSql {
                                               ELSE c.decision END,
                        last_error = CASE c.decision
                            WHEN 'claim' THEN j.last_error
-                           WHEN 'cancelled' THEN 'cancel requested; the last lease expired'
+                           WHEN 'cancelled' THEN 'cancel requested'
                            WHEN 'deadline' THEN 'deadline passed before the work could start'
-                           ELSE format('all %s attempts used; the last lease expired',
-                                       j.max_attempts) END,
+                           ELSE format('all %s attempts used', j.max_attempts) END
+                           || CASE WHEN c.prev_state = 'running'
+                                   THEN '; the last lease expired with the outcome unknown'
+                                   ELSE '' END,
                        outcome = CASE WHEN c.decision = 'claim' THEN j.outcome
                                       WHEN c.prev_state = 'running' THEN 'unknown'
                                       WHEN j.attempts = 0 THEN 'not_delivered'
