@@ -3,6 +3,7 @@ package dev.relay;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.Tx;
 import dev.relay.internal.json.JsonText;
+import dev.relay.internal.runtime.Channels;
 import dev.relay.internal.store.Enqueuer;
 import java.sql.Connection;
 import java.time.Duration;
@@ -63,10 +64,10 @@ public final class Outbox {
   private final int maxPayloadBytes;
   private final Enqueuer enqueuer;
 
-  private Outbox(SchemaName schema, int maxPayloadBytes) {
+  private Outbox(SchemaName schema, int maxPayloadBytes, boolean notifications) {
     this.schema = schema;
     this.maxPayloadBytes = maxPayloadBytes;
-    this.enqueuer = new Enqueuer(schema);
+    this.enqueuer = new Enqueuer(schema, notifications);
   }
 
   /** An outbox on schema {@code relay} with the default payload limit. */
@@ -83,6 +84,7 @@ public final class Outbox {
   public static final class Builder {
     private String schema = "relay";
     private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+    private boolean notifications = true;
 
     private Builder() {}
 
@@ -98,13 +100,30 @@ public final class Outbox {
       return this;
     }
 
+    /**
+     * Whether a transaction that enqueues work wakes the workers with {@code NOTIFY} on channel
+     * {@code relay_<schema>} (default on). One notification per transaction reaches the listeners,
+     * however many items it enqueues: PostgreSQL delivers identical notifications of one
+     * transaction once, and it sends them only at commit. NOTIFY takes a database-wide lock while
+     * committing, which serialises the commits of notifying transactions; at very high enqueue
+     * rates turn it off and let the workers poll.
+     */
+    public Builder notifications(boolean notifications) {
+      this.notifications = notifications;
+      return this;
+    }
+
     /** Validates the settings and builds the outbox. */
     public Outbox build() {
       if (maxPayloadBytes < 1 || maxPayloadBytes > 64 << 20) {
         throw new InvalidConfigurationException(
             "maxPayloadBytes", "must be between 1 and " + (64 << 20) + ", was " + maxPayloadBytes);
       }
-      return new Outbox(SchemaName.of(schema), maxPayloadBytes);
+      SchemaName name = SchemaName.of(schema);
+      if (notifications) {
+        Channels.channelFor(name, "schema");
+      }
+      return new Outbox(name, maxPayloadBytes, notifications);
     }
   }
 

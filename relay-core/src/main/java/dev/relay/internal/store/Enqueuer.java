@@ -27,9 +27,21 @@ import java.util.Set;
 public final class Enqueuer {
   private final WorkSql sql;
 
-  /** An enqueuer for {@code schema}. */
+  private final boolean notify;
+
+  /** An enqueuer for {@code schema} that notifies the schema's channel when it inserts. */
   public Enqueuer(SchemaName schema) {
+    this(schema, true);
+  }
+
+  /**
+   * An enqueuer for {@code schema}; with {@code notify}, a transaction that inserts work sends one
+   * notification on channel {@code relay_<schema>} at commit (see {@link
+   * WorkSql#enqueueManyNotify}).
+   */
+  public Enqueuer(SchemaName schema, boolean notify) {
     this.sql = new WorkSql(schema);
+    this.notify = notify;
   }
 
   /**
@@ -89,7 +101,8 @@ public final class Enqueuer {
       deadlines[i] = instantText(w.deadline());
     }
     Set<String> inserted = new HashSet<>();
-    try (PreparedStatement ps = c.prepareStatement(sql.enqueueMany)) {
+    try (PreparedStatement ps =
+        c.prepareStatement(notify ? sql.enqueueManyNotify : sql.enqueueMany)) {
       ps.setArray(1, c.createArrayOf("text", ids));
       ps.setArray(2, c.createArrayOf("text", kinds));
       ps.setArray(3, c.createArrayOf("text", payloads));

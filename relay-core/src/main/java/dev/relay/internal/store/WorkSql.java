@@ -57,10 +57,40 @@ final class WorkSql {
   /** This worker's live claims, to recover authority after a claim whose commit is uncertain. */
   final String recoverClaims;
 
+  /**
+   * {@link #enqueueMany} followed by one {@code pg_notify} on the schema's channel when the insert
+   * added a row. The payload is constant, so PostgreSQL folds every such notification of one
+   * transaction into one delivery (identical channel and payload within a transaction are delivered
+   * once), however many enqueue calls the transaction makes. The notification is sent at COMMIT
+   * only; a rolled-back transaction wakes nobody. The CTE holding the volatile {@code pg_notify} is
+   * evaluated once, through the one-row aggregate the final SELECT joins.
+   */
+  final String enqueueManyNotify;
+
+  /**
+   * Registers each kind's policy as this worker runs it (the last registration wins), in kind order
+   * so that workers starting together take the row locks in the same order.
+   */
+  final String registerKinds;
+
+  /** Cancel, step one: lock the work row so that the decision below rests on its current state. */
+  final String lockForCancel;
+
+  /** Cancel of ready work (including work waiting for a retry): cancelled at once. */
+  final String cancelReady;
+
+  /**
+   * Cancel of running work: only a request. The worker sees it at its next renewal and answers with
+   * a guarded write; an in-flight call is not recalled.
+   */
+  final String requestCancel;
+
+  /** Every cancel call, whatever it found, with who asked and why. */
+  final String auditCancel;
+
   WorkSql(SchemaName schema) {
-    enqueueMany =
-        schema.inject(
-            """
+    String insertMany =
+        """
             INSERT INTO ${relay_schema}.outbox
                    (work_id, kind, payload, queue, priority, available_at, max_attempts, deadline)
             SELECT u.work_id, u.kind, u.payload::jsonb, u.queue, u.priority,
@@ -75,7 +105,19 @@ final class WorkSql {
                                 WHERE t.work_id = u.work_id)
                 ON CONFLICT (work_id) DO NOTHING
             RETURNING work_id
-            """);
+            """;
+    enqueueMany = schema.inject(insertMany);
+    enqueueManyNotify =
+        schema.inject(
+            "WITH inserted AS (\n"
+                + insertMany
+                + """
+                ), notified AS (
+                    SELECT pg_notify('relay_${relay_schema}', '')
+                      FROM (SELECT 1 FROM inserted LIMIT 1) AS any_row
+                )
+                SELECT work_id FROM inserted CROSS JOIN (SELECT count(*) FROM notified) AS n
+                """);
     identityCheck =
         schema.inject(
             """
@@ -281,6 +323,69 @@ final class WorkSql {
                AND state = 'running'
                AND lease_until > clock_timestamp()
              ORDER BY work_id
+            """);
+    registerKinds =
+        schema.inject(
+            """
+            INSERT INTO ${relay_schema}.kind AS k
+                   (kind, backoff_base, backoff_cap, max_attempts, max_elapsed, handler_timeout,
+                    dedup_horizon, unknown_outcome, registered_by, registered_at)
+            SELECT u.kind, u.base_ms * interval '1 millisecond',
+                   u.cap_ms * interval '1 millisecond', u.max_attempts,
+                   u.elapsed_ms * interval '1 millisecond', u.timeout_ms * interval '1 millisecond',
+                   u.horizon_ms * interval '1 millisecond', u.unknown_outcome, ?,
+                   clock_timestamp()
+              FROM unnest(?::text[], ?::int8[], ?::int8[], ?::int4[], ?::int8[], ?::int8[],
+                          ?::int8[], ?::text[])
+                   AS u(kind, base_ms, cap_ms, max_attempts, elapsed_ms, timeout_ms, horizon_ms,
+                        unknown_outcome)
+             ORDER BY u.kind
+                ON CONFLICT (kind) DO UPDATE
+               SET backoff_base = EXCLUDED.backoff_base,
+                   backoff_cap = EXCLUDED.backoff_cap,
+                   max_attempts = EXCLUDED.max_attempts,
+                   max_elapsed = EXCLUDED.max_elapsed,
+                   handler_timeout = EXCLUDED.handler_timeout,
+                   dedup_horizon = EXCLUDED.dedup_horizon,
+                   unknown_outcome = EXCLUDED.unknown_outcome,
+                   registered_by = EXCLUDED.registered_by,
+                   registered_at = EXCLUDED.registered_at
+            """);
+    lockForCancel =
+        schema.inject(
+            """
+            SELECT state, claim_generation FROM ${relay_schema}.outbox
+             WHERE work_id = ?
+               FOR UPDATE
+            """);
+    cancelReady =
+        schema.inject(
+            """
+            UPDATE ${relay_schema}.outbox
+               SET state = 'cancelled',
+                   completed_at = clock_timestamp(),
+                   cancel_requested_at = coalesce(cancel_requested_at, clock_timestamp()),
+                   last_error_kind = 'cancelled',
+                   last_error = ?,
+                   -- never attempted: known not delivered; otherwise keep the last evidence
+                   outcome = CASE WHEN attempts = 0 THEN 'not_delivered' ELSE outcome END
+             WHERE work_id = ?
+               AND state = 'ready'
+            """);
+    requestCancel =
+        schema.inject(
+            """
+            UPDATE ${relay_schema}.outbox
+               SET cancel_requested_at = coalesce(cancel_requested_at, clock_timestamp())
+             WHERE work_id = ?
+               AND state = 'running'
+            """);
+    auditCancel =
+        schema.inject(
+            """
+            INSERT INTO ${relay_schema}.cancel_audit
+                   (work_id, actor, reason, from_state, from_generation, result)
+            VALUES (?, ?, ?, ?, ?, ?)
             """);
   }
 }

@@ -237,6 +237,144 @@ public final class WorkStore {
         });
   }
 
+  /**
+   * One kind's policy as registered in the {@code kind} table.
+   *
+   * @param kind the kind
+   * @param backoffBase the first backoff ceiling
+   * @param backoffCap the largest backoff ceiling
+   * @param maxAttempts attempts allowed
+   * @param maxElapsed the retry window from the first attempt
+   * @param handlerTimeout how long one attempt may run
+   * @param dedupHorizon how long the receiver remembers a work ID
+   * @param unknownOutcome {@code retry}, {@code park} or {@code reconcile}
+   */
+  public record KindRow(
+      String kind,
+      Duration backoffBase,
+      Duration backoffCap,
+      int maxAttempts,
+      Duration maxElapsed,
+      Duration handlerTimeout,
+      Duration dedupHorizon,
+      String unknownOutcome) {}
+
+  /**
+   * Registers (upserts) the policies of the kinds {@code workerId} runs, in one transaction. The
+   * last registration of a kind wins.
+   */
+  public void registerKinds(Connection c, String workerId, List<KindRow> kinds) {
+    if (kinds.isEmpty()) {
+      return;
+    }
+    int n = kinds.size();
+    String[] names = new String[n];
+    Long[] bases = new Long[n];
+    Long[] caps = new Long[n];
+    Integer[] attempts = new Integer[n];
+    Long[] elapsed = new Long[n];
+    Long[] handlerTimeouts = new Long[n];
+    Long[] horizons = new Long[n];
+    String[] unknown = new String[n];
+    for (int i = 0; i < n; i++) {
+      KindRow k = kinds.get(i);
+      names[i] = k.kind();
+      bases[i] = k.backoffBase().toMillis();
+      caps[i] = k.backoffCap().toMillis();
+      attempts[i] = k.maxAttempts();
+      elapsed[i] = k.maxElapsed().toMillis();
+      handlerTimeouts[i] = k.handlerTimeout().toMillis();
+      horizons[i] = k.dedupHorizon().toMillis();
+      unknown[i] = k.unknownOutcome();
+    }
+    Tx.run(
+        c,
+        timeouts,
+        "register kinds",
+        tx -> {
+          try (PreparedStatement ps = tx.prepareStatement(sql.registerKinds)) {
+            ps.setString(1, workerId);
+            ps.setArray(2, tx.createArrayOf("text", names));
+            ps.setArray(3, tx.createArrayOf("int8", bases));
+            ps.setArray(4, tx.createArrayOf("int8", caps));
+            ps.setArray(5, tx.createArrayOf("int4", attempts));
+            ps.setArray(6, tx.createArrayOf("int8", elapsed));
+            ps.setArray(7, tx.createArrayOf("int8", handlerTimeouts));
+            ps.setArray(8, tx.createArrayOf("int8", horizons));
+            ps.setArray(9, tx.createArrayOf("text", unknown));
+            ps.executeUpdate();
+          }
+          return null;
+        });
+  }
+
+  /**
+   * What a cancel call did.
+   *
+   * @param result {@code cancelled}, {@code cancel_requested}, {@code already_finished} or {@code
+   *     not_found}
+   * @param fromState the state the work had, or {@code null} when no work has the ID
+   */
+  public record CancelRow(String result, String fromState) {}
+
+  /**
+   * Cancels work in one transaction: the row is locked first, then ready work becomes cancelled at
+   * once, running work gets a cancel request (answered by its worker with a guarded write), ended
+   * work is left alone. Every call is audited with its actor and reason.
+   */
+  public CancelRow cancel(Connection c, String workId, String actor, String reason) {
+    return Tx.run(
+        c,
+        timeouts,
+        "cancel",
+        tx -> {
+          String state = null;
+          Long generation = null;
+          try (PreparedStatement ps = tx.prepareStatement(sql.lockForCancel)) {
+            ps.setString(1, workId);
+            try (ResultSet rs = ps.executeQuery()) {
+              if (rs.next()) {
+                state = rs.getString("state");
+                generation = rs.getLong("claim_generation");
+              }
+            }
+          }
+          String result;
+          if (state == null) {
+            result = "not_found";
+          } else if (state.equals("ready")) {
+            try (PreparedStatement ps = tx.prepareStatement(sql.cancelReady)) {
+              ps.setString(1, "cancelled by " + actor + ": " + reason);
+              ps.setString(2, workId);
+              ps.executeUpdate();
+            }
+            result = "cancelled";
+          } else if (state.equals("running")) {
+            try (PreparedStatement ps = tx.prepareStatement(sql.requestCancel)) {
+              ps.setString(1, workId);
+              ps.executeUpdate();
+            }
+            result = "cancel_requested";
+          } else {
+            result = "already_finished";
+          }
+          try (PreparedStatement ps = tx.prepareStatement(sql.auditCancel)) {
+            ps.setString(1, workId);
+            ps.setString(2, actor);
+            ps.setString(3, reason);
+            ps.setString(4, state);
+            if (generation == null) {
+              ps.setNull(5, java.sql.Types.BIGINT);
+            } else {
+              ps.setLong(5, generation);
+            }
+            ps.setString(6, result);
+            ps.executeUpdate();
+          }
+          return new CancelRow(result, state);
+        });
+  }
+
   private Set<String> settleLocked(Connection tx, String workerId, List<Settlement> sorted)
       throws SQLException {
     int n = sorted.size();

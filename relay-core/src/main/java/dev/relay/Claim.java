@@ -1,0 +1,87 @@
+package dev.relay;
+
+import java.time.Instant;
+
+/**
+ * A handler's view of one claimed attempt: the work, the authority this worker holds over it (the
+ * claim generation and lease), and a stop signal.
+ *
+ * <p>The claim is authority on the database, not over the world: when the lease expires another
+ * worker may take the work with a higher generation while this attempt's call is still in flight.
+ * Relay then refuses this attempt's outcome, but it cannot recall what the call already did; the
+ * receiver's deduplication by {@link #workId()} is what makes the repeat safe.
+ *
+ * <p>Implemented by Relay; thread-safe.
+ */
+public interface Claim {
+  /** Why a handler is asked to stop. */
+  enum StopReason {
+    /** An operator asked to cancel the work ({@link Relay#cancel}); seen at a lease renewal. */
+    CANCEL_REQUESTED,
+    /**
+     * The lease could not be renewed: the claim is stale, another worker may own the work, and this
+     * attempt's outcome will be refused.
+     */
+    LEASE_LOST,
+    /** The handler ran past its kind's timeout; its lease is no longer renewed. */
+    TIMED_OUT
+  }
+
+  /** The stable work ID; pass it to the receiver as the deduplication key. */
+  String workId();
+
+  /** The kind. */
+  String kind();
+
+  /** The queue. */
+  String queue();
+
+  /** The payload as JSON text, exactly as enqueued (jsonb's normal form). */
+  String payload();
+
+  /** The claim generation: rises with every claim of this work; names this attempt's authority. */
+  long generation();
+
+  /** The attempt number, counting this one (1 for the first). */
+  int attempt();
+
+  /** The attempt cap stored with the work. */
+  int maxAttempts();
+
+  /** The business deadline, or {@code null}. */
+  Instant deadline();
+
+  /** When the lease ends on the database clock, as last claimed or renewed. */
+  Instant leaseUntil();
+
+  /** When the work was enqueued (database clock). */
+  Instant createdAt();
+
+  /** When the work was first claimed (database clock), the start of its retry window. */
+  Instant firstAttemptAt();
+
+  /**
+   * Whether this claim took the work over from a claim whose lease expired: that earlier attempt's
+   * effect is unknown.
+   */
+  boolean reclaimed();
+
+  /** The ID of the worker holding this claim. */
+  String workerId();
+
+  /** Whether an operator asked to cancel this work (seen at a lease renewal). */
+  boolean isCancelRequested();
+
+  /** Whether the handler should stop: cancel requested, lease lost, or timed out. */
+  boolean shouldStop();
+
+  /** The first reason to stop that arrived, or {@code null}. */
+  StopReason stopReason();
+
+  /**
+   * Runs {@code action} once when a stop reason arrives (at once if one already has), for example
+   * to abort an HTTP call. The action runs on a Relay thread: it must be fast and must not throw
+   * (exceptions are caught and logged).
+   */
+  void onStop(Runnable action);
+}

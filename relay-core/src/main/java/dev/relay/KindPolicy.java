@@ -1,0 +1,115 @@
+package dev.relay;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How one kind of work is retried and bounded. Registered by the workers in the {@code kind} table
+ * at {@link Relay#start()}, so tools apply the same policy the workers use. Immutable; each {@code
+ * with} method returns a copy. Ranges are checked by {@link Relay.Builder#build()}.
+ *
+ * <pre>{@code
+ * KindPolicy mail = KindPolicy.DEFAULT
+ *     .withBackoff(Duration.ofSeconds(2), Duration.ofMinutes(10))
+ *     .withMaxAttempts(8)
+ *     .withDedupHorizon(Duration.ofHours(24))      // the provider keeps idempotency keys 24 h
+ *     .withMaxElapsed(Duration.ofHours(12));       // so never retry later than that
+ * }</pre>
+ *
+ * @param backoffBase the first retry's backoff ceiling; it doubles per attempt (full jitter: each
+ *     delay is uniform between zero and the ceiling)
+ * @param backoffCap the largest backoff ceiling
+ * @param maxAttempts attempts allowed (also capped by the work's own {@code maxAttempts})
+ * @param maxElapsed the retry window, from the first attempt: no retry is scheduled past it
+ * @param handlerTimeout how long one attempt may run; {@code null} means three quarters of the
+ *     lease. Past it the handler is interrupted and its lease no longer renewed
+ * @param dedupHorizon how long the receiver remembers a work ID ({@link Duration#ZERO}: it does not
+ *     deduplicate). With {@link UnknownOutcomePolicy#retry()} the retry window may not exceed it
+ * @param unknownOutcome what an attempt whose effect is unknown gets
+ */
+public record KindPolicy(
+    Duration backoffBase,
+    Duration backoffCap,
+    int maxAttempts,
+    Duration maxElapsed,
+    Duration handlerTimeout,
+    Duration dedupHorizon,
+    UnknownOutcomePolicy unknownOutcome) {
+
+  /** Default first backoff ceiling: 1 s. */
+  public static final Duration DEFAULT_BACKOFF_BASE = Duration.ofSeconds(1);
+
+  /** Default largest backoff ceiling: 5 min. */
+  public static final Duration DEFAULT_BACKOFF_CAP = Duration.ofMinutes(5);
+
+  /** Default attempts: 25 (the work's own default cap). */
+  public static final int DEFAULT_MAX_ATTEMPTS = 25;
+
+  /** Default retry window: 24 h. */
+  public static final Duration DEFAULT_MAX_ELAPSED = Duration.ofHours(24);
+
+  /** Default receiver deduplication horizon: 24 h (a common provider idempotency-key retention). */
+  public static final Duration DEFAULT_DEDUP_HORIZON = Duration.ofHours(24);
+
+  /** Most attempts a policy may allow. */
+  public static final int MAX_ATTEMPTS_LIMIT = 10_000;
+
+  /**
+   * The defaults: backoff 1 s doubling to 5 min, 25 attempts within 24 h, handler timeout three
+   * quarters of the lease, a 24 h receiver horizon, and retry on an unknown outcome.
+   */
+  public static final KindPolicy DEFAULT =
+      new KindPolicy(
+          DEFAULT_BACKOFF_BASE,
+          DEFAULT_BACKOFF_CAP,
+          DEFAULT_MAX_ATTEMPTS,
+          DEFAULT_MAX_ELAPSED,
+          null,
+          DEFAULT_DEDUP_HORIZON,
+          UnknownOutcomePolicy.retry());
+
+  /** Requires every setting except {@code handlerTimeout}. */
+  public KindPolicy {
+    Objects.requireNonNull(backoffBase, "backoffBase");
+    Objects.requireNonNull(backoffCap, "backoffCap");
+    Objects.requireNonNull(maxElapsed, "maxElapsed");
+    Objects.requireNonNull(dedupHorizon, "dedupHorizon");
+    Objects.requireNonNull(unknownOutcome, "unknownOutcome");
+  }
+
+  /** A copy with backoff ceilings starting at {@code base}, doubling, capped at {@code cap}. */
+  public KindPolicy withBackoff(Duration base, Duration cap) {
+    return new KindPolicy(
+        base, cap, maxAttempts, maxElapsed, handlerTimeout, dedupHorizon, unknownOutcome);
+  }
+
+  /** A copy allowing {@code n} attempts. */
+  public KindPolicy withMaxAttempts(int n) {
+    return new KindPolicy(
+        backoffBase, backoffCap, n, maxElapsed, handlerTimeout, dedupHorizon, unknownOutcome);
+  }
+
+  /** A copy with a retry window of {@code window} from the first attempt. */
+  public KindPolicy withMaxElapsed(Duration window) {
+    return new KindPolicy(
+        backoffBase, backoffCap, maxAttempts, window, handlerTimeout, dedupHorizon, unknownOutcome);
+  }
+
+  /** A copy whose attempts may run for {@code timeout} (must be shorter than the lease). */
+  public KindPolicy withHandlerTimeout(Duration timeout) {
+    return new KindPolicy(
+        backoffBase, backoffCap, maxAttempts, maxElapsed, timeout, dedupHorizon, unknownOutcome);
+  }
+
+  /** A copy whose receiver remembers work IDs for {@code horizon}. */
+  public KindPolicy withDedupHorizon(Duration horizon) {
+    return new KindPolicy(
+        backoffBase, backoffCap, maxAttempts, maxElapsed, handlerTimeout, horizon, unknownOutcome);
+  }
+
+  /** A copy with {@code policy} for attempts whose effect is unknown. */
+  public KindPolicy withUnknownOutcome(UnknownOutcomePolicy policy) {
+    return new KindPolicy(
+        backoffBase, backoffCap, maxAttempts, maxElapsed, handlerTimeout, dedupHorizon, policy);
+  }
+}

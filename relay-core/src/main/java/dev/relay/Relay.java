@@ -1,0 +1,525 @@
+package dev.relay;
+
+import dev.relay.internal.jdbc.SchemaName;
+import dev.relay.internal.jdbc.SqlErrors;
+import dev.relay.internal.jdbc.Timeouts;
+import dev.relay.internal.runtime.Channels;
+import dev.relay.internal.runtime.Engine;
+import dev.relay.internal.runtime.WorkerIds;
+import dev.relay.internal.store.WorkStore;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+
+/**
+ * The worker runtime: claims committed work of the kinds it has handlers for, runs the handlers
+ * under renewed leases, and records their outcomes with guarded writes. Build one per process,
+ * share it, start it, and close it on shutdown:
+ *
+ * <pre>{@code
+ * Relay relay = Relay.builder(dataSource)
+ *     .handle("order_received", claim -> Outcome.done(mailer.send(claim.workId(), claim.payload())))
+ *     .lease(Duration.ofMinutes(1))
+ *     .build();
+ * relay.start();
+ * ...
+ * relay.close();   // stops claiming, hands back unstarted work, waits a grace period
+ * }</pre>
+ *
+ * <p>Inside, a claimer polls (with jitter) and wakes on {@code LISTEN/NOTIFY}; claimed work waits
+ * in a bounded local buffer for one of {@code concurrency} handler slots; a lease keeper renews
+ * every running claim of this worker in one guarded transaction per tick, enforces handler timeouts
+ * and passes cancel requests on; a completer records outcomes in batches, one transaction per batch
+ * with the guard checked per row.
+ *
+ * <p>What it promises: committed work is attempted while a worker runs and recovered after any
+ * worker stops; a stale claim (lease expired, newer generation) never records an outcome. What it
+ * never claims: that an external effect happened exactly once, that a lease expiry stopped the old
+ * attempt's call, or that a {@code failed} row had no effect at the receiver. Receivers make
+ * repeats safe by deduplicating on {@link Claim#workId()}; see {@code docs/guide.md}.
+ *
+ * <p>Several Relay instances (in one process or many) may share one database; each needs its own
+ * worker ID (the default is unique). Thread-safe. Connections come from the {@link DataSource} for
+ * one short transaction each; the LISTEN connection is held for the runtime's life (see {@link
+ * Builder#listenConnections}).
+ */
+public final class Relay implements AutoCloseable {
+  /** Default schema: {@code relay}. */
+  public static final String DEFAULT_SCHEMA = "relay";
+
+  /** Default queue list: the one queue {@link Work#DEFAULT_QUEUE}. */
+  public static final List<String> DEFAULT_QUEUES = List.of(Work.DEFAULT_QUEUE);
+
+  /** Default rows per claim transaction: 20. */
+  public static final int DEFAULT_BATCH_SIZE = 20;
+
+  /** Default handler slots: 8. */
+  public static final int DEFAULT_CONCURRENCY = 8;
+
+  /** Default local buffer of claimed, unstarted work: 8. */
+  public static final int DEFAULT_BUFFER_SIZE = 8;
+
+  /** Default lease: 60 s. */
+  public static final Duration DEFAULT_LEASE = Duration.ofSeconds(60);
+
+  /** Default renew interval for the default lease (unset: a third of the lease). */
+  public static final Duration DEFAULT_RENEW_INTERVAL = Duration.ofSeconds(20);
+
+  /** Default start margin for the default lease (unset: a quarter of the lease). */
+  public static final Duration DEFAULT_START_MARGIN = Duration.ofSeconds(15);
+
+  /** Default longest wait between polls: 2 s. */
+  public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(2);
+
+  /** Default poll jitter: each wait is shortened by up to 25 %. */
+  public static final double DEFAULT_POLL_JITTER = 0.25;
+
+  /** Default shutdown grace period: 30 s. */
+  public static final Duration DEFAULT_SHUTDOWN_GRACE = Duration.ofSeconds(30);
+
+  /** Default most outcomes per completion transaction: 100. */
+  public static final int DEFAULT_COMPLETION_BATCH_SIZE = 100;
+
+  /** Default longest wait for a completion batch to fill: 20 ms. */
+  public static final Duration DEFAULT_COMPLETION_MAX_DELAY = Duration.ofMillis(20);
+
+  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._\\-:]{1,100}");
+
+  private final DataSource dataSource;
+  private final RelayConfig config;
+  private final Map<String, Handler> handlers;
+  private final Executor executor;
+  private final RelayEventListener listener;
+  private final ConnectionFactory listenConnections;
+  private final WorkStore store;
+  private final AtomicInteger phase = new AtomicInteger(); // 0 new, 1 started, 2 closed
+  private volatile Engine engine;
+
+  private Relay(Builder b, RelayConfig config) {
+    this.dataSource = b.dataSource;
+    this.config = config;
+    this.handlers = Map.copyOf(b.handlers);
+    this.executor = b.executor;
+    this.listener = b.listener;
+    this.listenConnections =
+        b.listenConnections != null ? b.listenConnections : b.dataSource::getConnection;
+    this.store = new WorkStore(SchemaName.of(config.schema()), Timeouts.DEFAULT);
+  }
+
+  /** A builder for a runtime that uses {@code dataSource} for its connections. */
+  public static Builder builder(DataSource dataSource) {
+    return new Builder(Objects.requireNonNull(dataSource, "dataSource"));
+  }
+
+  /** The validated settings. */
+  public RelayConfig config() {
+    return config;
+  }
+
+  /** This worker's ID, stored in {@code claimed_by} of the work it holds. */
+  public String workerId() {
+    return config.workerId();
+  }
+
+  /**
+   * Registers each kind's policy in the {@code kind} table, then starts claiming. Call once.
+   *
+   * @throws IllegalStateException if already started or closed
+   * @throws RelayException if the kinds cannot be registered (nothing was started)
+   */
+  public void start() {
+    if (!phase.compareAndSet(0, 1)) {
+      throw new IllegalStateException(
+          phase.get() == 1 ? "relay already started" : "relay is closed; build a new one");
+    }
+    Engine e = new Engine(dataSource, config, handlers, executor, listener, listenConnections);
+    try {
+      e.start();
+    } catch (RuntimeException ex) {
+      phase.set(2);
+      e.close();
+      throw ex;
+    }
+    engine = e;
+  }
+
+  /** Whether {@link #start()} was called and {@link #close()} not yet. */
+  public boolean isRunning() {
+    return phase.get() == 1;
+  }
+
+  /**
+   * Cancels work, audited with {@code actor} and {@code reason}. Ready work (including work waiting
+   * for a retry) becomes {@code cancelled} at once. Running work gets a cancel request: its worker
+   * sees it at the next lease renewal and tells the handler ({@link Claim#isCancelRequested()}),
+   * then records {@code cancelled} with a guarded write; if the handler reports done, {@code done}
+   * is recorded instead, because the effect happened. <b>A call already in flight is not
+   * recalled.</b> Ended work is left as it is. Works whether or not this runtime is started.
+   *
+   * @throws InvalidWorkException if an argument is empty or too long
+   */
+  public CancelResult cancel(String workId, String actor, String reason) {
+    requireText(workId, "workId", Outbox.MAX_WORK_ID_LENGTH);
+    requireText(actor, "actor", 200);
+    requireText(reason, "reason", 2000);
+    WorkStore.CancelRow row;
+    try (Connection c = dataSource.getConnection()) {
+      row = store.cancel(c, workId, actor, reason);
+    } catch (SQLException e) {
+      throw SqlErrors.translate("cancel " + workId, e);
+    }
+    CancelResult.Status status =
+        switch (row.result()) {
+          case "cancelled" -> CancelResult.Status.CANCELLED;
+          case "cancel_requested" -> CancelResult.Status.CANCEL_REQUESTED;
+          case "already_finished" -> CancelResult.Status.ALREADY_FINISHED;
+          default -> CancelResult.Status.NOT_FOUND;
+        };
+    return new CancelResult(workId, status, row.fromState());
+  }
+
+  /**
+   * Stops claiming, releases claimed work whose handlers have not started (so another worker can
+   * take it at once), waits up to the shutdown grace period for running handlers and records their
+   * outcomes. Handlers still running after that are interrupted and left to their lease: their
+   * claims are not released while a call may be in flight, and another worker takes the work when
+   * the lease ends. Returns within about the grace period plus a few seconds; never blocks forever.
+   * Idempotent.
+   */
+  @Override
+  public void close() {
+    int was = phase.getAndSet(2);
+    if (was == 1 && engine != null) {
+      engine.close();
+    }
+  }
+
+  private static void requireText(String value, String field, int max) {
+    if (value == null || value.isBlank()) {
+      throw new InvalidWorkException(null, field, "is empty");
+    }
+    if (value.length() > max) {
+      throw new InvalidWorkException(
+          null, field, "has " + value.length() + " characters; the limit is " + max);
+    }
+  }
+
+  /** Opens the dedicated connection that LISTENs for wake-ups. */
+  @FunctionalInterface
+  public interface ConnectionFactory {
+    /** Opens a new connection (auto-commit), which Relay closes when done with it. */
+    Connection open() throws SQLException;
+  }
+
+  /**
+   * Configures a {@link Relay}. Every setting has a default (the {@code DEFAULT_*} constants) and
+   * is validated at {@link #build()}, with a message naming the setting and its allowed range.
+   */
+  public static final class Builder {
+    private final DataSource dataSource;
+    private final Map<String, Handler> handlers = new LinkedHashMap<>();
+    private final Map<String, KindPolicy> policies = new LinkedHashMap<>();
+    private String workerId;
+    private String schema = DEFAULT_SCHEMA;
+    private List<String> queues = DEFAULT_QUEUES;
+    private int batchSize = DEFAULT_BATCH_SIZE;
+    private int concurrency = DEFAULT_CONCURRENCY;
+    private int bufferSize = DEFAULT_BUFFER_SIZE;
+    private Duration lease = DEFAULT_LEASE;
+    private Duration renewInterval;
+    private Duration startMargin;
+    private Duration pollInterval = DEFAULT_POLL_INTERVAL;
+    private double pollJitter = DEFAULT_POLL_JITTER;
+    private boolean notifications = true;
+    private Duration shutdownGrace = DEFAULT_SHUTDOWN_GRACE;
+    private int completionBatchSize = DEFAULT_COMPLETION_BATCH_SIZE;
+    private Duration completionMaxDelay = DEFAULT_COMPLETION_MAX_DELAY;
+    private Executor executor;
+    private RelayEventListener listener = RelayEventListener.NONE;
+    private ConnectionFactory listenConnections;
+
+    private Builder(DataSource dataSource) {
+      this.dataSource = dataSource;
+    }
+
+    /** Runs {@code kind} with {@code handler} under {@link KindPolicy#DEFAULT}. */
+    public Builder handle(String kind, Handler handler) {
+      return handle(kind, KindPolicy.DEFAULT, handler);
+    }
+
+    /** Runs {@code kind} with {@code handler} under {@code policy}; a later call replaces one. */
+    public Builder handle(String kind, KindPolicy policy, Handler handler) {
+      handlers.put(kind, Objects.requireNonNull(handler, "handler"));
+      policies.put(kind, Objects.requireNonNull(policy, "policy"));
+      return this;
+    }
+
+    /** This worker's ID (1-200 characters; default: host, process ID and a random suffix). */
+    public Builder workerId(String workerId) {
+      this.workerId = workerId;
+      return this;
+    }
+
+    /** The schema holding Relay's tables (default {@code relay}). */
+    public Builder schema(String schema) {
+      this.schema = schema;
+      return this;
+    }
+
+    /** The queues to claim from (1-100 names; default {@code default}). */
+    public Builder queues(String... queues) {
+      this.queues = List.of(queues);
+      return this;
+    }
+
+    /** The most rows one claim transaction takes (1-1,000; default 20). */
+    public Builder batchSize(int batchSize) {
+      this.batchSize = batchSize;
+      return this;
+    }
+
+    /** The most handlers running at once (1-10,000; default 8). */
+    public Builder concurrency(int concurrency) {
+      this.concurrency = concurrency;
+      return this;
+    }
+
+    /**
+     * The most claimed-but-unstarted items held locally (0-10,000; default 8). Keep it small: work
+     * in the buffer holds a lease that nobody else can use.
+     */
+    public Builder bufferSize(int bufferSize) {
+      this.bufferSize = bufferSize;
+      return this;
+    }
+
+    /**
+     * How long a claim lasts without renewal, on the database clock (100 ms-24 h; default 60 s).
+     */
+    public Builder lease(Duration lease) {
+      this.lease = lease;
+      return this;
+    }
+
+    /** How often running claims are renewed (10 ms up to the lease; default a third of it). */
+    public Builder renewInterval(Duration renewInterval) {
+      this.renewInterval = renewInterval;
+      return this;
+    }
+
+    /**
+     * A claimed item whose remaining lease is below this margin when a slot frees is released for
+     * other workers instead of started (zero up to the lease; default a quarter of it).
+     */
+    public Builder startMargin(Duration startMargin) {
+      this.startMargin = startMargin;
+      return this;
+    }
+
+    /**
+     * The longest wait between claim polls (10 ms-1 h; default 2 s). With notifications on this is
+     * the backstop for a lost notification; with them off, it bounds the pickup latency.
+     */
+    public Builder pollInterval(Duration pollInterval) {
+      this.pollInterval = pollInterval;
+      return this;
+    }
+
+    /** The fraction by which each poll wait is randomly shortened (0.0-1.0; default 0.25). */
+    public Builder pollJitter(double pollJitter) {
+      this.pollJitter = pollJitter;
+      return this;
+    }
+
+    /**
+     * Whether to wake on {@code LISTEN/NOTIFY} (default on). Turn it off together with {@link
+     * Outbox.Builder#notifications(boolean)} when enqueue rates make NOTIFY's commit lock costly;
+     * the workers then rely on polling.
+     */
+    public Builder notifications(boolean notifications) {
+      this.notifications = notifications;
+      return this;
+    }
+
+    /**
+     * How the dedicated LISTEN connection is opened (default: taken from the data source and kept,
+     * which holds one pooled connection for the runtime's life, so size the pool for it). A pool
+     * cannot return a connection with a live LISTEN to other users, so passing {@code () ->
+     * DriverManager.getConnection(url, user, password)} keeps the pool whole.
+     */
+    public Builder listenConnections(ConnectionFactory factory) {
+      this.listenConnections = factory;
+      return this;
+    }
+
+    /** How long {@link Relay#close()} waits for running handlers (0-1 h; default 30 s). */
+    public Builder shutdownGrace(Duration shutdownGrace) {
+      this.shutdownGrace = shutdownGrace;
+      return this;
+    }
+
+    /** The most outcomes recorded in one transaction (1-10,000; default 100). */
+    public Builder completionBatchSize(int completionBatchSize) {
+      this.completionBatchSize = completionBatchSize;
+      return this;
+    }
+
+    /** The longest an outcome waits for its batch to fill (0-10 s; default 20 ms). */
+    public Builder completionMaxDelay(Duration completionMaxDelay) {
+      this.completionMaxDelay = completionMaxDelay;
+      return this;
+    }
+
+    /**
+     * The executor that runs handlers (default: {@code concurrency} platform threads, owned and
+     * shut down by the runtime). Relay never runs more than {@code concurrency} handlers at once on
+     * it and never shuts it down; Java 21 users may pass {@code
+     * Executors.newVirtualThreadPerTaskExecutor()}.
+     */
+    public Builder executor(Executor executor) {
+      this.executor = executor;
+      return this;
+    }
+
+    /** The event listener (default none); see {@link RelayEventListener} for its contract. */
+    public Builder listener(RelayEventListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * Validates every setting and builds the runtime (not started).
+     *
+     * @throws InvalidConfigurationException naming the first setting out of range
+     */
+    public Relay build() {
+      String id = workerId == null ? WorkerIds.generate() : workerId;
+      if (id.isBlank() || id.length() > 200) {
+        throw new InvalidConfigurationException(
+            "workerId", "must be 1-200 characters, not blank, was '" + id + "'");
+      }
+      SchemaName schemaName = SchemaName.of(schema);
+      if (queues == null || queues.isEmpty() || queues.size() > 100) {
+        throw new InvalidConfigurationException("queues", "must name 1-100 queues");
+      }
+      for (String q : queues) {
+        if (q == null || !NAME.matcher(q).matches()) {
+          throw new InvalidConfigurationException(
+              "queues", "'" + q + "' must be 1-100 characters from A-Z a-z 0-9 . _ - :");
+        }
+      }
+      if (handlers.isEmpty()) {
+        throw new InvalidConfigurationException(
+            "handlers", "at least one kind needs a handler (Builder.handle)");
+      }
+      range("batchSize", batchSize, 1, 1000);
+      range("concurrency", concurrency, 1, 10_000);
+      range("bufferSize", bufferSize, 0, 10_000);
+      range("completionBatchSize", completionBatchSize, 1, 10_000);
+      range("lease", lease, Duration.ofMillis(100), Duration.ofHours(24));
+      Duration renew = renewInterval != null ? renewInterval : lease.dividedBy(3);
+      if (renew == null
+          || renew.compareTo(Duration.ofMillis(10)) < 0
+          || renew.compareTo(lease) >= 0) {
+        throw new InvalidConfigurationException(
+            "renewInterval",
+            "must be at least 10 ms and shorter than the lease (" + lease + "), was " + renew);
+      }
+      Duration margin = startMargin != null ? startMargin : lease.dividedBy(4);
+      if (margin.isNegative() || margin.compareTo(lease) >= 0) {
+        throw new InvalidConfigurationException(
+            "startMargin",
+            "must be zero or more and shorter than the lease (" + lease + "), was " + margin);
+      }
+      range("pollInterval", pollInterval, Duration.ofMillis(10), Duration.ofHours(1));
+      if (!(pollJitter >= 0.0 && pollJitter <= 1.0)) {
+        throw new InvalidConfigurationException(
+            "pollJitter", "must be between 0.0 and 1.0, was " + pollJitter);
+      }
+      range("shutdownGrace", shutdownGrace, Duration.ZERO, Duration.ofHours(1));
+      range("completionMaxDelay", completionMaxDelay, Duration.ZERO, Duration.ofSeconds(10));
+      if (notifications) {
+        Channels.channelFor(schemaName, "schema");
+      }
+      Map<String, KindPolicy> resolved = new LinkedHashMap<>();
+      for (Map.Entry<String, KindPolicy> e : policies.entrySet()) {
+        resolved.put(e.getKey(), resolve(e.getKey(), e.getValue(), lease));
+      }
+      RelayConfig config =
+          new RelayConfig(
+              id,
+              schemaName.sql(),
+              new ArrayList<>(queues),
+              batchSize,
+              concurrency,
+              bufferSize,
+              lease,
+              renew,
+              margin,
+              pollInterval,
+              pollJitter,
+              notifications,
+              shutdownGrace,
+              completionBatchSize,
+              completionMaxDelay,
+              resolved);
+      return new Relay(this, config);
+    }
+
+    private static KindPolicy resolve(String kind, KindPolicy p, Duration lease) {
+      if (kind == null || !NAME.matcher(kind).matches()) {
+        throw new InvalidConfigurationException(
+            "handle(kind)", "'" + kind + "' must be 1-100 characters from A-Z a-z 0-9 . _ - :");
+      }
+      String at = "kind " + kind + ": ";
+      range(at + "backoffBase", p.backoffBase(), Duration.ofMillis(1), Duration.ofDays(365));
+      range(at + "backoffCap", p.backoffCap(), p.backoffBase(), Duration.ofDays(365));
+      range(at + "maxAttempts", p.maxAttempts(), 1, KindPolicy.MAX_ATTEMPTS_LIMIT);
+      range(at + "maxElapsed", p.maxElapsed(), Duration.ofMillis(1), Duration.ofDays(3650));
+      range(at + "dedupHorizon", p.dedupHorizon(), Duration.ZERO, Duration.ofDays(3650));
+      Duration timeout =
+          p.handlerTimeout() != null ? p.handlerTimeout() : lease.multipliedBy(3).dividedBy(4);
+      if (timeout.compareTo(Duration.ofMillis(1)) < 0 || timeout.compareTo(lease) >= 0) {
+        throw new InvalidConfigurationException(
+            at + "handlerTimeout",
+            "must be at least 1 ms and shorter than the lease (" + lease + "), was " + timeout);
+      }
+      if (p.unknownOutcome() instanceof UnknownOutcomePolicy.Retry
+          && p.maxElapsed().compareTo(p.dedupHorizon()) > 0) {
+        throw new InvalidConfigurationException(
+            at + "maxElapsed",
+            "the retry window ("
+                + p.maxElapsed()
+                + ") may not be longer than the receiver's deduplication horizon ("
+                + p.dedupHorizon()
+                + ") when an unknown outcome is retried: a retry after the receiver forgot the"
+                + " work ID may repeat the effect. Shorten maxElapsed, or choose park or"
+                + " reconcile for unknown outcomes");
+      }
+      return p.withHandlerTimeout(timeout);
+    }
+
+    private static void range(String setting, int value, int min, int max) {
+      if (value < min || value > max) {
+        throw new InvalidConfigurationException(
+            setting, "must be between " + min + " and " + max + ", was " + value);
+      }
+    }
+
+    private static void range(String setting, Duration value, Duration min, Duration max) {
+      if (value == null || value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+        throw new InvalidConfigurationException(
+            setting, "must be between " + min + " and " + max + ", was " + value);
+      }
+    }
+  }
+}

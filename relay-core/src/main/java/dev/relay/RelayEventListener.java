@@ -1,0 +1,102 @@
+package dev.relay;
+
+import java.time.Duration;
+
+/**
+ * Receives a {@link Relay}'s events, for metrics and tracing. Every method has a no-op default;
+ * override the ones you need.
+ *
+ * <p><b>Contract:</b> methods are called synchronously on Relay's own threads (claimer, handler,
+ * completer, lease keeper, listener), so they <b>must be fast and must not block</b>; they must not
+ * throw (an exception is caught, logged at WARN, and otherwise ignored); they may be called
+ * concurrently from several threads. Events are reported after the fact they describe: {@link
+ * #completed} after the done was committed, never before.
+ *
+ * <table>
+ *   <caption>Events</caption>
+ *   <tr><th>Event</th><th>When</th><th>Pairs with</th></tr>
+ *   <tr><td>{@link #claimed}</td><td>a claim committed</td><td>started, or released</td></tr>
+ *   <tr><td>{@link #reclaimedAfterLeaseExpiry}</td><td>the claim took over an expired lease
+ *       (counted: a repeated claim)</td><td>-</td></tr>
+ *   <tr><td>{@link #started}</td><td>a handler starts</td><td>finished</td></tr>
+ *   <tr><td>{@link #finished}</td><td>a handler returned or threw</td>
+ *       <td>completed / retried / failed / cancelled / stale</td></tr>
+ *   <tr><td>{@link #completed}, {@link #retried}, {@link #failed}, {@link #cancelled}</td>
+ *       <td>the outcome was recorded</td><td>-</td></tr>
+ *   <tr><td>{@link #released}</td><td>an unstarted claim was given back</td><td>-</td></tr>
+ *   <tr><td>{@link #stale}</td><td>a guarded write (outcome or renewal) was refused</td>
+ *       <td>-</td></tr>
+ *   <tr><td>{@link #timedOut}</td><td>a handler passed its timeout</td><td>finished, later</td></tr>
+ *   <tr><td>{@link #cancelRequested}</td><td>a renewal saw a cancel request</td><td>-</td></tr>
+ *   <tr><td>{@link #retired}</td><td>the claim statement ended work by a cap (deadline,
+ *       attempts, cancel request)</td><td>-</td></tr>
+ *   <tr><td>{@link #listenerConnected}, {@link #listenerLost}</td><td>the LISTEN connection came
+ *       up / went down</td><td>-</td></tr>
+ *   <tr><td>{@link #error}</td><td>a database operation failed and will be retried</td>
+ *       <td>-</td></tr>
+ * </table>
+ */
+public interface RelayEventListener {
+  /** A listener that ignores every event. */
+  RelayEventListener NONE = new RelayEventListener() {};
+
+  /** A claim committed; the work waits in the local buffer for a handler slot. */
+  default void claimed(Claim claim) {}
+
+  /** The claim took over from {@code previousOwner}, whose lease had expired. */
+  default void reclaimedAfterLeaseExpiry(Claim claim, String previousOwner) {}
+
+  /** A handler starts. */
+  default void started(Claim claim) {}
+
+  /**
+   * A handler returned ({@code outcome} set) or threw ({@code error} set) after {@code duration}.
+   */
+  default void finished(Claim claim, Outcome outcome, Throwable error, Duration duration) {}
+
+  /** Done was recorded. */
+  default void completed(Claim claim) {}
+
+  /** A retry was recorded, available again after {@code delay}. */
+  default void retried(Claim claim, Duration delay, String errorKind, String error) {}
+
+  /** The work was recorded as {@code failed}. */
+  default void failed(Claim claim, String errorKind, String error) {}
+
+  /** The work was recorded as {@code cancelled}. */
+  default void cancelled(Claim claim, String reason) {}
+
+  /** An unstarted claim was released for another worker. */
+  default void released(Claim claim) {}
+
+  /**
+   * A guarded write ({@code operation}: {@code renew}, {@code complete}, {@code retry}, ...) was
+   * refused: the claim is stale. Counted and recorded; never retried.
+   */
+  default void stale(Claim claim, String operation) {}
+
+  /** A handler passed its timeout: interrupted, and its lease is no longer renewed. */
+  default void timedOut(Claim claim) {}
+
+  /** A renewal saw that an operator asked to cancel the work. */
+  default void cancelRequested(Claim claim) {}
+
+  /**
+   * The claim statement ended work instead of claiming it, because of a cap.
+   *
+   * @param workId the work ID
+   * @param kind the kind
+   * @param state {@code failed} or {@code cancelled}
+   * @param reason {@code deadline}, {@code attempts_exhausted} or {@code cancelled}
+   */
+  default void retired(String workId, String kind, String state, String reason) {}
+
+  /** The LISTEN connection is (again) listening. */
+  default void listenerConnected() {}
+
+  /** The LISTEN connection failed; it is re-established with backoff. */
+  default void listenerLost(Throwable error) {}
+
+  /** A database operation ({@code what}) failed; Relay retries it. */
+  default void error(String what, Throwable error) {}
+}

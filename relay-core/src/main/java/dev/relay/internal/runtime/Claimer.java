@@ -1,0 +1,206 @@
+package dev.relay.internal.runtime;
+
+import dev.relay.CommitOutcomeUnknownException;
+import dev.relay.KindPolicy;
+import dev.relay.RelayException;
+import dev.relay.internal.store.ClaimBatch;
+import dev.relay.internal.store.ClaimRequest;
+import dev.relay.internal.store.ClaimedWork;
+import dev.relay.internal.store.RetiredWork;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Claims work of this worker's kinds into the local buffer, never more than the free capacity
+ * (handler slots plus buffer). It claims when a poll is due (the poll interval, shortened by a
+ * random jitter so that workers do not poll in step), when woken by a notification, and at once
+ * again while claims come back full (a backlog). A claim whose COMMIT was cut off is not guessed
+ * at: this worker's live claims are re-read from the stored rows before anything runs.
+ */
+final class Claimer implements Runnable {
+  private static final Logger log = LoggerFactory.getLogger(Claimer.class);
+
+  private final Engine engine;
+  private final Object lock = new Object();
+  private final List<String> kinds;
+  private long signals; // guarded by lock
+  private boolean wakeRequested; // guarded by lock
+  private volatile boolean running = true;
+
+  Claimer(Engine engine) {
+    this.engine = engine;
+    this.kinds = List.copyOf(engine.config.kinds().keySet());
+  }
+
+  /** Claim now (a notification arrived, or the listener reconnected). */
+  void wake() {
+    synchronized (lock) {
+      wakeRequested = true;
+      signals++;
+      lock.notifyAll();
+    }
+  }
+
+  /** Capacity changed: look again. */
+  void nudge() {
+    synchronized (lock) {
+      signals++;
+      lock.notifyAll();
+    }
+  }
+
+  void stop() {
+    running = false;
+    nudge();
+  }
+
+  boolean running() {
+    return running;
+  }
+
+  @Override
+  public void run() {
+    int capacity = engine.config.concurrency() + engine.config.bufferSize();
+    int batchSize = engine.config.batchSize();
+    long nextPoll = System.nanoTime();
+    boolean backlog = false;
+    int failures = 0;
+    while (running) {
+      long seen;
+      boolean requested;
+      synchronized (lock) {
+        seen = signals;
+        requested = wakeRequested;
+      }
+      long now = System.nanoTime();
+      boolean pollDue = now - nextPoll >= 0;
+      int free = capacity - engine.inFlight.get();
+      // In a backlog, wait until a useful batch fits rather than claim one row per freed slot.
+      int minFree =
+          backlog && !requested && !pollDue ? Math.max(1, Math.min(batchSize, capacity) / 2) : 1;
+      boolean wanted = failures == 0 ? requested || pollDue || backlog : pollDue;
+      if (wanted && free >= minFree) {
+        synchronized (lock) {
+          wakeRequested = false;
+        }
+        int n = Math.min(batchSize, free);
+        int got = claimOnce(n);
+        if (got < 0) {
+          failures++;
+          backlog = false;
+          nextPoll = System.nanoTime() + errorPause(failures);
+        } else {
+          failures = 0;
+          backlog = got >= n;
+          nextPoll = System.nanoTime() + jittered();
+        }
+        continue;
+      }
+      // Not wanted yet: sleep until the poll is due. Wanted but no room: sleep until a slot frees
+      // (a nudge), bounded by the poll interval.
+      long waitUntil = wanted ? now + engine.config.pollInterval().toNanos() : nextPoll;
+      synchronized (lock) {
+        if (!running || signals != seen) {
+          continue;
+        }
+        long wait = waitUntil - System.nanoTime();
+        if (wait > 0) {
+          try {
+            TimeUnit.NANOSECONDS.timedWait(lock, wait);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+          }
+        }
+      }
+    }
+  }
+
+  /** One claim transaction; returns the rows it took or ended, or -1 on failure. */
+  private int claimOnce(int n) {
+    long sent = System.nanoTime();
+    ClaimBatch batch;
+    try (Connection c = engine.connection("claim")) {
+      batch =
+          engine.store.claim(
+              c,
+              new ClaimRequest(
+                  engine.workerId, engine.config.queues(), kinds, n, engine.config.lease()));
+    } catch (CommitOutcomeUnknownException e) {
+      log.warn("the connection was lost while committing a claim; re-reading this worker's claims");
+      engine.events.error("claim", e);
+      return recover(sent) ? 0 : -1;
+    } catch (RelayException | SQLException e) {
+      log.warn("claiming failed; retrying with backoff: {}", e.toString());
+      engine.events.error("claim", e);
+      return -1;
+    }
+    for (RetiredWork r : batch.retired()) {
+      log.info("{} ended by the claim: {} ({})", r.workId(), r.state(), r.reason());
+      engine.events.retired(r.workId(), r.kind(), r.state(), r.reason());
+    }
+    accept(batch.claimed(), sent);
+    return batch.claimed().size() + batch.retired().size();
+  }
+
+  /** Takes over whatever the uncertain claim gave this worker, as the stored rows say. */
+  private boolean recover(long sent) {
+    try (Connection c = engine.connection("recover claims")) {
+      List<ClaimedWork> held = new ArrayList<>();
+      for (ClaimedWork w : engine.store.recover(c, engine.workerId)) {
+        if (!engine.live.containsKey(w.ref())) {
+          held.add(w);
+        }
+      }
+      log.info("recovered {} claims after an uncertain claim commit", held.size());
+      accept(held, sent);
+      return true;
+    } catch (RelayException | SQLException e) {
+      // Anything the claim took stays unusable until its lease expires; then it is reclaimed.
+      log.warn("re-reading claims failed: {}", e.toString());
+      return false;
+    }
+  }
+
+  private void accept(List<ClaimedWork> claimed, long sent) {
+    for (ClaimedWork w : claimed) {
+      KindPolicy policy = engine.config.kinds().get(w.kind());
+      LiveClaim c = new LiveClaim(w, policy, engine.workerId, engine.config.lease(), sent);
+      engine.live.put(c.ref, c);
+      engine.inFlight.incrementAndGet();
+      engine.events.claimed(c);
+      if (w.reclaimed()) {
+        log.info(
+            "{} taken over from {}, whose lease expired (that attempt's effect is unknown)",
+            c,
+            w.previousOwner());
+        engine.events.reclaimed(c, w.previousOwner());
+      }
+      if (!running && c.phase.compareAndSet(LiveClaim.Phase.BUFFERED, LiveClaim.Phase.RELEASING)) {
+        engine.release(c); // closing: hand it straight back
+      } else {
+        engine.buffer.add(c);
+      }
+    }
+  }
+
+  private long jittered() {
+    long interval = engine.config.pollInterval().toNanos();
+    double cut = engine.config.pollJitter() * ThreadLocalRandom.current().nextDouble();
+    return (long) (interval * (1.0 - cut));
+  }
+
+  private static long errorPause(int failures) {
+    long ceiling =
+        Math.min(
+            TimeUnit.SECONDS.toNanos(30),
+            TimeUnit.MILLISECONDS.toNanos(100) << Math.min(failures, 10));
+    return ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1);
+  }
+}

@@ -1,0 +1,184 @@
+package dev.relay.internal.runtime;
+
+import dev.relay.Outcome;
+import dev.relay.Reconciliation;
+import dev.relay.UnknownOutcomePolicy;
+import dev.relay.internal.json.JsonText;
+import dev.relay.internal.store.Settlement;
+import dev.relay.internal.store.Settlement.Evidence;
+import java.time.Duration;
+import java.time.Instant;
+
+/**
+ * Turns what a handler did into the guarded write that ends its claim. Failure is a decision: a
+ * returned outcome is taken at its word; a thrown exception or a timeout is "effect unknown" and
+ * goes to the kind's unknown-outcome policy. Retries are bounded by the kind's attempts and retry
+ * window (and the work's own attempt cap); exhausted work fails with its last error.
+ */
+final class Decider {
+  static final int MAX_ERROR_LENGTH = 4000;
+  private static final int MAX_RESULT_BYTES = 1 << 20;
+
+  private Decider() {}
+
+  /** The write for an outcome the handler returned. */
+  static Settlement forOutcome(LiveClaim c, Outcome outcome) {
+    if (outcome instanceof Outcome.Done d) {
+      return complete(c, d.receiverRef(), d.resultJson(), d.milestone().sql());
+    }
+    if (outcome instanceof Outcome.Fail f) {
+      return new Settlement.Fail(
+          c.ref, "permanent", text(f.reason(), "failed"), evidence(f.effect()));
+    }
+    if (outcome instanceof Outcome.Cancel x) {
+      return new Settlement.Cancelled(c.ref, text(x.reason(), "cancelled"), evidence(x.effect()));
+    }
+    Outcome.Retry r = (Outcome.Retry) outcome;
+    if (c.isCancelRequested()) {
+      // The operator's cancel wins over a retry: the work is not attempted again.
+      return new Settlement.Cancelled(
+          c.ref,
+          "cancel requested; the handler asked to retry: " + text(r.reason(), "retry"),
+          evidence(r.effect()));
+    }
+    return retryOrExhaust(c, r.delay(), "retry", text(r.reason(), "retry"), evidence(r.effect()));
+  }
+
+  /**
+   * The write for an attempt whose effect is unknown (the handler threw or timed out), under the
+   * kind's policy. {@code reconciliation} is the receiver's answer for a reconcile policy.
+   */
+  static Settlement forUnknown(
+      LiveClaim c, Throwable error, boolean timedOut, Reconciliation reconciliation) {
+    String kind = timedOut ? "timeout" : "exception";
+    String text =
+        timedOut
+            ? "handler timed out after " + c.policy.handlerTimeout() + ": " + describe(error)
+            : describe(error);
+    if (c.isCancelRequested()) {
+      return new Settlement.Cancelled(
+          c.ref,
+          "cancel requested; the last attempt ended with " + kind + ": " + text,
+          Evidence.UNKNOWN);
+    }
+    UnknownOutcomePolicy policy = c.policy.unknownOutcome();
+    if (policy instanceof UnknownOutcomePolicy.Park) {
+      return park(c, kind, text);
+    }
+    if (policy instanceof UnknownOutcomePolicy.Reconcile) {
+      Reconciliation.Verdict v =
+          reconciliation == null ? Reconciliation.Verdict.UNKNOWN : reconciliation.verdict();
+      switch (v) {
+        case ACCEPTED:
+          return complete(c, reconciliation.receiverRef(), null, "accepted");
+        case NOT_ACCEPTED:
+          return retryOrExhaust(
+              c,
+              null,
+              kind,
+              text + "; the receiver reports it did not accept the work",
+              Evidence.NOT_DELIVERED);
+        default:
+          return park(c, kind, text + "; the receiver could not tell whether it accepted the work");
+      }
+    }
+    return retryOrExhaust(c, null, kind, text, Evidence.UNKNOWN);
+  }
+
+  /** Parks the work: failed, with outcome unknown, for an operator to reconcile. */
+  static Settlement park(LiveClaim c, String kind, String text) {
+    return new Settlement.Fail(
+        c.ref,
+        kind,
+        clip(text + " (effect unknown; parked by the kind's policy)"),
+        Evidence.UNKNOWN);
+  }
+
+  /** Done, as reported by a reconciler. */
+  static Settlement accepted(LiveClaim c, String receiverRef) {
+    return complete(c, receiverRef, null, "accepted");
+  }
+
+  private static Settlement complete(
+      LiveClaim c, String receiverRef, String resultJson, String milestone) {
+    String result = resultJson;
+    if (result != null && JsonText.problem(result, MAX_RESULT_BYTES) != null) {
+      // The effect happened; keep the text as a JSON string rather than lose the done.
+      result = jsonString(clip(result));
+    }
+    return new Settlement.Complete(c.ref, receiverRef, result, milestone);
+  }
+
+  private static Settlement retryOrExhaust(
+      LiveClaim c, Duration explicitDelay, String kind, String text, Evidence evidence) {
+    int max = Math.min(c.policy.maxAttempts(), c.maxAttempts());
+    if (c.attempt() >= max) {
+      return new Settlement.Fail(
+          c.ref,
+          "attempts_exhausted",
+          clip("all " + max + " attempts used; last error (" + kind + "): " + text),
+          evidence);
+    }
+    Duration delay =
+        explicitDelay != null
+            ? explicitDelay
+            : Backoff.delay(c.policy.backoffBase(), c.policy.backoffCap(), c.attempt());
+    Instant first = c.firstAttemptAt();
+    if (first != null) {
+      Duration elapsed = Duration.between(first, c.estimatedDatabaseNow());
+      if (elapsed.plus(delay).compareTo(c.policy.maxElapsed()) > 0) {
+        return new Settlement.Fail(
+            c.ref,
+            "retry_window_exhausted",
+            clip(
+                "the next attempt would start after the retry window of "
+                    + c.policy.maxElapsed()
+                    + "; last error ("
+                    + kind
+                    + "): "
+                    + text),
+            evidence);
+      }
+    }
+    return new Settlement.Retry(c.ref, delay, kind, clip(text), evidence);
+  }
+
+  static Evidence evidence(Outcome.Effect effect) {
+    return effect == Outcome.Effect.NOT_DELIVERED ? Evidence.NOT_DELIVERED : Evidence.UNKNOWN;
+  }
+
+  static String describe(Throwable t) {
+    if (t == null) {
+      return "no error";
+    }
+    String m = t.getMessage();
+    return clip(t.getClass().getName() + (m == null ? "" : ": " + m));
+  }
+
+  private static String text(String reason, String fallback) {
+    return reason == null || reason.isBlank() ? fallback : clip(reason);
+  }
+
+  static String clip(String s) {
+    return s.length() <= MAX_ERROR_LENGTH ? s : s.substring(0, MAX_ERROR_LENGTH) + "...";
+  }
+
+  private static String jsonString(String s) {
+    StringBuilder b = new StringBuilder(s.length() + 2).append('"');
+    for (int i = 0; i < s.length(); i++) {
+      char ch = s.charAt(i);
+      switch (ch) {
+        case '"' -> b.append("\\\"");
+        case '\\' -> b.append("\\\\");
+        default -> {
+          if (ch < 0x20) {
+            b.append(String.format("\\u%04x", (int) ch));
+          } else {
+            b.append(ch);
+          }
+        }
+      }
+    }
+    return b.append('"').toString();
+  }
+}

@@ -1,0 +1,236 @@
+package dev.relay.internal.runtime;
+
+import dev.relay.Claim;
+import dev.relay.KindPolicy;
+import dev.relay.internal.store.ClaimRef;
+import dev.relay.internal.store.ClaimedWork;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One claim held by this worker, from the claim until its outcome is recorded (or it is given up):
+ * the handler's {@link Claim} view plus the runtime's bookkeeping. Local timing uses {@link
+ * System#nanoTime()} only; database instants are reported, never compared with the local clock.
+ */
+final class LiveClaim implements Claim {
+  private static final Logger log = LoggerFactory.getLogger(LiveClaim.class);
+
+  /** Where the claim is in its local life. */
+  enum Phase {
+    /** In the local buffer, waiting for a handler slot; not renewed. */
+    BUFFERED,
+    /** The handler (or the reconciler) is running; renewed unless timed out or stale. */
+    RUNNING,
+    /** The outcome is waiting for the completer. */
+    FINISHING,
+    /** Being released unstarted. */
+    RELEASING,
+    /** Settled, released, or given up. */
+    ENDED
+  }
+
+  final ClaimedWork work;
+  final ClaimRef ref;
+  final KindPolicy policy;
+  final AtomicReference<Phase> phase = new AtomicReference<>(Phase.BUFFERED);
+  private final String workerId;
+  private final long leaseNanos;
+
+  // Lease bookkeeping, written by the claimer and the lease keeper.
+  private volatile Instant leaseUntil;
+  private volatile long leaseBaseNanos; // local time just before the claim/renewal was sent
+  volatile long startedNanos;
+  volatile boolean timedOut;
+  volatile boolean stale;
+  private volatile boolean cancelRequested;
+  private volatile StopReason stopReason;
+
+  // Guarded by this.
+  private Thread thread;
+  private final List<Runnable> stopActions = new ArrayList<>();
+
+  LiveClaim(ClaimedWork work, KindPolicy policy, String workerId, Duration lease, long sentNanos) {
+    this.work = work;
+    this.ref = work.ref();
+    this.policy = policy;
+    this.workerId = workerId;
+    this.leaseNanos = lease.toNanos();
+    this.leaseUntil = work.leaseUntil();
+    this.leaseBaseNanos = sentNanos;
+  }
+
+  // ---- Claim ----
+
+  @Override
+  public String workId() {
+    return work.workId();
+  }
+
+  @Override
+  public String kind() {
+    return work.kind();
+  }
+
+  @Override
+  public String queue() {
+    return work.queue();
+  }
+
+  @Override
+  public String payload() {
+    return work.payload();
+  }
+
+  @Override
+  public long generation() {
+    return work.generation();
+  }
+
+  @Override
+  public int attempt() {
+    return work.attempt();
+  }
+
+  @Override
+  public int maxAttempts() {
+    return work.maxAttempts();
+  }
+
+  @Override
+  public Instant deadline() {
+    return work.deadline();
+  }
+
+  @Override
+  public Instant leaseUntil() {
+    return leaseUntil;
+  }
+
+  @Override
+  public Instant createdAt() {
+    return work.createdAt();
+  }
+
+  @Override
+  public Instant firstAttemptAt() {
+    return work.firstAttemptAt();
+  }
+
+  @Override
+  public boolean reclaimed() {
+    return work.reclaimed();
+  }
+
+  @Override
+  public String workerId() {
+    return workerId;
+  }
+
+  @Override
+  public boolean isCancelRequested() {
+    return cancelRequested;
+  }
+
+  @Override
+  public boolean shouldStop() {
+    return stopReason != null;
+  }
+
+  @Override
+  public StopReason stopReason() {
+    return stopReason;
+  }
+
+  @Override
+  public void onStop(Runnable action) {
+    boolean runNow;
+    synchronized (this) {
+      runNow = stopReason != null;
+      if (!runNow) {
+        stopActions.add(action);
+      }
+    }
+    if (runNow) {
+      runQuietly(action);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "claim " + work.workId() + " generation " + work.generation();
+  }
+
+  // ---- runtime ----
+
+  /** Local nanoTime after which this worker must assume the lease is gone. */
+  long localLeaseDeadline() {
+    return leaseBaseNanos + leaseNanos;
+  }
+
+  long leaseBaseNanos() {
+    return leaseBaseNanos;
+  }
+
+  /** Records a renewal sent at {@code sentNanos} that set the lease to {@code until}. */
+  void renewed(Instant until, long sentNanos) {
+    this.leaseUntil = until;
+    this.leaseBaseNanos = sentNanos;
+  }
+
+  /**
+   * An estimate of the database clock now: the lease's start on the database clock plus the local
+   * monotonic time since the claim or renewal was sent. Errs late, which is the safe side for a
+   * retry window.
+   */
+  Instant estimatedDatabaseNow() {
+    long since = System.nanoTime() - leaseBaseNanos;
+    return leaseUntil.minusNanos(leaseNanos).plusNanos(Math.max(0, since));
+  }
+
+  void markCancelRequested() {
+    cancelRequested = true;
+    signal(StopReason.CANCEL_REQUESTED);
+  }
+
+  /** Records the first stop reason and runs the registered stop actions once. */
+  void signal(StopReason reason) {
+    List<Runnable> actions;
+    synchronized (this) {
+      if (stopReason != null) {
+        return;
+      }
+      stopReason = reason;
+      actions = new ArrayList<>(stopActions);
+      stopActions.clear();
+    }
+    actions.forEach(LiveClaim::runQuietly);
+  }
+
+  synchronized void bindThread(Thread t) {
+    thread = t;
+  }
+
+  synchronized void unbindThread() {
+    thread = null;
+  }
+
+  /** Interrupts the handler's thread if the handler is still running on it. */
+  synchronized void interrupt() {
+    if (thread != null) {
+      thread.interrupt();
+    }
+  }
+
+  private static void runQuietly(Runnable action) {
+    try {
+      action.run();
+    } catch (RuntimeException e) {
+      log.warn("a Claim.onStop action threw; ignored", e);
+    }
+  }
+}

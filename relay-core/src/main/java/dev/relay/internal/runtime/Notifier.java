@@ -1,0 +1,131 @@
+package dev.relay.internal.runtime;
+
+import dev.relay.Relay;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Wakes the claimer on {@code NOTIFY relay_<schema>}, on a dedicated connection that stays
+ * LISTENing for the runtime's life (a LISTEN lives in its session, so it cannot be on a connection
+ * that goes back to a pool between uses). A lost connection is re-established with jittered
+ * exponential backoff, and every (re)connection is followed at once by a poll: notifications sent
+ * while nobody listened are gone. A quiet connection is checked with {@code SELECT 1} now and then,
+ * so a silently dead one is noticed.
+ */
+final class Notifier implements Runnable {
+  private static final Logger log = LoggerFactory.getLogger(Notifier.class);
+  private static final int WAIT_MILLIS = 500;
+  private static final long HEALTH_CHECK_NANOS = TimeUnit.SECONDS.toNanos(30);
+
+  private final Engine engine;
+  private final Relay.ConnectionFactory factory;
+  private final String channel;
+  private final Object lock = new Object();
+  private volatile boolean running = true;
+
+  Notifier(Engine engine, Relay.ConnectionFactory factory, String channel) {
+    this.engine = engine;
+    this.factory = factory;
+    this.channel = channel;
+  }
+
+  void stop() {
+    running = false;
+    synchronized (lock) {
+      lock.notifyAll();
+    }
+  }
+
+  @Override
+  public void run() {
+    int failures = 0;
+    while (running) {
+      Connection conn = null;
+      boolean broken = false;
+      try {
+        conn = factory.open();
+        if (!conn.getAutoCommit()) {
+          conn.setAutoCommit(true); // LISTEN inside an open transaction waits for its commit
+        }
+        try (Statement s = conn.createStatement()) {
+          s.execute("LISTEN " + channel);
+        }
+        PGConnection pg = conn.unwrap(PGConnection.class);
+        failures = 0;
+        log.debug("listening on {}", channel);
+        engine.events.listenerConnected();
+        engine.claimer.wake(); // anything notified while nobody listened: poll now
+        long lastCheck = System.nanoTime();
+        while (running) {
+          PGNotification[] notes = pg.getNotifications(WAIT_MILLIS);
+          if (notes != null && notes.length > 0) {
+            engine.claimer.wake();
+            lastCheck = System.nanoTime();
+          } else if (System.nanoTime() - lastCheck > HEALTH_CHECK_NANOS) {
+            try (Statement s = conn.createStatement()) {
+              s.execute("SELECT 1");
+            }
+            lastCheck = System.nanoTime();
+          }
+        }
+      } catch (SQLException | RuntimeException e) {
+        broken = true;
+        if (running) {
+          failures++;
+          log.warn("the LISTEN connection failed; reconnecting with backoff: {}", e.toString());
+          engine.events.listenerLost(e);
+        }
+      } finally {
+        close(conn, broken);
+      }
+      if (running && failures > 0) {
+        pause(failures);
+      }
+    }
+  }
+
+  private void close(Connection conn, boolean broken) {
+    if (conn == null) {
+      return;
+    }
+    try {
+      if (!conn.isClosed()) {
+        // A pooled connection must not keep listening for its next user. On a broken one this
+        // fails through the pool's proxy, which is what makes a pool (HikariCP) evict it: the
+        // error that broke it was raised on the unwrapped driver connection, out of its sight.
+        try (Statement s = conn.createStatement()) {
+          s.execute("UNLISTEN *");
+        }
+      }
+    } catch (SQLException e) {
+      log.debug("UNLISTEN failed (broken: {}); closing anyway", broken, e);
+    }
+    try {
+      conn.close();
+    } catch (SQLException e) {
+      log.debug("closing the LISTEN connection failed", e);
+    }
+  }
+
+  private void pause(int failures) {
+    long ceiling = Math.min(5000L, 100L << Math.min(failures - 1, 10));
+    long millis = ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1);
+    synchronized (lock) {
+      if (running) {
+        try {
+          lock.wait(millis);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          running = false;
+        }
+      }
+    }
+  }
+}

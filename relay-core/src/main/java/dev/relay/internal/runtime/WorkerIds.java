@@ -1,0 +1,36 @@
+package dev.relay.internal.runtime;
+
+import java.net.InetAddress;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import java.util.Locale;
+
+/** Default worker IDs: {@code host-pid-random}, unique per runtime even within one process. */
+public final class WorkerIds {
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  private WorkerIds() {}
+
+  /** A new worker ID such as {@code web-3-41234-9f2c1a}. */
+  public static String generate() {
+    byte[] suffix = new byte[3];
+    RANDOM.nextBytes(suffix);
+    String host = host().toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9.\\-]", "-");
+    if (host.length() > 100) {
+      host = host.substring(0, 100);
+    }
+    return host + "-" + ProcessHandle.current().pid() + "-" + HexFormat.of().formatHex(suffix);
+  }
+
+  private static String host() {
+    String env = System.getenv("HOSTNAME");
+    if (env != null && !env.isBlank()) {
+      return env;
+    }
+    try {
+      return InetAddress.getLocalHost().getHostName();
+    } catch (Exception e) {
+      return "unknown-host";
+    }
+  }
+}

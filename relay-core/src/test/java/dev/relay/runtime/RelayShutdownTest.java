@@ -1,0 +1,128 @@
+package dev.relay.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.relay.KindPolicy;
+import dev.relay.Outcome;
+import dev.relay.Relay;
+import dev.relay.Work;
+import dev.relay.test.RelayDatabaseTest;
+import dev.relay.test.TestDatabase;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+@RelayDatabaseTest
+class RelayShutdownTest {
+
+  @Test
+  void closeReleasesUnstartedWorkAtOnceAndWaitsForTheRunningHandler(TestDatabase db) {
+    CountDownLatch finishSlow = new CountDownLatch(1);
+    try (RelayFixture f = new RelayFixture(db)) {
+      RelayFixture.Recorder eventsA = new RelayFixture.Recorder();
+      // A one-minute lease: the released work can only be taken this fast because it was released.
+      Relay a =
+          f.start(
+              f.builder(db.newDataSource("relay-a", 4))
+                  .workerId("a")
+                  .concurrency(1)
+                  .bufferSize(5)
+                  .batchSize(10)
+                  .shutdownGrace(Duration.ofSeconds(60))
+                  .listener(eventsA)
+                  .handle(
+                      "job",
+                      claim -> {
+                        finishSlow.await(60, TimeUnit.SECONDS);
+                        return Outcome.done("by-" + claim.workerId());
+                      }));
+      f.enqueue(
+          Work.of("a-slow", "job", "{}"),
+          Work.of("b-1", "job", "{}"),
+          Work.of("b-2", "job", "{}"),
+          Work.of("b-3", "job", "{}"));
+      await().atMost(RelayFixture.PATIENCE).until(() -> eventsA.count("claimed") == 4);
+      await().atMost(RelayFixture.PATIENCE).until(() -> eventsA.count("started a-slow") == 1);
+
+      CompletableFuture<Void> closing = CompletableFuture.runAsync(a::close);
+
+      await().atMost(RelayFixture.PATIENCE).until(() -> eventsA.count("released") == 3);
+      assertThat(f.count("work_id LIKE 'b-%' AND state = 'ready' AND claimed_by IS NULL"))
+          .isEqualTo(3);
+      f.start(
+          f.builder(db.newDataSource("relay-b", 4))
+              .workerId("b")
+              .handle("job", claim -> Outcome.done("by-" + claim.workerId())));
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> f.count("work_id LIKE 'b-%' AND state = 'done'") == 3);
+      assertThat(f.count("work_id LIKE 'b-%' AND receiver_ref = 'by-b'")).isEqualTo(3);
+      assertThat(f.state("a-slow")).isEqualTo("running");
+      assertThat(closing).isNotDone();
+
+      finishSlow.countDown();
+      await().atMost(RelayFixture.PATIENCE).until(closing::isDone);
+      assertThat(f.row("a-slow"))
+          .containsEntry("state", "done")
+          .containsEntry("receiver_ref", "by-a");
+      // Released, not failed: the release gave the attempt back.
+      assertThat(f.row("b-1")).containsEntry("attempts", "1");
+    }
+  }
+
+  @Test
+  void closeLeavesAHandlerStillRunningAfterTheGracePeriodToItsLease(TestDatabase db) {
+    CountDownLatch finishHung = new CountDownLatch(1);
+    try (RelayFixture f = new RelayFixture(db)) {
+      RelayFixture.Recorder eventsA = new RelayFixture.Recorder();
+      RelayFixture.Recorder eventsB = new RelayFixture.Recorder();
+      Relay a =
+          f.start(
+              f.builder(db.newDataSource("relay-a", 4))
+                  .workerId("a")
+                  .lease(Duration.ofSeconds(3))
+                  .renewInterval(Duration.ofMillis(300))
+                  .shutdownGrace(Duration.ofMillis(500))
+                  .listener(eventsA)
+                  .handle(
+                      "job",
+                      KindPolicy.DEFAULT.withHandlerTimeout(Duration.ofMillis(2500)),
+                      claim -> {
+                        while (true) {
+                          try {
+                            if (finishHung.await(60, TimeUnit.SECONDS)) {
+                              return Outcome.done("late");
+                            }
+                          } catch (InterruptedException ignored) {
+                            // a call that does not answer interrupts
+                          }
+                        }
+                      }));
+      f.enqueue(Work.of("w", "job", "{}"));
+      await().atMost(RelayFixture.PATIENCE).until(() -> eventsA.count("started w") == 1);
+
+      // close() returns although the handler never does.
+      CompletableFuture<Void> closing = CompletableFuture.runAsync(a::close);
+      await().atMost(RelayFixture.PATIENCE).until(closing::isDone);
+
+      f.start(
+          f.builder(db.newDataSource("relay-b", 4))
+              .workerId("b")
+              .lease(Duration.ofSeconds(3))
+              .listener(eventsB)
+              .handle("job", claim -> Outcome.done("taken-over")));
+      await().atMost(RelayFixture.PATIENCE).until(() -> "done".equals(f.state("w")));
+      // The claim was never released while its call might be in flight: it expired.
+      assertThat(eventsB.events).contains("reclaimed w a");
+      assertThat(f.attempts("w")).containsExactly("1 lease_expired lease_expired unknown");
+      assertThat(eventsA.events).doesNotContain("released w");
+      assertThat(f.row("w"))
+          .containsEntry("receiver_ref", "taken-over")
+          .containsEntry("claim_generation", "2");
+      finishHung.countDown();
+    }
+  }
+}
