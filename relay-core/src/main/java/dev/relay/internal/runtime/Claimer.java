@@ -154,7 +154,8 @@ final class Claimer implements Runnable {
     try (Connection c = engine.connection("recover claims")) {
       List<ClaimedWork> held = new ArrayList<>();
       for (ClaimedWork w : engine.store.recover(c, engine.workerId)) {
-        if (!engine.live.containsKey(w.ref())) {
+        // Not ones held already, nor ones this worker ended and left to their lease.
+        if (!engine.live.containsKey(w.ref()) && !engine.endedAt.containsKey(w.ref())) {
           held.add(w);
         }
       }
