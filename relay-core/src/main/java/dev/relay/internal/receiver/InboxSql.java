@@ -89,7 +89,7 @@ final class InboxSql {
         schema.inject(
             """
             INSERT INTO ${relay_schema}.inbox_consumer (consumer, horizon)
-            VALUES (?, make_interval(secs => ?))
+            VALUES (?, justify_hours(make_interval(secs => ?)))
             ON CONFLICT (consumer) DO UPDATE
                SET horizon = EXCLUDED.horizon, updated_at = clock_timestamp(),
                    updated_by = current_user""");
