@@ -3,6 +3,7 @@ package dev.relay.receiver;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.relay.RetryableException;
 import dev.relay.TransactionRequiredException;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
@@ -241,6 +242,33 @@ class InboxTest {
       }
       assertThat(effects).hasValue(2);
       assertThat(mails()).isEqualTo(1);
+    }
+  }
+
+  @Nested
+  class Isolation {
+    @Test
+    void underRepeatableReadARepeatCommittedAfterTheSnapshotIsRetryable() throws SQLException {
+      try (Connection late = db.connection()) {
+        late.setAutoCommit(false);
+        late.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+        try (var s = late.createStatement()) {
+          s.execute("SELECT 1"); // takes the transaction's snapshot
+        }
+        deliver(db.dataSource(), "order-103-ack", ACK);
+        assertThatThrownBy(
+                () ->
+                    inbox.process(
+                        late, "mailer", "order-103-ack", ACK, sendMail("order-103-ack", ACK)))
+            .isInstanceOfSatisfying(
+                RetryableException.class, e -> assertThat(e.sqlState()).isEqualTo("40001"));
+        late.rollback();
+        late.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+        late.setAutoCommit(true);
+      }
+      assertThat(effects).hasValue(1);
+      // Repeated from its start, the transaction sees the first delivery and gets its result.
+      assertThat(deliver(db.dataSource(), "order-103-ack", ACK).duplicate()).isTrue();
     }
   }
 

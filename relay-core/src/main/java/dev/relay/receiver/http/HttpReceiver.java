@@ -12,6 +12,7 @@ import dev.relay.receiver.InvalidReceiverInputException;
 import dev.relay.receiver.PayloadMismatchException;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import javax.sql.DataSource;
 
@@ -59,6 +60,8 @@ public final class HttpReceiver {
   private final Inbox inbox;
   private final Fence fence;
   private final Duration retryAfter;
+  private final int maxPayloadBytes;
+  private final String timeouts;
 
   private HttpReceiver(Builder b) {
     this.dataSource = b.dataSource;
@@ -66,6 +69,16 @@ public final class HttpReceiver {
     this.inbox = Inbox.builder().schema(b.schema).maxPayloadBytes(b.maxPayloadBytes).build();
     this.fence = Fence.forSchema(b.schema);
     this.retryAfter = b.retryAfter;
+    this.maxPayloadBytes = b.maxPayloadBytes;
+    // The helper's own transaction is bounded like every Relay transaction (SET LOCAL: the pooled
+    // connection keeps the application's settings afterwards).
+    this.timeouts =
+        "SET LOCAL statement_timeout = "
+            + b.statementTimeout.toMillis()
+            + "; SET LOCAL lock_timeout = "
+            + b.lockTimeout.toMillis()
+            + "; SET LOCAL idle_in_transaction_session_timeout = "
+            + b.statementTimeout.multipliedBy(2).toMillis();
   }
 
   /**
@@ -85,6 +98,8 @@ public final class HttpReceiver {
     private String schema = "relay";
     private int maxPayloadBytes = Inbox.DEFAULT_MAX_PAYLOAD_BYTES;
     private Duration retryAfter = Duration.ofSeconds(1);
+    private Duration statementTimeout = Duration.ofSeconds(30);
+    private Duration lockTimeout = Duration.ofSeconds(10);
 
     private Builder(DataSource dataSource) {
       this.dataSource = dataSource;
@@ -114,6 +129,24 @@ public final class HttpReceiver {
       return this;
     }
 
+    /**
+     * The longest one statement of a delivery's transaction may run, 1 ms to 1 h (default 30 s);
+     * the transaction may sit idle for twice as long between statements.
+     */
+    public Builder statementTimeout(Duration statementTimeout) {
+      this.statementTimeout = statementTimeout;
+      return this;
+    }
+
+    /**
+     * The longest a delivery waits for a row lock, 1 ms to 1 h (default 10 s); a timeout is
+     * answered 503 with {@code Retry-After}.
+     */
+    public Builder lockTimeout(Duration lockTimeout) {
+      this.lockTimeout = lockTimeout;
+      return this;
+    }
+
     /** Validates the settings and builds the receiver. */
     public HttpReceiver build() {
       if (dataSource == null) {
@@ -128,7 +161,19 @@ public final class HttpReceiver {
         throw new InvalidConfigurationException(
             "retryAfter", "must be between 1 second and 1 hour, was " + retryAfter);
       }
+      requireMillis("statementTimeout", statementTimeout);
+      requireMillis("lockTimeout", lockTimeout);
+      if (maxPayloadBytes < 1 || maxPayloadBytes > 64 << 20) {
+        throw new InvalidConfigurationException(
+            "maxPayloadBytes", "must be between 1 and " + (64 << 20) + ", was " + maxPayloadBytes);
+      }
       return new HttpReceiver(this);
+    }
+
+    private static void requireMillis(String name, Duration d) {
+      if (d == null || d.toMillis() < 1 || d.toMillis() > 3_600_000) {
+        throw new InvalidConfigurationException(name, "must be between 1 ms and 1 hour, was " + d);
+      }
     }
   }
 
@@ -156,15 +201,25 @@ public final class HttpReceiver {
     Delivery delivery;
     try {
       delivery = Delivery.read(headers, body);
-      ReceiverInput.json("body", body, Integer.MAX_VALUE);
+      ReceiverInput.json("body", body, maxPayloadBytes);
     } catch (InvalidReceiverInputException e) {
       return HttpReply.text(400, e.getMessage());
     }
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);
+      boolean ended = false;
       try {
-        return handleIn(c, delivery, effect);
+        try (Statement s = c.createStatement()) {
+          s.execute(timeouts);
+        }
+        HttpReply reply = handleIn(c, delivery, effect);
+        ended = true;
+        return reply;
       } finally {
+        if (!ended) {
+          // An Error or a failed SET: never let setAutoCommit(true) commit a half-done delivery.
+          rollbackQuietly(c);
+        }
         c.setAutoCommit(true);
       }
     } catch (SQLException e) {
@@ -239,6 +294,14 @@ public final class HttpReceiver {
           return retryLater(503, "commit failed, outcome unknown: " + e.getMessage());
         }
         return ReplyCodec.decode(r.result());
+    }
+  }
+
+  private static void rollbackQuietly(Connection c) {
+    try {
+      c.rollback();
+    } catch (SQLException ignored) {
+      // A broken connection: the server rolls back the unfinished transaction by itself.
     }
   }
 
