@@ -46,7 +46,10 @@ public final class Migrator {
   private static final int LOCK_CLASS = 0x52454C4D;
 
   private static final List<Version> VERSIONS =
-      List.of(new Version(1, "core", "V1__core.sql"), new Version(2, "runtime", "V2__runtime.sql"));
+      List.of(
+          new Version(1, "core", "V1__core.sql"),
+          new Version(2, "runtime", "V2__runtime.sql"),
+          new Version(3, "receivers", "V3__receivers.sql"));
 
   /** The schema version this library writes and understands. */
   public static final int LATEST_VERSION = VERSIONS.get(VERSIONS.size() - 1).number();
