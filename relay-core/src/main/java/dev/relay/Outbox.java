@@ -115,10 +115,7 @@ public final class Outbox {
 
     /** Validates the settings and builds the outbox. */
     public Outbox build() {
-      if (maxPayloadBytes < 1 || maxPayloadBytes > 64 << 20) {
-        throw new InvalidConfigurationException(
-            "maxPayloadBytes", "must be between 1 and " + (64 << 20) + ", was " + maxPayloadBytes);
-      }
+      JsonText.checkLimitSetting(maxPayloadBytes);
       SchemaName name = SchemaName.of(schema);
       if (notifications) {
         Channels.channelFor(name, "schema");

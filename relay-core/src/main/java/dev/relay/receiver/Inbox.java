@@ -1,10 +1,10 @@
 package dev.relay.receiver;
 
-import dev.relay.InvalidConfigurationException;
 import dev.relay.RetryableException;
 import dev.relay.TransactionRequiredException;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.Tx;
+import dev.relay.internal.json.JsonText;
 import dev.relay.internal.receiver.InboxStore;
 import dev.relay.internal.receiver.ReceiverInput;
 import java.sql.Connection;
@@ -103,10 +103,7 @@ public final class Inbox {
 
     /** Validates the settings and builds the inbox. */
     public Inbox build() {
-      if (maxPayloadBytes < 1 || maxPayloadBytes > 64 << 20) {
-        throw new InvalidConfigurationException(
-            "maxPayloadBytes", "must be between 1 and " + (64 << 20) + ", was " + maxPayloadBytes);
-      }
+      JsonText.checkLimitSetting(maxPayloadBytes);
       return new Inbox(SchemaName.of(schema), maxPayloadBytes);
     }
   }

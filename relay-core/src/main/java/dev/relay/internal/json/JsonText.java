@@ -1,5 +1,7 @@
 package dev.relay.internal.json;
 
+import dev.relay.InvalidConfigurationException;
+
 /**
  * A validating scanner for JSON text (RFC 8259), so that a payload PostgreSQL would refuse is
  * refused before anything is sent and the caller's transaction is never aborted by it. It checks
@@ -13,6 +15,9 @@ public final class JsonText {
    */
   public static final int MAX_DEPTH = 512;
 
+  /** The largest payload limit any Relay component accepts: 64 MiB. */
+  public static final int MAX_LIMIT_BYTES = 64 << 20;
+
   // numeric's documented limits: 131072 digits before the decimal point, 16383 after.
   private static final long MAX_INTEGER_DIGITS = 131_072;
   private static final long MAX_FRACTION_DIGITS = 16_383;
@@ -22,6 +27,19 @@ public final class JsonText {
 
   private JsonText(String s) {
     this.s = s;
+  }
+
+  /**
+   * Validates a configured payload limit (the {@code maxPayloadBytes} setting of the outbox, the
+   * inbox and the HTTP receiver): 1 byte to {@link #MAX_LIMIT_BYTES}.
+   */
+  public static int checkLimitSetting(int maxPayloadBytes) {
+    if (maxPayloadBytes < 1 || maxPayloadBytes > MAX_LIMIT_BYTES) {
+      throw new InvalidConfigurationException(
+          "maxPayloadBytes",
+          "must be between 1 and " + MAX_LIMIT_BYTES + ", was " + maxPayloadBytes);
+    }
+    return maxPayloadBytes;
   }
 
   /**

@@ -2,6 +2,7 @@ package dev.relay.receiver.http;
 
 import dev.relay.InvalidConfigurationException;
 import dev.relay.RelayException;
+import dev.relay.internal.json.JsonText;
 import dev.relay.internal.receiver.ReceiverInput;
 import dev.relay.internal.receiver.ReplyCodec;
 import dev.relay.receiver.Fence;
@@ -163,10 +164,7 @@ public final class HttpReceiver {
       }
       requireMillis("statementTimeout", statementTimeout);
       requireMillis("lockTimeout", lockTimeout);
-      if (maxPayloadBytes < 1 || maxPayloadBytes > 64 << 20) {
-        throw new InvalidConfigurationException(
-            "maxPayloadBytes", "must be between 1 and " + (64 << 20) + ", was " + maxPayloadBytes);
-      }
+      JsonText.checkLimitSetting(maxPayloadBytes);
       return new HttpReceiver(this);
     }
 
