@@ -165,6 +165,10 @@ class EnqueueTest {
               e -> {
                 assertThat(e.storedKind()).isEqualTo("k");
                 assertThat(e.requestedKind()).isEqualTo("other");
+                // The payloads are equal; the digests say so, so the kind is the difference.
+                assertThat(e.storedPayloadDigest())
+                    .isNotNull()
+                    .isEqualTo(e.requestedPayloadDigest());
               });
     }
 

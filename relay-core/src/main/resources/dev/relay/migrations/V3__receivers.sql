@@ -4,7 +4,7 @@
 --
 -- ${relay_schema} is replaced by the validated schema name; see V1__core.sql.
 
--- One row per (consumer, message) applied: the first delivery's payload, its digest and the
+-- One row per (consumer, message) applied: the first delivery's payload and the
 -- result the effect returned. A repeat finds the row and returns the result; a different payload
 -- under the same ID is refused. The row commits or rolls back with the effect, so its presence
 -- means "applied", never "tried". Incoming request tokens (Idempotency-Key) use the same table
@@ -13,7 +13,6 @@ CREATE TABLE ${relay_schema}.inbox (
     consumer        text        NOT NULL,
     message_id      text        NOT NULL,
     payload         jsonb       NOT NULL,
-    payload_digest  text        NOT NULL,
     result          jsonb,
     received_at     timestamptz NOT NULL DEFAULT clock_timestamp(),
     processed_at    timestamptz,

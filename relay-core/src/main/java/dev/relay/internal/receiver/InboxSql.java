@@ -55,8 +55,8 @@ final class InboxSql {
     insert =
         schema.inject(
             """
-            INSERT INTO ${relay_schema}.inbox (consumer, message_id, payload, payload_digest)
-            VALUES (?, ?, ?::jsonb, ${relay_schema}.payload_digest(?::jsonb))
+            INSERT INTO ${relay_schema}.inbox (consumer, message_id, payload)
+            VALUES (?, ?, ?::jsonb)
             ON CONFLICT (consumer, message_id) DO NOTHING
             RETURNING received_at""");
     saveResult =
@@ -68,12 +68,16 @@ final class InboxSql {
     compare =
         schema.inject(
             """
-            SELECT i.payload = ?::jsonb                            AS same_payload,
-                   i.payload_digest                                AS stored_digest,
-                   ${relay_schema}.payload_digest(?::jsonb)        AS requested_digest,
-                   i.result::text                                  AS result,
-                   i.received_at                                   AS received_at
-              FROM ${relay_schema}.inbox AS i
+            WITH r AS (SELECT ?::jsonb AS payload)
+            SELECT i.payload = r.payload AS same_payload,
+                   -- digests only name a mismatch; equal payloads never pay for them
+                   CASE WHEN i.payload <> r.payload
+                        THEN ${relay_schema}.payload_digest(i.payload) END AS stored_digest,
+                   CASE WHEN i.payload <> r.payload
+                        THEN ${relay_schema}.payload_digest(r.payload) END AS requested_digest,
+                   i.result::text AS result,
+                   i.received_at AS received_at
+              FROM ${relay_schema}.inbox AS i, r
              WHERE i.consumer = ? AND i.message_id = ?""");
     horizon =
         schema.inject(

@@ -62,7 +62,6 @@ public final class InboxStore {
         ps.setString(1, consumer);
         ps.setString(2, messageId);
         ps.setString(3, payload);
-        ps.setString(4, payload);
         try (ResultSet rs = ps.executeQuery()) {
           if (rs.next()) {
             receivedAt = rs.getTimestamp(1).toInstant();
@@ -103,9 +102,8 @@ public final class InboxStore {
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql.compare)) {
       ps.setString(1, payload);
-      ps.setString(2, payload);
-      ps.setString(3, consumer);
-      ps.setString(4, messageId);
+      ps.setString(2, consumer);
+      ps.setString(3, messageId);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           // Skipped by ON CONFLICT, yet gone now: purged by a concurrent transaction.

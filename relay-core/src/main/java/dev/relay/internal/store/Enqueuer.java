@@ -125,16 +125,19 @@ public final class Enqueuer {
       throws SQLException {
     Map<String, Work> requested = new HashMap<>();
     String[] ids = new String[skipped.size()];
+    String[] kinds = new String[skipped.size()];
     String[] payloads = new String[skipped.size()];
     for (int i = 0; i < skipped.size(); i++) {
       Work w = skipped.get(i);
       requested.put(w.workId(), w);
       ids[i] = w.workId();
+      kinds[i] = w.kind();
       payloads[i] = w.payload();
     }
     try (PreparedStatement ps = c.prepareStatement(sql.identityCheck)) {
       ps.setArray(1, c.createArrayOf("text", ids));
-      ps.setArray(2, c.createArrayOf("text", payloads));
+      ps.setArray(2, c.createArrayOf("text", kinds));
+      ps.setArray(3, c.createArrayOf("text", payloads));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           String id = rs.getString("work_id");

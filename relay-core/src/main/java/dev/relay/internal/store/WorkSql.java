@@ -128,10 +128,15 @@ final class WorkSql {
                    CASE WHEN o.work_id IS NOT NULL THEN o.payload = u.payload::jsonb
                         ELSE t.payload_digest = ${relay_schema}.payload_digest(u.payload::jsonb)
                    END AS same_payload,
-                   coalesce(${relay_schema}.payload_digest(o.payload), t.payload_digest)
-                       AS stored_digest,
-                   ${relay_schema}.payload_digest(u.payload::jsonb) AS requested_digest
-              FROM unnest(?::text[], ?::text[]) AS u(work_id, payload)
+                   -- digests name a conflict; an idempotent repeat never pays for them
+                   CASE WHEN o.work_id IS NULL THEN t.payload_digest
+                        WHEN o.kind <> u.kind OR o.payload <> u.payload::jsonb
+                        THEN ${relay_schema}.payload_digest(o.payload) END AS stored_digest,
+                   CASE WHEN o.work_id IS NULL OR o.kind <> u.kind
+                             OR o.payload <> u.payload::jsonb
+                        THEN ${relay_schema}.payload_digest(u.payload::jsonb)
+                   END AS requested_digest
+              FROM unnest(?::text[], ?::text[], ?::text[]) AS u(work_id, kind, payload)
               LEFT JOIN ${relay_schema}.outbox o ON o.work_id = u.work_id
               LEFT JOIN ${relay_schema}.tombstone t ON t.work_id = u.work_id
             """);
