@@ -3,8 +3,8 @@ package dev.relay.internal.runtime;
 import dev.relay.CommitOutcomeUnknownException;
 import dev.relay.RelayException;
 import dev.relay.internal.store.ClaimRef;
-import dev.relay.internal.store.ClaimedWork;
 import dev.relay.internal.store.Settlement;
+import dev.relay.internal.store.WorkStore;
 import dev.relay.internal.store.WriteResult;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
@@ -161,25 +162,31 @@ final class Completer implements Runnable {
   }
 
   /**
-   * After a COMMIT whose outcome is unknown: the claims this worker still holds (same generation,
-   * lease live) were not settled and are returned to be written again; the others were settled by
-   * that commit or have lost their lease, and either way there is nothing left to write. Returns
-   * {@code null} if the rows cannot be read now.
+   * After a COMMIT whose outcome is unknown, the stored rows decide: a claim this worker still
+   * holds (running, same generation, lease live) was not settled and is returned to be written
+   * again; a row at the same generation in the state this settlement writes was settled by that
+   * commit, and is reported as applied; anything else lost its lease meanwhile and needs nothing
+   * more. Returns {@code null} if the rows cannot be read now.
    */
   private List<Item> resolve(List<Item> pending) {
     try (Connection c = engine.connection("re-read claims")) {
-      Set<ClaimRef> held = new HashSet<>();
-      for (ClaimedWork w : engine.store.recover(c, engine.workerId)) {
-        held.add(w.ref());
-      }
+      Map<String, WorkStore.StoredState> rows =
+          engine.store.readStates(c, pending.stream().map(i -> i.claim().ref).toList());
       List<Item> again = new ArrayList<>();
       for (Item i : pending) {
-        if (held.contains(i.claim().ref)) {
+        ClaimRef ref = i.claim().ref;
+        WorkStore.StoredState row = rows.get(ref.workId());
+        if (row != null && row.heldBy(engine.workerId, ref)) {
           again.add(i);
+        } else if (row != null
+            && row.generation() == ref.generation()
+            && row.state().equals(stateWritten(i.settlement()))) {
+          log.info("outcome of {} after an interrupted commit: it committed", i.claim());
+          report(i, true);
         } else {
           log.info(
-              "outcome of {} after an interrupted commit: the claim is no longer held (the write"
-                  + " committed, or the lease ended); not written again",
+              "outcome of {} after an interrupted commit: the lease ended before it could be"
+                  + " written again; nothing more to do",
               i.claim());
           engine.ended(i.claim());
         }
@@ -189,6 +196,18 @@ final class Completer implements Runnable {
       log.warn("re-reading claims after an interrupted commit failed: {}", e.toString());
       return null;
     }
+  }
+
+  /** The state a settlement leaves its row in. */
+  private static String stateWritten(Settlement s) {
+    if (s instanceof Settlement.Complete) {
+      return "done";
+    } else if (s instanceof Settlement.Fail) {
+      return "failed";
+    } else if (s instanceof Settlement.Cancelled) {
+      return "cancelled";
+    }
+    return "ready"; // retry and release
   }
 
   /** Gives up outcomes whose lease has certainly passed: no write of them could apply. */

@@ -57,6 +57,9 @@ final class WorkSql {
   /** This worker's live claims, to recover authority after a claim whose commit is uncertain. */
   final String recoverClaims;
 
+  /** The state, generation, owner and lease liveness of named rows (after an uncertain commit). */
+  final String readStates;
+
   /**
    * {@link #enqueueMany} followed by one {@code pg_notify} on the schema's channel when the insert
    * added a row. The payload is constant, so PostgreSQL folds every such notification of one
@@ -328,6 +331,14 @@ final class WorkSql {
                AND state = 'running'
                AND lease_until > clock_timestamp()
              ORDER BY work_id
+            """);
+    readStates =
+        schema.inject(
+            """
+            SELECT work_id, state, claim_generation, claimed_by,
+                   coalesce(lease_until > clock_timestamp(), false) AS lease_live
+              FROM ${relay_schema}.outbox
+             WHERE work_id = ANY (?::text[])
             """);
     registerKinds =
         schema.inject(

@@ -238,6 +238,59 @@ public final class WorkStore {
   }
 
   /**
+   * What a row holds now, as far as one claim is concerned.
+   *
+   * @param workId the work ID
+   * @param state the stored state
+   * @param generation the stored claim generation
+   * @param claimedBy the stored owner, or {@code null}
+   * @param leaseLive whether the stored lease is unexpired on the database clock
+   */
+  public record StoredState(
+      String workId, String state, long generation, String claimedBy, boolean leaseLive) {
+    /** Whether {@code ref} is still a live claim of {@code workerId}: nothing settled it. */
+    public boolean heldBy(String workerId, ClaimRef ref) {
+      return state.equals("running")
+          && workerId.equals(claimedBy)
+          && generation == ref.generation()
+          && leaseLive;
+    }
+  }
+
+  /**
+   * The current state of the named rows, keyed by work ID (absent rows are missing). A plain read:
+   * it decides what an uncertain commit did, and any write that follows is guarded anyway.
+   */
+  public Map<String, StoredState> readStates(Connection c, List<ClaimRef> refs) {
+    if (refs.isEmpty()) {
+      return Map.of();
+    }
+    return Tx.run(
+        c,
+        timeouts,
+        "read work states",
+        tx -> {
+          Map<String, StoredState> states = new HashMap<>();
+          try (PreparedStatement ps = tx.prepareStatement(sql.readStates)) {
+            ps.setArray(1, tx.createArrayOf("text", ids(refs)));
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                StoredState st =
+                    new StoredState(
+                        rs.getString("work_id"),
+                        rs.getString("state"),
+                        rs.getLong("claim_generation"),
+                        rs.getString("claimed_by"),
+                        rs.getBoolean("lease_live"));
+                states.put(st.workId(), st);
+              }
+            }
+          }
+          return states;
+        });
+  }
+
+  /**
    * One kind's policy as registered in the {@code kind} table.
    *
    * @param kind the kind
