@@ -110,7 +110,10 @@ class RelayRetryTest {
                     FAST,
                     claim ->
                         claim.attempt() == 1
-                            ? Outcome.retry("rate limited").after(Duration.ofMillis(300))
+                            // A 429 is a refusal: known not delivered. (Had this attempt's
+                            // effect been unknown, the row would keep "unknown" for good.)
+                            ? Outcome.retry("rate limited", Outcome.Effect.NOT_DELIVERED)
+                                .after(Duration.ofMillis(300))
                             : Outcome.fail(
                                 "mailbox does not exist", Outcome.Effect.NOT_DELIVERED)));
         f.enqueue(Work.of("w", "mail", "{}"));

@@ -293,6 +293,27 @@ class GuardTest {
     }
 
     @Test
+    void laterNotDeliveredNeverHidesAnEarlierUnknownEffect() {
+      f.enqueue(Work.of("w", "k", "{}"));
+      ClaimedWork first = claimOne("worker-a", LONG);
+      settle(
+          "worker-a",
+          new Settlement.Retry(
+              first.ref(), Duration.ZERO, "timeout", "no answer", Evidence.UNKNOWN));
+      ClaimedWork second = claimOne("worker-a", LONG);
+
+      settle(
+          "worker-a",
+          new Settlement.Fail(
+              second.ref(), "permanent", "400 bad address", Evidence.NOT_DELIVERED));
+
+      // The first attempt may have had its effect: the row must not read "not delivered".
+      assertThat(f.row("w")).containsEntry("state", "failed").containsEntry("outcome", "unknown");
+      assertThat(f.count("SELECT count(*) FROM {schema}.attempt WHERE outcome = 'not_delivered'"))
+          .isEqualTo(1);
+    }
+
+    @Test
     void releaseReturnsUnstartedWorkAtOnceWithoutCountingTheAttempt() {
       f.enqueue(Work.of("w", "k", "{}"));
       ClaimedWork a = claimOne("worker-a", LONG);

@@ -192,7 +192,8 @@ final class WorkSql {
                            || CASE WHEN c.prev_state = 'running'
                                    THEN '; the last lease expired with the outcome unknown'
                                    ELSE '' END,
-                       outcome = CASE WHEN c.decision = 'claim' THEN j.outcome
+                       outcome = CASE WHEN c.decision = 'claim' OR j.outcome = 'delivered'
+                                      THEN j.outcome
                                       WHEN c.prev_state = 'running' THEN 'unknown'
                                       WHEN j.attempts = 0 THEN 'not_delivered'
                                       ELSE j.outcome END
@@ -251,8 +252,13 @@ final class WorkSql {
                                          THEN i.error ELSE o.last_error END,
                        last_error_kind = CASE WHEN i.action IN ('retry', 'fail', 'cancelled')
                                               THEN i.error_kind ELSE o.last_error_kind END,
-                       outcome = CASE WHEN i.action = 'complete' THEN 'delivered'
+                       -- Evidence accumulates over attempts: delivered > unknown >
+                       -- not_delivered. A later "not delivered" never hides an earlier attempt
+                       -- whose effect is unknown.
+                       outcome = CASE WHEN i.action = 'complete' OR o.outcome = 'delivered'
+                                      THEN 'delivered'
                                       WHEN i.action = 'release' THEN o.outcome
+                                      WHEN 'unknown' IN (o.outcome, i.outcome) THEN 'unknown'
                                       ELSE coalesce(i.outcome, o.outcome) END,
                        receiver_ref = CASE WHEN i.action = 'complete' THEN i.receiver_ref
                                            ELSE o.receiver_ref END,
