@@ -156,6 +156,54 @@ class RelayRetryTest {
     }
 
     @Test
+    void parkPolicyAlsoParksAReturnedRetryWhoseEffectIsUnknown(TestDatabase db) {
+      try (RelayFixture f = new RelayFixture(db)) {
+        AtomicInteger runs = new AtomicInteger();
+        f.start(
+            f.builder()
+                .handle(
+                    "sms",
+                    FAST.withUnknownOutcome(UnknownOutcomePolicy.park()),
+                    claim -> {
+                      runs.incrementAndGet();
+                      return Outcome.retry("connection reset after sending");
+                    }));
+        f.enqueue(Work.of("w", "sms", "{}"));
+
+        await().atMost(RelayFixture.PATIENCE).until(() -> "failed".equals(f.state("w")));
+        assertThat(f.row("w"))
+            .containsEntry("attempts", "1")
+            .containsEntry("outcome", "unknown")
+            .containsEntry("last_error_kind", "retry");
+        assertThat(f.column("w", "last_error"))
+            .contains("connection reset after sending")
+            .contains("parked");
+        assertThat(runs).hasValue(1);
+      }
+    }
+
+    @Test
+    void parkPolicyStillRetriesWhatTheHandlerKnowsWasNotDelivered(TestDatabase db) {
+      try (RelayFixture f = new RelayFixture(db)) {
+        AtomicInteger runs = new AtomicInteger();
+        f.start(
+            f.builder()
+                .handle(
+                    "sms",
+                    FAST.withUnknownOutcome(UnknownOutcomePolicy.park()),
+                    claim ->
+                        runs.incrementAndGet() == 1
+                            ? Outcome.retry("connection refused", Outcome.Effect.NOT_DELIVERED)
+                            : Outcome.done("sms-1")));
+        f.enqueue(Work.of("w", "sms", "{}"));
+
+        await().atMost(RelayFixture.PATIENCE).until(() -> "done".equals(f.state("w")));
+        assertThat(f.row("w")).containsEntry("attempts", "2").containsEntry("outcome", "delivered");
+        assertThat(runs).hasValue(2);
+      }
+    }
+
+    @Test
     void reconcileAcceptedRecordsDoneWithoutRunningAgain(TestDatabase db) {
       try (RelayFixture f = new RelayFixture(db)) {
         AtomicInteger runs = new AtomicInteger();

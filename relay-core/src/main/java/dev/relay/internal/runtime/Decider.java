@@ -55,6 +55,35 @@ final class Decider {
         timedOut
             ? "handler timed out after " + c.policy.handlerTimeout() + ": " + describe(error)
             : describe(error);
+    return forUnknown(c, kind, text, reconciliation);
+  }
+
+  /**
+   * Whether a returned outcome must go to the kind's unknown-outcome policy: a retry whose effect
+   * is unknown, for a kind that parks or reconciles unknown outcomes. Retrying it as asked would
+   * repeat a possibly accepted effect at a receiver the kind says cannot absorb it; a retry the
+   * handler knows was not delivered is always safe and is taken at its word.
+   */
+  static boolean isUnknownEffectRetry(LiveClaim c, Outcome outcome) {
+    return outcome instanceof Outcome.Retry r
+        && r.effect() == Outcome.Effect.UNKNOWN
+        && !(c.policy.unknownOutcome() instanceof UnknownOutcomePolicy.Retry);
+  }
+
+  /**
+   * The write for an unknown-effect retry the handler returned; see {@link #isUnknownEffectRetry}.
+   */
+  static Settlement forUnknownEffectRetry(
+      LiveClaim c, Outcome.Retry retry, Reconciliation reconciliation) {
+    return forUnknown(
+        c,
+        "retry",
+        "the handler asked to retry with the effect unknown: " + text(retry.reason(), "retry"),
+        reconciliation);
+  }
+
+  private static Settlement forUnknown(
+      LiveClaim c, String kind, String text, Reconciliation reconciliation) {
     if (c.isCancelRequested()) {
       return new Settlement.Cancelled(
           c.ref,

@@ -331,6 +331,13 @@ public final class Engine {
     }
     events.finished(c, outcome, error, Duration.ofNanos(System.nanoTime() - t0));
     if (error == null) {
+      if (Decider.isUnknownEffectRetry(c, outcome)) {
+        Reconciliation answer = null;
+        if (policy instanceof UnknownOutcomePolicy.Reconcile r && !c.isCancelRequested()) {
+          answer = reconcile(r, c);
+        }
+        return Decider.forUnknownEffectRetry(c, (Outcome.Retry) outcome, answer);
+      }
       return Decider.forOutcome(c, outcome);
     }
     if (c.timedOut) {
