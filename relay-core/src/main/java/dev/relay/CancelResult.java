@@ -11,7 +11,10 @@ package dev.relay;
 public record CancelResult(String workId, Status status, String previousState) {
   /** What happened. */
   public enum Status {
-    /** The work was ready (or waiting for a retry) and is now {@code cancelled}. */
+    /**
+     * The work was ready (or waiting for a retry), or failed, and is now {@code cancelled}: a
+     * failed item is cancelled to release the ordering key it holds.
+     */
     CANCELLED,
     /**
      * The work is running: a cancel request was recorded. Its worker sees it at the next lease
@@ -19,9 +22,7 @@ public record CancelResult(String workId, Status status, String previousState) {
      * happened anyway. An in-flight call is not recalled.
      */
     CANCEL_REQUESTED,
-    /**
-     * The work had already ended ({@code done}, {@code failed} or {@code cancelled}): unchanged.
-     */
+    /** The work had already ended ({@code done} or {@code cancelled}): unchanged. */
     ALREADY_FINISHED,
     /** No work has this ID. */
     NOT_FOUND

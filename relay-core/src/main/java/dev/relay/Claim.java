@@ -66,6 +66,20 @@ public interface Claim {
    */
   boolean reclaimed();
 
+  /** The ordering key, or {@code null} for unordered work. */
+  String orderingKey();
+
+  /** This item's sequence within its ordering key, or {@code null} for unordered work. */
+  Long sequence();
+
+  /**
+   * The highest lower sequence of this key that was delivered (is {@code done}), or {@code null} if
+   * none was. It can be lower than {@code sequence() - 1} when items in between were cancelled: a
+   * deliberate gap, not a lost message. A strict-history receiver holds this item until it has
+   * applied that sequence (see {@code dev.relay.receiver.KeyedHistory}).
+   */
+  Long previousDeliveredSequence();
+
   /** The ID of the worker holding this claim. */
   String workerId();
 

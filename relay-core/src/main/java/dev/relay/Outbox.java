@@ -201,6 +201,20 @@ public final class Outbox {
           null, "workId", "'" + id + "' may only contain A-Z a-z 0-9 . _ - : / @ + = #");
     }
     name(id, "kind", w.kind());
+    String key = w.orderingKey();
+    if (key != null
+        && (key.isEmpty()
+            || key.length() > MAX_WORK_ID_LENGTH
+            || !WORK_ID.matcher(key).matches())) {
+      throw new InvalidWorkException(
+          id,
+          "orderingKey",
+          "'"
+              + key
+              + "' must be 1-"
+              + MAX_WORK_ID_LENGTH
+              + " characters from A-Z a-z 0-9 . _ - : / @ + = #");
+    }
     name(id, "queue", w.queue());
     String problem = JsonText.problem(w.payload(), maxPayloadBytes);
     if (problem != null) {

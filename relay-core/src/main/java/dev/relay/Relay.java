@@ -163,7 +163,9 @@ public final class Relay implements AutoCloseable {
    * sees it at the next lease renewal and tells the handler ({@link Claim#isCancelRequested()}),
    * then records {@code cancelled} with a guarded write; if the handler reports done, {@code done}
    * is recorded instead, because the effect happened. <b>A call already in flight is not
-   * recalled.</b> Ended work is left as it is. Works whether or not this runtime is started.
+   * recalled.</b> Failed work becomes {@code cancelled} too (its evidence kept), which releases an
+   * ordering key its failed head holds. Done and cancelled work is left as it is. Works whether or
+   * not this runtime is started.
    *
    * @throws InvalidWorkException if an argument is empty or too long
    */

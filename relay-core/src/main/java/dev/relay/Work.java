@@ -34,6 +34,7 @@ public final class Work {
   private final Duration delay;
   private final Instant deadline;
   private final int maxAttempts;
+  private final String orderingKey;
 
   private Work(
       String workId,
@@ -44,7 +45,8 @@ public final class Work {
       Instant availableAt,
       Duration delay,
       Instant deadline,
-      int maxAttempts) {
+      int maxAttempts,
+      String orderingKey) {
     this.workId = workId;
     this.kind = kind;
     this.payload = payload;
@@ -54,6 +56,7 @@ public final class Work {
     this.delay = delay;
     this.deadline = deadline;
     this.maxAttempts = maxAttempts;
+    this.orderingKey = orderingKey;
   }
 
   /**
@@ -66,24 +69,43 @@ public final class Work {
    */
   public static Work of(String workId, String kind, String payloadJson) {
     return new Work(
-        workId, kind, payloadJson, DEFAULT_QUEUE, 0, null, null, null, DEFAULT_MAX_ATTEMPTS);
+        workId, kind, payloadJson, DEFAULT_QUEUE, 0, null, null, null, DEFAULT_MAX_ATTEMPTS, null);
   }
 
   /** A copy in {@code queue} (1-100 characters from {@code A-Z a-z 0-9 . _ - :}). */
   public Work queue(String queue) {
     return new Work(
-        workId, kind, payload, queue, priority, availableAt, delay, deadline, maxAttempts);
+        workId,
+        kind,
+        payload,
+        queue,
+        priority,
+        availableAt,
+        delay,
+        deadline,
+        maxAttempts,
+        orderingKey);
   }
 
   /** A copy with a claim priority: higher is claimed first among eligible work of a queue. */
   public Work priority(int priority) {
     return new Work(
-        workId, kind, payload, queue, priority, availableAt, delay, deadline, maxAttempts);
+        workId,
+        kind,
+        payload,
+        queue,
+        priority,
+        availableAt,
+        delay,
+        deadline,
+        maxAttempts,
+        orderingKey);
   }
 
   /** A copy that no worker claims before {@code instant} (replaces any delay). */
   public Work availableAt(Instant instant) {
-    return new Work(workId, kind, payload, queue, priority, instant, null, deadline, maxAttempts);
+    return new Work(
+        workId, kind, payload, queue, priority, instant, null, deadline, maxAttempts, orderingKey);
   }
 
   /**
@@ -91,7 +113,8 @@ public final class Work {
    * from the enqueue (replaces any {@link #availableAt(Instant)}).
    */
   public Work delay(Duration delay) {
-    return new Work(workId, kind, payload, queue, priority, null, delay, deadline, maxAttempts);
+    return new Work(
+        workId, kind, payload, queue, priority, null, delay, deadline, maxAttempts, orderingKey);
   }
 
   /**
@@ -101,13 +124,52 @@ public final class Work {
    */
   public Work deadline(Instant deadline) {
     return new Work(
-        workId, kind, payload, queue, priority, availableAt, delay, deadline, maxAttempts);
+        workId,
+        kind,
+        payload,
+        queue,
+        priority,
+        availableAt,
+        delay,
+        deadline,
+        maxAttempts,
+        orderingKey);
   }
 
   /** A copy allowing at most {@code maxAttempts} claims (1-10,000). */
   public Work maxAttempts(int maxAttempts) {
     return new Work(
-        workId, kind, payload, queue, priority, availableAt, delay, deadline, maxAttempts);
+        workId,
+        kind,
+        payload,
+        queue,
+        priority,
+        availableAt,
+        delay,
+        deadline,
+        maxAttempts,
+        orderingKey);
+  }
+
+  /**
+   * A copy with an ordering key: work with the same key is delivered in enqueue order, one item at
+   * a time. The enqueue assigns the next sequence of the key in the producer's transaction; an item
+   * is claimed only when every lower sequence of its key is done or cancelled (a failed item holds
+   * its key until redriven or cancelled). Work without a key is unordered. Key: 1-200 characters
+   * from the work-ID set.
+   */
+  public Work orderingKey(String orderingKey) {
+    return new Work(
+        workId,
+        kind,
+        payload,
+        queue,
+        priority,
+        availableAt,
+        delay,
+        deadline,
+        maxAttempts,
+        orderingKey);
   }
 
   /** The work ID. */
@@ -155,6 +217,11 @@ public final class Work {
     return maxAttempts;
   }
 
+  /** The ordering key, or {@code null} for unordered work. */
+  public String orderingKey() {
+    return orderingKey;
+  }
+
   @Override
   public boolean equals(Object o) {
     return o instanceof Work w
@@ -166,7 +233,8 @@ public final class Work {
         && Objects.equals(availableAt, w.availableAt)
         && Objects.equals(delay, w.delay)
         && Objects.equals(deadline, w.deadline)
-        && maxAttempts == w.maxAttempts;
+        && maxAttempts == w.maxAttempts
+        && Objects.equals(orderingKey, w.orderingKey);
   }
 
   @Override

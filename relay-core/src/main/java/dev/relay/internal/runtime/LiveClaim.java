@@ -127,6 +127,21 @@ final class LiveClaim implements Claim {
   }
 
   @Override
+  public String orderingKey() {
+    return work.orderingKey();
+  }
+
+  @Override
+  public Long sequence() {
+    return work.sequence();
+  }
+
+  @Override
+  public Long previousDeliveredSequence() {
+    return work.previousDeliveredSequence();
+  }
+
+  @Override
   public String workerId() {
     return workerId;
   }

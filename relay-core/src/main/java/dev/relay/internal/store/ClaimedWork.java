@@ -18,6 +18,10 @@ import java.time.Instant;
  * @param firstAttemptAt when the work was first claimed
  * @param reclaimed whether this claim took over an expired lease of another claim
  * @param previousOwner the worker whose lease expired, when {@code reclaimed}
+ * @param orderingKey the ordering key, or {@code null}
+ * @param sequence the sequence within the key, or {@code null}
+ * @param previousDeliveredSequence the highest lower sequence of the key that is done, or {@code
+ *     null} when none is (or the work is unkeyed)
  */
 public record ClaimedWork(
     String workId,
@@ -32,7 +36,10 @@ public record ClaimedWork(
     Instant createdAt,
     Instant firstAttemptAt,
     boolean reclaimed,
-    String previousOwner) {
+    String previousOwner,
+    String orderingKey,
+    Long sequence,
+    Long previousDeliveredSequence) {
   /** This claim's authority. */
   public ClaimRef ref() {
     return new ClaimRef(workId, generation);

@@ -19,6 +19,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Inserts validated work on the caller's connection, inside the caller's transaction: never
@@ -52,8 +53,13 @@ public final class Enqueuer {
     // Sorted by ID: concurrent bulk producers with overlapping IDs then meet in the same order.
     List<Work> sorted = new ArrayList<>(works);
     sorted.sort(Comparator.comparing(Work::workId));
+    // Items of one ordering key take their sequences in the caller's order, not ID order.
+    Map<String, Integer> callerOrder = new HashMap<>();
+    for (int i = 0; i < works.size(); i++) {
+      callerOrder.put(works.get(i).workId(), i);
+    }
     try {
-      Set<String> inserted = insert(c, sorted);
+      Set<String> inserted = insert(c, sorted, callerOrder);
       Map<String, EnqueueResult> byId = new HashMap<>();
       List<Work> skipped = new ArrayList<>();
       for (Work w : sorted) {
@@ -76,7 +82,8 @@ public final class Enqueuer {
     }
   }
 
-  private Set<String> insert(Connection c, List<Work> works) throws SQLException {
+  private Set<String> insert(Connection c, List<Work> works, Map<String, Integer> callerOrder)
+      throws SQLException {
     int n = works.size();
     String[] ids = new String[n];
     String[] kinds = new String[n];
@@ -87,6 +94,9 @@ public final class Enqueuer {
     Long[] delays = new Long[n];
     Integer[] maxAttempts = new Integer[n];
     String[] deadlines = new String[n];
+    String[] keys = new String[n];
+    Integer[] order = new Integer[n];
+    TreeSet<String> distinctKeys = new TreeSet<>();
     for (int i = 0; i < n; i++) {
       Work w = works.get(i);
       ids[i] = w.workId();
@@ -99,10 +109,26 @@ public final class Enqueuer {
       delays[i] = d == null ? 0L : d.toMillis();
       maxAttempts[i] = w.maxAttempts();
       deadlines[i] = instantText(w.deadline());
+      keys[i] = w.orderingKey();
+      order[i] = callerOrder.get(w.workId());
+      if (w.orderingKey() != null) {
+        distinctKeys.add(w.orderingKey());
+      }
     }
+    boolean keyed = !distinctKeys.isEmpty();
+    if (keyed) {
+      // Step one of a keyed enqueue: the key counters, locked in key order.
+      try (PreparedStatement ps = c.prepareStatement(sql.lockKeys)) {
+        ps.setArray(1, c.createArrayOf("text", distinctKeys.toArray()));
+        ps.executeUpdate();
+      }
+    }
+    String statement =
+        keyed
+            ? (notify ? sql.enqueueKeyedNotify : sql.enqueueKeyed)
+            : (notify ? sql.enqueueManyNotify : sql.enqueueMany);
     Set<String> inserted = new HashSet<>();
-    try (PreparedStatement ps =
-        c.prepareStatement(notify ? sql.enqueueManyNotify : sql.enqueueMany)) {
+    try (PreparedStatement ps = c.prepareStatement(statement)) {
       ps.setArray(1, c.createArrayOf("text", ids));
       ps.setArray(2, c.createArrayOf("text", kinds));
       ps.setArray(3, c.createArrayOf("text", payloads));
@@ -112,6 +138,10 @@ public final class Enqueuer {
       ps.setArray(7, c.createArrayOf("int8", delays));
       ps.setArray(8, c.createArrayOf("int4", maxAttempts));
       ps.setArray(9, c.createArrayOf("text", deadlines));
+      if (keyed) {
+        ps.setArray(10, c.createArrayOf("text", keys));
+        ps.setArray(11, c.createArrayOf("int4", order));
+      }
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           inserted.add(rs.getString(1));

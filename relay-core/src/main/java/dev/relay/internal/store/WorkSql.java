@@ -20,6 +20,25 @@ final class WorkSql {
    */
   final String enqueueMany;
 
+  /**
+   * Keyed enqueue, step one: lock the counter row of every ordering key of the batch, creating
+   * missing ones, in key order (the caller sends the keys sorted), so producers of one key
+   * serialise here and two bulk producers over overlapping keys cannot deadlock.
+   */
+  final String lockKeys;
+
+  /**
+   * Keyed enqueue, step two, after the counters are locked: a later statement, so its snapshot sees
+   * what a producer that held a counter before us committed. IDs already stored (or tombstoned)
+   * take no sequence, so an idempotent repeat consumes none; each key's new items get the next
+   * sequences in the caller's order, and the counters move by as many. Unkeyed items in the same
+   * batch are inserted as by {@link #enqueueMany}.
+   */
+  final String enqueueKeyed;
+
+  /** {@link #enqueueKeyed} with the notification of {@link #enqueueManyNotify}. */
+  final String enqueueKeyedNotify;
+
   /** For IDs the insert skipped: the stored kind and payload equality, or the tombstone's. */
   final String identityCheck;
 
@@ -79,7 +98,10 @@ final class WorkSql {
   /** Cancel, step one: lock the work row so that the decision below rests on its current state. */
   final String lockForCancel;
 
-  /** Cancel of ready work (including work waiting for a retry): cancelled at once. */
+  /**
+   * Cancel of ready work (including work waiting for a retry) or failed work: cancelled at once.
+   * The outcome evidence is kept (never attempted: known not delivered).
+   */
   final String cancelReady;
 
   /**
@@ -116,6 +138,62 @@ final class WorkSql {
                 + insertMany
                 + """
                 ), notified AS (
+                    SELECT pg_notify('relay_${relay_schema}', '')
+                      FROM (SELECT 1 FROM inserted LIMIT 1) AS any_row
+                )
+                SELECT work_id FROM inserted CROSS JOIN (SELECT count(*) FROM notified) AS n
+                """);
+    lockKeys =
+        schema.inject(
+            """
+            INSERT INTO ${relay_schema}.key_sequence AS k (ordering_key, last_sequence)
+            SELECT key, 0 FROM unnest(?::text[]) AS key ORDER BY key
+                ON CONFLICT (ordering_key) DO UPDATE SET last_sequence = k.last_sequence
+            """);
+    String keyedCtes =
+        """
+        WITH u AS (
+            SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::int4[],
+                                 ?::text[], ?::int8[], ?::int4[], ?::text[], ?::text[], ?::int4[])
+                   AS u(work_id, kind, payload, queue, priority, available_at, delay_ms,
+                        max_attempts, deadline, ordering_key, ord)
+        ), fresh AS (
+            SELECT u.* FROM u
+             WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.outbox o WHERE o.work_id = u.work_id)
+               AND NOT EXISTS (SELECT 1 FROM ${relay_schema}.tombstone t
+                                WHERE t.work_id = u.work_id)
+        ), numbered AS (
+            SELECT f.*, row_number() OVER (PARTITION BY f.ordering_key ORDER BY f.ord) AS n
+              FROM fresh f
+        ), bumped AS (
+            UPDATE ${relay_schema}.key_sequence k
+               SET last_sequence = k.last_sequence + c.cnt
+              FROM (SELECT ordering_key, count(*) AS cnt FROM numbered
+                     WHERE ordering_key IS NOT NULL GROUP BY ordering_key) AS c
+             WHERE k.ordering_key = c.ordering_key
+         RETURNING k.ordering_key, k.last_sequence - c.cnt AS base
+        ), inserted AS (
+            INSERT INTO ${relay_schema}.outbox
+                   (work_id, kind, payload, queue, priority, available_at, max_attempts, deadline,
+                    ordering_key, sequence)
+            SELECT n.work_id, n.kind, n.payload::jsonb, n.queue, n.priority,
+                   coalesce(n.available_at::timestamptz,
+                            clock_timestamp() + n.delay_ms * interval '1 millisecond'),
+                   n.max_attempts, n.deadline::timestamptz,
+                   n.ordering_key, b.base + n.n
+              FROM numbered n
+              LEFT JOIN bumped b ON b.ordering_key = n.ordering_key
+             ORDER BY n.work_id
+                ON CONFLICT (work_id) DO NOTHING
+            RETURNING work_id
+        )
+        """;
+    enqueueKeyed = schema.inject(keyedCtes + "SELECT work_id FROM inserted");
+    enqueueKeyedNotify =
+        schema.inject(
+            keyedCtes
+                + """
+                , notified AS (
                     SELECT pg_notify('relay_${relay_schema}', '')
                       FROM (SELECT 1 FROM inserted LIMIT 1) AS any_row
                 )
@@ -161,6 +239,15 @@ final class WorkSql {
                    AND o.kind = ANY (?::text[])
                    AND o.available_at <= (SELECT clock_timestamp())
                    AND (o.lease_until IS NULL OR o.lease_until <= (SELECT clock_timestamp()))
+                   -- Ordered delivery: a keyed item waits until every lower sequence of its key
+                   -- is done or cancelled. A lower item still ready, running or failed holds
+                   -- the key, so at most one item per key is in flight and one batch never
+                   -- takes two of a key. Unkeyed rows never evaluate the subquery.
+                   AND (o.ordering_key IS NULL
+                        OR NOT EXISTS (SELECT 1 FROM ${relay_schema}.outbox p
+                                        WHERE p.ordering_key = o.ordering_key
+                                          AND p.sequence < o.sequence
+                                          AND p.state IN ('ready', 'running', 'failed')))
                  ORDER BY o.priority DESC, o.available_at, o.work_id
                  LIMIT ?
                    FOR UPDATE SKIP LOCKED
@@ -203,7 +290,14 @@ final class WorkSql {
                        j.claim_generation, j.attempts, j.max_attempts, j.lease_until,
                        j.deadline, j.created_at, j.first_attempt_at, j.state,
                        c.decision, c.prev_state, c.prev_owner, c.prev_generation,
-                       c.prev_claimed_at
+                       c.prev_claimed_at, j.ordering_key, j.sequence,
+                       -- the last delivered item before this one: a cancelled item in between
+                       -- reads as a deliberate gap, not a lost message
+                       CASE WHEN j.ordering_key IS NOT NULL THEN
+                           (SELECT max(p.sequence) FROM ${relay_schema}.outbox p
+                             WHERE p.ordering_key = j.ordering_key
+                               AND p.sequence < j.sequence AND p.state = 'done')
+                       END AS previous_delivered_sequence
             ), expired AS (
                 INSERT INTO ${relay_schema}.attempt
                        (work_id, generation, worker, claimed_at, ending, error_kind, error, outcome)
@@ -330,9 +424,15 @@ final class WorkSql {
     recoverClaims =
         schema.inject(
             """
-            SELECT work_id, kind, queue, payload::text AS payload, claim_generation, attempts,
-                   max_attempts, lease_until, deadline, created_at, first_attempt_at
-              FROM ${relay_schema}.outbox
+            SELECT j.work_id, j.kind, j.queue, j.payload::text AS payload, j.claim_generation,
+                   j.attempts, j.max_attempts, j.lease_until, j.deadline, j.created_at,
+                   j.first_attempt_at, j.ordering_key, j.sequence,
+                   CASE WHEN j.ordering_key IS NOT NULL THEN
+                       (SELECT max(p.sequence) FROM ${relay_schema}.outbox p
+                         WHERE p.ordering_key = j.ordering_key
+                           AND p.sequence < j.sequence AND p.state = 'done')
+                   END AS previous_delivered_sequence
+              FROM ${relay_schema}.outbox j
              WHERE claimed_by = ?
                AND state = 'running'
                AND lease_until > clock_timestamp()
@@ -392,7 +492,7 @@ final class WorkSql {
                    -- never attempted: known not delivered; otherwise keep the last evidence
                    outcome = CASE WHEN attempts = 0 THEN 'not_delivered' ELSE outcome END
              WHERE work_id = ?
-               AND state = 'ready'
+               AND state IN ('ready', 'failed')
             """);
     requestCancel =
         schema.inject(

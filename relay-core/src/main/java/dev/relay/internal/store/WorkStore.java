@@ -371,9 +371,9 @@ public final class WorkStore {
   public record CancelRow(String result, String fromState) {}
 
   /**
-   * Cancels work in one transaction: the row is locked first, then ready work becomes cancelled at
-   * once, running work gets a cancel request (answered by its worker with a guarded write), ended
-   * work is left alone. Every call is audited with its actor and reason.
+   * Cancels work in one transaction: the row is locked first, then ready (or failed) work becomes
+   * cancelled at once, running work gets a cancel request (answered by its worker with a guarded
+   * write), ended work is left alone. Every call is audited with its actor and reason.
    */
   public CancelRow cancel(Connection c, String workId, String actor, String reason) {
     return Tx.run(
@@ -395,7 +395,9 @@ public final class WorkStore {
           String result;
           if (state == null) {
             result = "not_found";
-          } else if (state.equals("ready")) {
+          } else if (state.equals("ready") || state.equals("failed")) {
+            // A failed item is cancelled too: that is how an operator releases an ordering key
+            // its failed head holds, when redriving it is not wanted.
             try (PreparedStatement ps = tx.prepareStatement(sql.cancelReady)) {
               ps.setString(1, "cancelled by " + actor + ": " + reason);
               ps.setString(2, workId);
@@ -542,7 +544,15 @@ public final class WorkStore {
         instant(rs, "created_at"),
         instant(rs, "first_attempt_at"),
         reclaimed,
-        previousOwner);
+        previousOwner,
+        rs.getString("ordering_key"),
+        nullableLong(rs, "sequence"),
+        nullableLong(rs, "previous_delivered_sequence"));
+  }
+
+  private static Long nullableLong(ResultSet rs, String column) throws SQLException {
+    long v = rs.getLong(column);
+    return rs.wasNull() ? null : v;
   }
 
   private static Instant instant(ResultSet rs, String column) throws SQLException {
