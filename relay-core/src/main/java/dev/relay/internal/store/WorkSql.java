@@ -53,6 +53,9 @@ final class WorkSql {
    */
   final String claimBatch;
 
+  /** {@link #claimBatch} over several queues at once (slower: see the comment at its text). */
+  final String claimBatchQueues;
+
   /**
    * Step one of every guarded write: lock the named rows in work-ID order (so two batches cannot
    * deadlock). The guard is evaluated by the next statement, after any wait here. A single UPDATE
@@ -221,7 +224,7 @@ final class WorkSql {
               LEFT JOIN ${relay_schema}.outbox o ON o.work_id = u.work_id
               LEFT JOIN ${relay_schema}.tombstone t ON t.work_id = u.work_id
             """);
-    claimBatch =
+    String claimTemplate =
         schema.inject(
             """
             WITH candidates AS MATERIALIZED (
@@ -235,7 +238,7 @@ final class WorkSql {
                        END AS decision
                   FROM ${relay_schema}.outbox o
                  WHERE o.state IN ('ready', 'running')
-                   AND o.queue = ANY (?::text[])
+                   AND {queue_condition}
                    AND o.kind = ANY (?::text[])
                    AND o.available_at <= (SELECT clock_timestamp())
                    AND (o.lease_until IS NULL OR o.lease_until <= (SELECT clock_timestamp()))
@@ -294,9 +297,10 @@ final class WorkSql {
                        -- the last delivered item before this one: a cancelled item in between
                        -- reads as a deliberate gap, not a lost message
                        CASE WHEN j.ordering_key IS NOT NULL THEN
-                           (SELECT max(p.sequence) FROM ${relay_schema}.outbox p
+                           (SELECT p.sequence FROM ${relay_schema}.outbox p
                              WHERE p.ordering_key = j.ordering_key
-                               AND p.sequence < j.sequence AND p.state = 'done')
+                               AND p.sequence < j.sequence AND p.state = 'done'
+                             ORDER BY p.sequence DESC LIMIT 1)
                        END AS previous_delivered_sequence
             ), expired AS (
                 INSERT INTO ${relay_schema}.attempt
@@ -309,6 +313,11 @@ final class WorkSql {
             )
             SELECT * FROM updated
             """);
+    // One queue: equality on the index's leading column, so the scan returns rows in claim order
+    // and stops after the batch. Several queues: = ANY on the leading column does not keep that
+    // order, so the planner reads every eligible row of those queues and sorts them.
+    claimBatch = claimTemplate.replace("{queue_condition}", "o.queue = ?");
+    claimBatchQueues = claimTemplate.replace("{queue_condition}", "o.queue = ANY (?::text[])");
     lockClaimed =
         schema.inject(
             """
@@ -428,9 +437,10 @@ final class WorkSql {
                    j.attempts, j.max_attempts, j.lease_until, j.deadline, j.created_at,
                    j.first_attempt_at, j.ordering_key, j.sequence,
                    CASE WHEN j.ordering_key IS NOT NULL THEN
-                       (SELECT max(p.sequence) FROM ${relay_schema}.outbox p
+                       (SELECT p.sequence FROM ${relay_schema}.outbox p
                          WHERE p.ordering_key = j.ordering_key
-                           AND p.sequence < j.sequence AND p.state = 'done')
+                           AND p.sequence < j.sequence AND p.state = 'done'
+                         ORDER BY p.sequence DESC LIMIT 1)
                    END AS previous_delivered_sequence
               FROM ${relay_schema}.outbox j
              WHERE claimed_by = ?

@@ -49,8 +49,14 @@ public final class WorkStore {
         tx -> {
           List<ClaimedWork> claimed = new ArrayList<>();
           List<RetiredWork> retired = new ArrayList<>();
-          try (PreparedStatement ps = tx.prepareStatement(sql.claimBatch)) {
-            ps.setArray(1, tx.createArrayOf("text", request.queues().toArray()));
+          boolean oneQueue = request.queues().size() == 1;
+          try (PreparedStatement ps =
+              tx.prepareStatement(oneQueue ? sql.claimBatch : sql.claimBatchQueues)) {
+            if (oneQueue) {
+              ps.setString(1, request.queues().get(0));
+            } else {
+              ps.setArray(1, tx.createArrayOf("text", request.queues().toArray()));
+            }
             ps.setArray(2, tx.createArrayOf("text", request.kinds().toArray()));
             ps.setInt(3, request.limit());
             ps.setString(4, request.workerId());
