@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.relay.EnqueueResult;
 import dev.relay.Rows;
 import dev.relay.Work;
+import dev.relay.admin.Admin;
+import dev.relay.admin.RedriveRequest;
 import dev.relay.internal.store.ClaimedWork;
 import dev.relay.internal.store.Settlement;
 import dev.relay.internal.store.Settlement.Evidence;
@@ -198,6 +200,41 @@ class OrderingTest {
       assertThat(claimIds("worker-a", 50)).containsExactlyInAnyOrder("a1", "b1", "u1", "u2");
       // While a1 runs, a2 is held even for another worker.
       assertThat(claimIds("worker-b", 50)).isEmpty();
+    }
+
+    @Test
+    void failedHeadShowsAsABlockedKeyUntilRedrivenAndThenRunsFirst() {
+      Admin admin = Admin.create(f.ds, f.schema);
+      f.enqueue(
+          Work.of("a1", "k", "{}").orderingKey("a"), Work.of("a2", "k", "{}").orderingKey("a"));
+      ClaimedWork a1 = claimOnly("a1");
+      f.with(
+          c ->
+              f.store.settle(
+                  c,
+                  "worker-a",
+                  List.of(
+                      new Settlement.Fail(
+                          a1.ref(), "permanent", "rejected", Evidence.NOT_DELIVERED))));
+      assertThat(claimIds("worker-a", 50)).isEmpty();
+      assertThat(admin.health(Duration.ofHours(1)))
+          .singleElement()
+          .satisfies(h -> assertThat(h.blockedKeys()).isEqualTo(1));
+
+      admin.redrive("a1", RedriveRequest.of("mina@ops", "address fixed"));
+
+      // The redriven head runs again, still first; a2 waits for it.
+      ClaimedWork again = f.claim("worker-a", 50, LONG).claimed().get(0);
+      assertThat(again.workId()).isEqualTo("a1");
+      assertThat(again.generation()).isEqualTo(2);
+      assertThat(admin.health(Duration.ofHours(1)).get(0).blockedKeys()).isZero();
+      assertThat(claimIds("worker-a", 50)).isEmpty();
+      f.with(
+          c ->
+              f.store.settle(
+                  c, "worker-a", List.of(new Settlement.Complete(again.ref(), null, null, null))));
+      ClaimedWork a2 = claimOnly("a2");
+      assertThat(a2.previousDeliveredSequence()).isEqualTo(1L);
     }
 
     @Test
