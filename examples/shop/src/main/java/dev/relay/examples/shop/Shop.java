@@ -259,7 +259,7 @@ public final class Shop {
         orderId,
         customerId,
         total,
-        "We have your order; payment is still pending.",
+        "We have received your order; payment is still pending.",
         ACK_KIND,
         ACK_TEMPLATE_VERSION);
   }
