@@ -68,7 +68,7 @@ class DemoCommandTest {
         .contains("ending=stale_write")
         .contains("state=done  claim_generation=8  claimed_by=null  attempts=2  outcome=delivered")
         .contains("stale fencing token 7 for order-103-ack: token 8 was already accepted")
-        .contains("state=done  work=1")
+        .contains("ready=0  running=0  done=1  failed=0  cancelled=0  expired_leases=0")
         .doesNotContain("UNEXPECTED");
   }
 
