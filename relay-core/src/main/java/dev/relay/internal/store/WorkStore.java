@@ -376,56 +376,60 @@ public final class WorkStore {
    * work is left alone. Every call is audited with its actor and reason.
    */
   public CancelRow cancel(Connection c, String workId, String actor, String reason) {
-    return Tx.run(
-        c,
-        timeouts,
-        "cancel",
-        tx -> {
-          String state = null;
-          Long generation = null;
-          try (PreparedStatement ps = tx.prepareStatement(sql.lockForCancel)) {
-            ps.setString(1, workId);
-            try (ResultSet rs = ps.executeQuery()) {
-              if (rs.next()) {
-                state = rs.getString("state");
-                generation = rs.getLong("claim_generation");
-              }
-            }
-          }
-          String result;
-          if (state == null) {
-            result = "not_found";
-          } else if (state.equals("ready")) {
-            try (PreparedStatement ps = tx.prepareStatement(sql.cancelReady)) {
-              ps.setString(1, "cancelled by " + actor + ": " + reason);
-              ps.setString(2, workId);
-              ps.executeUpdate();
-            }
-            result = "cancelled";
-          } else if (state.equals("running")) {
-            try (PreparedStatement ps = tx.prepareStatement(sql.requestCancel)) {
-              ps.setString(1, workId);
-              ps.executeUpdate();
-            }
-            result = "cancel_requested";
-          } else {
-            result = "already_finished";
-          }
-          try (PreparedStatement ps = tx.prepareStatement(sql.auditCancel)) {
-            ps.setString(1, workId);
-            ps.setString(2, actor);
-            ps.setString(3, reason);
-            ps.setString(4, state);
-            if (generation == null) {
-              ps.setNull(5, java.sql.Types.BIGINT);
-            } else {
-              ps.setLong(5, generation);
-            }
-            ps.setString(6, result);
-            ps.executeUpdate();
-          }
-          return new CancelRow(result, state);
-        });
+    return Tx.run(c, timeouts, "cancel", tx -> cancelInTransaction(tx, workId, actor, reason));
+  }
+
+  /**
+   * {@link #cancel} inside a transaction the caller opened on {@code tx} (and commits): the row
+   * lock, the decision and the audit row join it, so a supersede can cancel the old work and
+   * enqueue its replacement atomically.
+   */
+  public CancelRow cancelInTransaction(Connection tx, String workId, String actor, String reason)
+      throws SQLException {
+    String state = null;
+    Long generation = null;
+    try (PreparedStatement ps = tx.prepareStatement(sql.lockForCancel)) {
+      ps.setString(1, workId);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          state = rs.getString("state");
+          generation = rs.getLong("claim_generation");
+        }
+      }
+    }
+    String result;
+    if (state == null) {
+      result = "not_found";
+    } else if (state.equals("ready")) {
+      try (PreparedStatement ps = tx.prepareStatement(sql.cancelReady)) {
+        ps.setString(1, "cancelled by " + actor + ": " + reason);
+        ps.setString(2, workId);
+        ps.executeUpdate();
+      }
+      result = "cancelled";
+    } else if (state.equals("running")) {
+      try (PreparedStatement ps = tx.prepareStatement(sql.requestCancel)) {
+        ps.setString(1, workId);
+        ps.executeUpdate();
+      }
+      result = "cancel_requested";
+    } else {
+      result = "already_finished";
+    }
+    try (PreparedStatement ps = tx.prepareStatement(sql.auditCancel)) {
+      ps.setString(1, workId);
+      ps.setString(2, actor);
+      ps.setString(3, reason);
+      ps.setString(4, state);
+      if (generation == null) {
+        ps.setNull(5, java.sql.Types.BIGINT);
+      } else {
+        ps.setLong(5, generation);
+      }
+      ps.setString(6, result);
+      ps.executeUpdate();
+    }
+    return new CancelRow(result, state);
   }
 
   private Set<String> settleLocked(Connection tx, String workerId, List<Settlement> sorted)

@@ -1,0 +1,331 @@
+package dev.relay.admin;
+
+import dev.relay.CancelResult;
+import dev.relay.Outbox;
+import dev.relay.Relay;
+import dev.relay.Work;
+import dev.relay.WorkConflictException;
+import dev.relay.internal.admin.AdminStore;
+import dev.relay.internal.admin.Cursor;
+import dev.relay.internal.jdbc.SchemaName;
+import dev.relay.internal.jdbc.SqlErrors;
+import dev.relay.internal.jdbc.Timeouts;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Function;
+import javax.sql.DataSource;
+
+/**
+ * The operator's view of Relay: queue health, listing and showing work, and the audited actions
+ * (redrive, supersede, cancel, purge). It is what the {@code relay} command and a console call, so
+ * they apply the same rules and the same per-kind policy (from the {@code kind} table) that the
+ * workers use.
+ *
+ * <pre>{@code
+ * Admin admin = Admin.create(dataSource);                  // schema "relay"; share one instance
+ * for (QueueHealth h : admin.health(Duration.ofMinutes(15))) { ... }
+ * admin.redrive("order-103-ack", RedriveRequest.of("mina", "provider outage over, INC-42"));
+ * }</pre>
+ *
+ * <p>Each call takes one connection from the data source (in auto-commit mode) for one or a few
+ * short transactions of its own, and never joins a caller's transaction. Bad input (an empty actor
+ * or reason, a limit out of range, an unknown state) throws {@link InvalidAdminRequestException}
+ * before anything is sent. Refusals are typed: {@link RedriveRefusedException}, {@link
+ * SupersedeRefusedException}, {@link WorkNotFoundException}; database errors come as {@link
+ * dev.relay.RelayException}, retryable ones as {@link dev.relay.RetryableException}.
+ *
+ * <p>What it cannot do: recall a call already in flight (cancel only asks the worker), make a
+ * receiver forget a work ID (purge only deletes Relay's rows), or prove that failed work had no
+ * effect. A redrive sends the same work ID again, so it is only safe while the receiver still
+ * deduplicates it: that is why it is refused past the kind's deduplication horizon unless
+ * overridden. Thread-safe; holds no connection.
+ */
+public final class Admin {
+  /** Most items in one list page. */
+  public static final int MAX_PAGE_SIZE = 1_000;
+
+  /** Most items one batch redrive or cancel touches. */
+  public static final int MAX_BATCH = 10_000;
+
+  /** Longest actor name, in characters. */
+  public static final int MAX_ACTOR_LENGTH = 200;
+
+  /** Longest reason, in characters. */
+  public static final int MAX_REASON_LENGTH = 2_000;
+
+  private static final Set<String> STATES =
+      Set.of("ready", "running", "done", "failed", "cancelled");
+  private static final Set<String> OUTCOMES = Set.of("delivered", "not_delivered", "unknown");
+
+  private final DataSource dataSource;
+  private final AdminStore store;
+
+  private Admin(DataSource dataSource, SchemaName schema) {
+    this.dataSource = dataSource;
+    this.store = new AdminStore(schema, Timeouts.DEFAULT);
+  }
+
+  /** An admin on schema {@link Relay#DEFAULT_SCHEMA}. */
+  public static Admin create(DataSource dataSource) {
+    return create(dataSource, Relay.DEFAULT_SCHEMA);
+  }
+
+  /**
+   * An admin on {@code schema}.
+   *
+   * @throws dev.relay.InvalidConfigurationException if the schema name is not a plain identifier
+   */
+  public static Admin create(DataSource dataSource, String schema) {
+    return new Admin(Objects.requireNonNull(dataSource, "dataSource"), SchemaName.of(schema));
+  }
+
+  /** The schema this admin works on. */
+  public String schema() {
+    return store.schema().sql();
+  }
+
+  /**
+   * Health per (queue, kind) that has any work row, ordered by queue and kind, measured at one
+   * instant of the database clock. Counts read the whole work table: fine for an operator or a
+   * gauge refreshed every few seconds, not for a tight loop.
+   *
+   * @param window how far back failures and completion times are counted (1 s to 365 days)
+   */
+  public List<QueueHealth> health(Duration window) {
+    requireDuration("window", window, Duration.ofSeconds(1), Duration.ofDays(365));
+    return withConnection("queue health", c -> store.health(c, window));
+  }
+
+  /**
+   * One page of work matching {@code filter}, oldest first (creation time, then ID). Keyset
+   * pagination: pages neither skip nor repeat items when work is added or removed meanwhile (items
+   * created later than the cursor appear on later pages).
+   *
+   * @param filter which work ({@link WorkFilter#all()} for everything)
+   * @param cursor {@code null} for the first page, else {@link WorkPage#nextCursor()}
+   * @param limit items per page (1-1,000)
+   */
+  public WorkPage list(WorkFilter filter, String cursor, int limit) {
+    requireFilter(filter);
+    requireLimit(limit, MAX_PAGE_SIZE);
+    Cursor after = cursor == null ? null : Cursor.decode(cursor);
+    return withConnection("list work", c -> store.list(c, filter, after, limit));
+  }
+
+  /** One item with its history and links, or empty when no work has the ID (or it was purged). */
+  public Optional<WorkDetail> show(String workId) {
+    requireWorkId(workId);
+    return withConnection("show " + workId, c -> store.show(c, workId));
+  }
+
+  /**
+   * Puts failed work back to {@code ready}: same ID and payload, a new attempt budget (attempts
+   * start again at zero), the claim generation keeps rising (the next claim takes a higher one, so
+   * a late write of an old claim is still refused), claim fields cleared. Writes a redrive audit
+   * row (actor, reason, time, previous state and generation, whether an override was needed).
+   *
+   * <p>Refused when the work is running (never overridable), when it is not failed (unless {@link
+   * RedriveRequest#forced()}), and when its first attempt is older than its kind's deduplication
+   * horizon from the {@code kind} table (unless {@link RedriveRequest#overridingHorizon()}): past
+   * that horizon the receiver may apply the same ID twice. A kind no worker registered is judged by
+   * {@link dev.relay.KindPolicy#DEFAULT_DEDUP_HORIZON}.
+   *
+   * @throws WorkNotFoundException if no work has the ID
+   * @throws RedriveRefusedException if a check refused it (nothing changed)
+   */
+  public RedriveResult redrive(String workId, RedriveRequest request) {
+    requireWorkId(workId);
+    requireRequest(request);
+    RedriveResult r = withConnection("redrive " + workId, c -> store.redrive(c, workId, request));
+    if (r == null) {
+      throw new WorkNotFoundException(workId);
+    }
+    if (!r.redriven()) {
+      throw r.toException();
+    }
+    return r;
+  }
+
+  /**
+   * Redrives up to {@code limit} items matching {@code filter}, oldest first, each in its own
+   * transaction with the checks of {@link #redrive(String, RedriveRequest)}. Without force only
+   * failed work is selected; running work is never selected. Refusals are reported per item, not
+   * thrown.
+   */
+  public List<RedriveResult> redrive(WorkFilter filter, RedriveRequest request, int limit) {
+    requireFilter(filter);
+    requireRequest(request);
+    requireLimit(limit, MAX_BATCH);
+    List<String> states =
+        request.force() ? List.of("ready", "done", "failed", "cancelled") : List.of("failed");
+    List<String> ids = withConnection("select work", c -> store.select(c, filter, states, limit));
+    List<RedriveResult> results = new ArrayList<>();
+    for (String id : ids) {
+      RedriveResult r = withConnection("redrive " + id, c -> store.redrive(c, id, request));
+      if (r != null) {
+        results.add(r); // null: purged meanwhile
+      }
+    }
+    return results;
+  }
+
+  /**
+   * Replaces work with a corrected intention, in one transaction: {@code replacement} is enqueued
+   * under its own new ID, a {@code supersedes} row links it to the old work, and the old work is
+   * cancelled as {@link #cancel(String, String, String)} does (ready: cancelled at once; running: a
+   * cancel request, which its worker answers at its next renewal, and an in-flight call is not
+   * recalled; failed or cancelled: left as it is). Repeating the same supersede is recognised and
+   * changes nothing.
+   *
+   * @throws WorkNotFoundException if the old work does not exist
+   * @throws SupersedeRefusedException if the old work is done (its effect happened: correct it with
+   *     a compensation, new work with its own identity) or the replacement ID is used
+   * @throws dev.relay.InvalidWorkException if the replacement is invalid
+   * @throws WorkConflictException if the replacement ID survives as a tombstone of other work
+   */
+  public SupersedeResult supersede(
+      String oldWorkId, Work replacement, String actor, String reason) {
+    requireWorkId(oldWorkId);
+    Objects.requireNonNull(replacement, "replacement");
+    requireText("actor", actor, MAX_ACTOR_LENGTH);
+    requireText("reason", reason, MAX_REASON_LENGTH);
+    if (oldWorkId.equals(replacement.workId())) {
+      throw new InvalidAdminRequestException(
+          "replacement", "has the old work's ID; a corrected intention needs a new work ID");
+    }
+    return withConnection(
+        "supersede " + oldWorkId, c -> store.supersede(c, oldWorkId, replacement, actor, reason));
+  }
+
+  /**
+   * Cancels one item exactly as {@link Relay#cancel} does, audited with {@code actor} and {@code
+   * reason}: ready work at once, running work by request (an in-flight call is not recalled).
+   */
+  public CancelResult cancel(String workId, String actor, String reason) {
+    requireWorkId(workId);
+    requireText("actor", actor, MAX_ACTOR_LENGTH);
+    requireText("reason", reason, MAX_REASON_LENGTH);
+    return withConnection("cancel " + workId, c -> store.cancel(c, workId, actor, reason));
+  }
+
+  /**
+   * Cancels up to {@code limit} unfinished (ready or running) items matching {@code filter}, oldest
+   * first, each in its own transaction as {@link #cancel(String, String, String)}.
+   */
+  public List<CancelResult> cancel(WorkFilter filter, String actor, String reason, int limit) {
+    requireFilter(filter);
+    requireText("actor", actor, MAX_ACTOR_LENGTH);
+    requireText("reason", reason, MAX_REASON_LENGTH);
+    requireLimit(limit, MAX_BATCH);
+    List<String> ids =
+        withConnection(
+            "select work", c -> store.select(c, filter, List.of("ready", "running"), limit));
+    List<CancelResult> results = new ArrayList<>();
+    for (String id : ids) {
+      results.add(withConnection("cancel " + id, c -> store.cancel(c, id, actor, reason)));
+    }
+    return results;
+  }
+
+  /**
+   * Applies {@code policy}: purges done and cancelled work past its retention and its kind's
+   * deduplication horizon (never failed work), leaving one tombstone per item; purges tombstones
+   * past the identity horizon and history and audit rows past their retention. Works in batches of
+   * {@link PurgePolicy#batchSize()} rows, each its own short transaction, locking only rows no one
+   * else holds. With {@code dryRun}, counts what is eligible now and changes nothing.
+   *
+   * @see PurgePolicy
+   */
+  public PurgeResult purge(PurgePolicy policy, boolean dryRun) {
+    requirePolicy(policy);
+    return withConnection("purge", c -> store.purge(c, policy, dryRun));
+  }
+
+  static void requirePolicy(PurgePolicy p) {
+    if (p == null) {
+      throw new InvalidAdminRequestException("policy", "is null");
+    }
+    Duration max = Duration.ofDays(36_500);
+    requireDuration("workRetention", p.workRetention(), Duration.ofMinutes(1), max);
+    requireDuration("historyRetention", p.historyRetention(), Duration.ofMinutes(1), max);
+    requireDuration("identityHorizon", p.identityHorizon(), Duration.ofMinutes(1), max);
+    if (p.batchSize() < 1 || p.batchSize() > 10_000) {
+      throw new InvalidAdminRequestException(
+          "batchSize", "must be between 1 and 10000, was " + p.batchSize());
+    }
+    if (p.maxBatches() < 1 || p.maxBatches() > 100_000) {
+      throw new InvalidAdminRequestException(
+          "maxBatches", "must be between 1 and 100000, was " + p.maxBatches());
+    }
+  }
+
+  private <T> T withConnection(String what, Function<Connection, T> body) {
+    try (Connection c = dataSource.getConnection()) {
+      return body.apply(c);
+    } catch (SQLException e) {
+      throw SqlErrors.translate(what, e);
+    }
+  }
+
+  private static void requireRequest(RedriveRequest r) {
+    if (r == null) {
+      throw new InvalidAdminRequestException("request", "is null");
+    }
+    requireText("actor", r.actor(), MAX_ACTOR_LENGTH);
+    requireText("reason", r.reason(), MAX_REASON_LENGTH);
+  }
+
+  private static void requireWorkId(String workId) {
+    requireText("workId", workId, Outbox.MAX_WORK_ID_LENGTH);
+  }
+
+  private static void requireText(String field, String value, int max) {
+    if (value == null || value.isBlank()) {
+      throw new InvalidAdminRequestException(field, "is empty");
+    }
+    if (value.length() > max) {
+      throw new InvalidAdminRequestException(
+          field, "has " + value.length() + " characters; the limit is " + max);
+    }
+  }
+
+  private static void requireLimit(int limit, int max) {
+    if (limit < 1 || limit > max) {
+      throw new InvalidAdminRequestException(
+          "limit", "must be between 1 and " + max + ", was " + limit);
+    }
+  }
+
+  private static void requireDuration(String field, Duration d, Duration min, Duration max) {
+    if (d == null || d.compareTo(min) < 0 || d.compareTo(max) > 0) {
+      throw new InvalidAdminRequestException(
+          field, "must be between " + min + " and " + max + ", was " + d);
+    }
+  }
+
+  private static void requireFilter(WorkFilter f) {
+    if (f == null) {
+      throw new InvalidAdminRequestException("filter", "is null (use WorkFilter.all())");
+    }
+    if (f.state() != null && !STATES.contains(f.state())) {
+      throw new InvalidAdminRequestException(
+          "filter.state", "'" + f.state() + "' is not one of " + STATES);
+    }
+    if (f.outcome() != null && !OUTCOMES.contains(f.outcome())) {
+      throw new InvalidAdminRequestException(
+          "filter.outcome", "'" + f.outcome() + "' is not one of " + OUTCOMES);
+    }
+    for (Duration d : new Duration[] {f.olderThan(), f.newerThan()}) {
+      if (d != null && (d.isNegative() || d.toDays() > 36_500)) {
+        throw new InvalidAdminRequestException(
+            "filter age", "must be between zero and 100 years, was " + d);
+      }
+    }
+  }
+}

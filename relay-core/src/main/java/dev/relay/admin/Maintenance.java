@@ -1,0 +1,245 @@
+package dev.relay.admin;
+
+import dev.relay.InvalidConfigurationException;
+import dev.relay.Relay;
+import dev.relay.RelayException;
+import dev.relay.internal.admin.AdminStore;
+import dev.relay.internal.jdbc.SchemaName;
+import dev.relay.internal.jdbc.SqlErrors;
+import dev.relay.internal.jdbc.Timeouts;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs retention ({@link Admin#purge} with the configured {@link PurgePolicy}) on an interval, in
+ * one process at a time per schema: each run first takes a session advisory lock whose key includes
+ * the schema name, on a <b>dedicated</b> connection that this service opens and keeps. A session
+ * lock must never live on a pooled connection: returned to the pool, the lock would go on with it
+ * to whoever borrows it next. Pass a factory that opens a connection of its own:
+ *
+ * <pre>{@code
+ * Maintenance m = Maintenance.create(
+ *     dataSource, () -> DriverManager.getConnection(url, user, password), MaintenanceConfig.DEFAULT);
+ * m.start();   // ... m.close() on shutdown
+ * }</pre>
+ *
+ * <p>Once an instance holds the lock it keeps it (and the connection) until {@link #stop()}, so the
+ * work stays in one place; when that process stops or its connection drops, the lock is released
+ * and the next run elsewhere takes it. The purge itself uses the data source, one short transaction
+ * per batch. {@link #runOnce()} runs one round now, whether or not the service is started, so tests
+ * and tools need no sleeping. Errors of a scheduled run are logged and the next run tries again.
+ */
+public final class Maintenance implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(Maintenance.class);
+
+  private final DataSource dataSource;
+  private final Relay.ConnectionFactory lockConnections;
+  private final MaintenanceConfig config;
+  private final SchemaName schema;
+  private final AdminStore store;
+  private final Object lock = new Object();
+  private Connection lockConnection; // guarded by lock
+  private boolean leader; // guarded by lock
+  private ScheduledExecutorService scheduler; // guarded by lock
+
+  private Maintenance(
+      DataSource dataSource, Relay.ConnectionFactory lockConnections, MaintenanceConfig config) {
+    this.dataSource = dataSource;
+    this.lockConnections = lockConnections;
+    this.config = config;
+    this.schema = SchemaName.of(config.schema());
+    this.store = new AdminStore(schema, Timeouts.DEFAULT);
+  }
+
+  /**
+   * A maintenance service (not started).
+   *
+   * @param dataSource connections for the purge transactions
+   * @param lockConnections opens the dedicated connection that holds the advisory lock (not a
+   *     pooled one)
+   * @param config the schema, interval and policy
+   * @throws InvalidConfigurationException if a setting is out of range
+   */
+  public static Maintenance create(
+      DataSource dataSource, Relay.ConnectionFactory lockConnections, MaintenanceConfig config) {
+    Objects.requireNonNull(dataSource, "dataSource");
+    Objects.requireNonNull(lockConnections, "lockConnections");
+    if (config == null) {
+      throw new InvalidConfigurationException("config", "is null");
+    }
+    SchemaName.of(config.schema());
+    Duration i = config.interval();
+    if (i == null
+        || i.compareTo(Duration.ofSeconds(1)) < 0
+        || i.compareTo(Duration.ofHours(24)) > 0) {
+      throw new InvalidConfigurationException("interval", "must be between 1 s and 24 h, was " + i);
+    }
+    try {
+      Admin.requirePolicy(config.policy());
+    } catch (InvalidAdminRequestException e) {
+      throw new InvalidConfigurationException("policy." + e.field(), e.getMessage());
+    }
+    return new Maintenance(dataSource, lockConnections, config);
+  }
+
+  /** The configuration. */
+  public MaintenanceConfig config() {
+    return config;
+  }
+
+  /** Starts running {@link #runOnce()} every interval (the first run at once). Idempotent. */
+  public void start() {
+    synchronized (lock) {
+      if (scheduler != null) {
+        return;
+      }
+      scheduler =
+          Executors.newSingleThreadScheduledExecutor(
+              r -> {
+                Thread t = new Thread(r, "relay-maintenance-" + schema.sql());
+                t.setDaemon(true);
+                return t;
+              });
+      scheduler.scheduleWithFixedDelay(
+          this::runQuietly, 0, config.interval().toMillis(), TimeUnit.MILLISECONDS);
+    }
+  }
+
+  /**
+   * Stops the schedule, waits up to 30 s for a run in progress, then releases the lock and closes
+   * the dedicated connection. Idempotent; {@link #runOnce()} still works afterwards.
+   */
+  public void stop() {
+    ScheduledExecutorService s;
+    synchronized (lock) {
+      s = scheduler;
+      scheduler = null;
+    }
+    if (s != null) {
+      s.shutdown();
+      try {
+        s.awaitTermination(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    synchronized (lock) {
+      releaseLock();
+    }
+  }
+
+  /** Same as {@link #stop()}. */
+  @Override
+  public void close() {
+    stop();
+  }
+
+  /**
+   * Whether this instance holds the schema's maintenance lock (as of its last run).
+   *
+   * @return whether it is the leader
+   */
+  public boolean isLeader() {
+    synchronized (lock) {
+      return leader;
+    }
+  }
+
+  /**
+   * One round now: take (or confirm) the lock; if held here, purge under the policy.
+   *
+   * @throws RelayException if the database fails (the lock is dropped and retaken next time)
+   */
+  public MaintenanceResult runOnce() {
+    synchronized (lock) {
+      if (!holdLock()) {
+        return new MaintenanceResult(false, null);
+      }
+      try (Connection c = dataSource.getConnection()) {
+        PurgeResult p = store.purge(c, config.policy(), false);
+        return new MaintenanceResult(true, p);
+      } catch (SQLException e) {
+        throw SqlErrors.translate("maintenance purge", e);
+      }
+    }
+  }
+
+  private void runQuietly() {
+    try {
+      MaintenanceResult r = runOnce();
+      if (r.leader() && r.purge() != null && r.purge().work() > 0) {
+        log.info("relay maintenance on {}: {}", schema, r.purge());
+      }
+    } catch (RuntimeException e) {
+      log.warn("relay maintenance on {} failed; retrying next interval", schema, e);
+    }
+  }
+
+  /** Whether this instance holds the lock after this call. Caller holds {@link #lock}. */
+  private boolean holdLock() {
+    try {
+      if (lockConnection != null && leader && lockConnection.isValid(5)) {
+        return true;
+      }
+      if (lockConnection != null && !lockConnection.isValid(5)) {
+        closeQuietly();
+      }
+      if (lockConnection == null) {
+        lockConnection = lockConnections.open();
+        lockConnection.setAutoCommit(true);
+      }
+      try (PreparedStatement ps = lockConnection.prepareStatement(store.tryMaintenanceLockSql())) {
+        ps.setString(1, schema.sql());
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          leader = rs.getBoolean(1);
+        }
+      }
+      if (!leader) {
+        // Not ours: give the connection back rather than hold one open per waiting instance.
+        closeQuietly();
+      }
+      return leader;
+    } catch (SQLException e) {
+      closeQuietly();
+      throw SqlErrors.translate("maintenance lock", e);
+    }
+  }
+
+  private void releaseLock() {
+    if (lockConnection == null) {
+      return;
+    }
+    if (leader) {
+      try (PreparedStatement ps = lockConnection.prepareStatement(store.maintenanceUnlockSql())) {
+        ps.setString(1, schema.sql());
+        ps.executeQuery().close();
+      } catch (SQLException e) {
+        log.debug("unlock on close failed; closing the connection releases it", e);
+      }
+    }
+    closeQuietly();
+  }
+
+  private void closeQuietly() {
+    leader = false;
+    if (lockConnection != null) {
+      try {
+        lockConnection.close();
+      } catch (SQLException ignored) {
+        // Closing ends the session, which releases any session lock.
+      }
+      lockConnection = null;
+    }
+  }
+}

@@ -1,0 +1,16 @@
+package dev.relay.admin;
+
+/**
+ * What a purge deleted, or for a dry run what it would delete now (a dry run counts every eligible
+ * row, without the batch limit, and changes nothing).
+ *
+ * @param dryRun whether this was a dry run
+ * @param work done and cancelled work purged (each left a tombstone)
+ * @param tombstones tombstones purged after the identity horizon
+ * @param attempts attempt-history rows purged
+ * @param audits redrive audit, cancel audit and supersedes rows purged
+ * @param complete whether everything eligible was purged (false when a table hit {@code
+ *     maxBatches}; the next run continues)
+ */
+public record PurgeResult(
+    boolean dryRun, long work, long tombstones, long attempts, long audits, boolean complete) {}

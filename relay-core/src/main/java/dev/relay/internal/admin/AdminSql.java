@@ -1,0 +1,398 @@
+package dev.relay.internal.admin;
+
+import dev.relay.internal.jdbc.SchemaName;
+
+/**
+ * Every statement of the admin API and of retention, one constant per operation, with the validated
+ * schema name injected once.
+ *
+ * <p>Clock rule: decisions use {@code clock_timestamp()}, sampled in a statement that runs after
+ * the rows it decides about were locked; never {@code now()}, which is frozen at transaction start.
+ */
+final class AdminSql {
+  /**
+   * The filter shared by list and the batch forms of redrive and cancel: one row of parameters, so
+   * each criterion is bound once and a NULL criterion matches everything. Followed by the keyset
+   * cursor (created_at, work_id) and the states an operation may touch.
+   */
+  private static final String FILTER =
+      """
+      WITH f AS MATERIALIZED (
+          SELECT ?::text AS state, ?::text AS kind, ?::text AS queue, ?::text AS okey,
+                 ?::int8 AS older_ms, ?::int8 AS newer_ms, ?::text AS error_kind,
+                 ?::text AS outcome, ?::timestamptz AS after_created, ?::text AS after_id,
+                 ?::text[] AS states, clock_timestamp() AS now
+      )
+      """;
+
+  private static final String FILTER_WHERE =
+      """
+       WHERE (f.state IS NULL OR o.state = f.state)
+         AND (f.kind IS NULL OR o.kind = f.kind)
+         AND (f.queue IS NULL OR o.queue = f.queue)
+         AND (f.okey IS NULL OR o.ordering_key = f.okey)
+         AND (f.older_ms IS NULL OR o.created_at <= f.now - f.older_ms * interval '1 millisecond')
+         AND (f.newer_ms IS NULL OR o.created_at > f.now - f.newer_ms * interval '1 millisecond')
+         AND (f.error_kind IS NULL OR o.last_error_kind = f.error_kind)
+         AND (f.outcome IS NULL OR o.outcome = f.outcome)
+         AND (f.after_created IS NULL OR (o.created_at, o.work_id) > (f.after_created, f.after_id))
+         AND (f.states IS NULL OR o.state = ANY (f.states))
+       ORDER BY o.created_at, o.work_id
+       LIMIT ?
+      """;
+
+  static final String ITEM_COLUMNS =
+      """
+      o.work_id, o.kind, o.queue, o.state, o.priority, o.claim_generation, o.attempts,
+      o.max_attempts, o.created_at, o.available_at, o.first_attempt_at, o.claimed_by,
+      o.lease_until, o.completed_at, o.deadline, o.ordering_key, o.sequence, o.last_error_kind,
+      o.last_error, o.outcome, o.receiver_ref, o.cancel_requested_at
+      """;
+
+  /** One page of work in (created_at, work_id) order after the cursor. */
+  final String listWork;
+
+  /**
+   * Per (queue, kind): counts by state, expired leases, the oldest eligible moment and
+   * creation-to-completion percentiles over the window. The clock is sampled once, in a
+   * materialized CTE, so every column is measured against the same instant; it is returned so that
+   * {@link #failuresByReason} uses the same instant. A full scan: an operator query, not the hot
+   * path.
+   */
+  final String health;
+
+  /** Work that ended failed within the window, counted per (queue, kind, last_error_kind). */
+  final String failuresByReason;
+
+  /** The whole row of one item. */
+  final String showWork;
+
+  /** The attempt history of one item, oldest first. */
+  final String showAttempts;
+
+  /** The redrive audit of one item, oldest first. */
+  final String showRedrives;
+
+  /** The cancel audit of one item, oldest first. */
+  final String showCancels;
+
+  /** The link naming the work this item replaces. */
+  final String showSupersedes;
+
+  /** The links of the items that replace this one. */
+  final String showSupersededBy;
+
+  /** Redrive, step one: lock the row, so the decision rests on its current state. */
+  final String lockWork;
+
+  /**
+   * Redrive, step two, a later statement than the lock: the database clock now, and when the kind's
+   * dedup horizon ends for this item (first attempt plus horizon; kinds no worker registered get
+   * the default horizon, bound as a parameter).
+   */
+  final String horizon;
+
+  /**
+   * Redrive, step three: ready again with a new attempt budget. The generation is left alone, so
+   * the next claim takes a higher one; ID and payload are immutable anyway. First attempt time is
+   * kept: the receiver's memory of the ID dates from it, so a later redrive is judged against it.
+   */
+  final String redrive;
+
+  /** Who redrove, why, from which state and generation, and whether an override was needed. */
+  final String auditRedrive;
+
+  /** Wakes the workers of the schema at commit (constant payload: folded per transaction). */
+  final String notify;
+
+  /** The replacement's link to the work it supersedes. */
+  final String insertSupersedes;
+
+  /**
+   * Purge, one batch. The MATERIALIZED CTE locks at most n rows with SKIP LOCKED (never waiting on
+   * a worker) and cannot be flattened into the DELETE, so exactly the locked rows get a tombstone
+   * and are deleted. A concurrent enqueue of one of these IDs meets the row lock and compares
+   * against the row or, after this commits, against the tombstone. The clock is sampled once per
+   * statement ({@code (SELECT clock_timestamp())}); SKIP LOCKED never waits, so that is sound.
+   * Failed work is never selected; done and cancelled work only once both the retention and the
+   * kind's dedup horizon have passed since it ended.
+   */
+  final String purgeWork;
+
+  /** Dry run of {@link #purgeWork}: the same predicate, counted, nothing locked. */
+  final String countPurgeableWork;
+
+  /** Tombstones older than the identity horizon, one batch (the ID may be reused afterwards). */
+  final String purgeTombstones;
+
+  /** Dry run of {@link #purgeTombstones}. */
+  final String countTombstones;
+
+  /** Attempt history past retention whose work is purged or ended done or cancelled. */
+  final String purgeAttempts;
+
+  /** Dry run of {@link #purgeAttempts}. */
+  final String countAttempts;
+
+  /** Redrive audit rows past retention whose work is purged or ended done or cancelled. */
+  final String purgeRedriveAudit;
+
+  /** Dry run of {@link #purgeRedriveAudit}. */
+  final String countRedriveAudit;
+
+  /** Cancel audit rows past retention whose work is purged or ended done or cancelled. */
+  final String purgeCancelAudit;
+
+  /** Dry run of {@link #purgeCancelAudit}. */
+  final String countCancelAudit;
+
+  /** Supersedes links past retention whose two items are both purged or ended. */
+  final String purgeSupersedes;
+
+  /** Dry run of {@link #purgeSupersedes}. */
+  final String countSupersedes;
+
+  /** Takes the schema's maintenance lock if free (session level: on a dedicated connection). */
+  final String tryMaintenanceLock;
+
+  /** Gives the maintenance lock back. */
+  final String maintenanceUnlock;
+
+  AdminSql(SchemaName schema) {
+    listWork =
+        schema.inject(
+            FILTER + "SELECT " + ITEM_COLUMNS + " FROM ${relay_schema}.outbox o, f" + FILTER_WHERE);
+    health =
+        schema.inject(
+            """
+            WITH k AS MATERIALIZED (
+                SELECT clock_timestamp() AS now, ? * interval '1 millisecond' AS win
+            )
+            SELECT o.queue, o.kind, k.now,
+                   count(*) FILTER (WHERE o.state = 'ready') AS ready,
+                   count(*) FILTER (WHERE o.state = 'running') AS running,
+                   count(*) FILTER (WHERE o.state = 'done') AS done,
+                   count(*) FILTER (WHERE o.state = 'failed') AS failed,
+                   count(*) FILTER (WHERE o.state = 'cancelled') AS cancelled,
+                   count(*) FILTER (WHERE o.state = 'running' AND o.lease_until <= k.now)
+                       AS expired_leases,
+                   -- eligible since: ready work from available_at, an expired claim from the
+                   -- moment its lease ended
+                   extract(epoch FROM k.now - min(
+                       CASE WHEN o.state = 'ready' AND o.available_at <= k.now
+                            THEN o.available_at
+                            WHEN o.state = 'running' AND o.lease_until <= k.now
+                            THEN greatest(o.available_at, o.lease_until) END))
+                       AS oldest_eligible_s,
+                   count(*) FILTER (WHERE o.state = 'done' AND o.completed_at > k.now - k.win)
+                       AS completed_in_window,
+                   percentile_cont(0.5) WITHIN GROUP
+                       (ORDER BY extract(epoch FROM o.completed_at - o.created_at))
+                       FILTER (WHERE o.state = 'done' AND o.completed_at > k.now - k.win) AS p50_s,
+                   percentile_cont(0.95) WITHIN GROUP
+                       (ORDER BY extract(epoch FROM o.completed_at - o.created_at))
+                       FILTER (WHERE o.state = 'done' AND o.completed_at > k.now - k.win) AS p95_s
+              FROM ${relay_schema}.outbox o, k
+             GROUP BY o.queue, o.kind, k.now
+             ORDER BY o.queue, o.kind
+            """);
+    failuresByReason =
+        schema.inject(
+            """
+            SELECT queue, kind, coalesce(last_error_kind, 'unknown') AS reason, count(*) AS n
+              FROM ${relay_schema}.outbox
+             WHERE state = 'failed'
+               AND completed_at > ?::timestamptz - ? * interval '1 millisecond'
+             GROUP BY 1, 2, 3
+            """);
+    showWork =
+        schema.inject(
+            "SELECT "
+                + ITEM_COLUMNS
+                + """
+                , o.payload::text AS payload, o.result::text AS result, o.milestone
+                  FROM ${relay_schema}.outbox o
+                 WHERE o.work_id = ?
+                """);
+    showAttempts =
+        schema.inject(
+            """
+            SELECT generation, worker, claimed_at, ended_at, ending, error_kind, error, outcome
+              FROM ${relay_schema}.attempt WHERE work_id = ? ORDER BY generation, id
+            """);
+    showRedrives =
+        schema.inject(
+            """
+            SELECT actor, reason, redriven_at, from_state, from_generation, forced
+              FROM ${relay_schema}.redrive_audit WHERE work_id = ? ORDER BY id
+            """);
+    showCancels =
+        schema.inject(
+            """
+            SELECT actor, reason, requested_at, from_state, result
+              FROM ${relay_schema}.cancel_audit WHERE work_id = ? ORDER BY id
+            """);
+    showSupersedes =
+        schema.inject(
+            """
+            SELECT work_id, supersedes_work_id, actor, reason, created_at
+              FROM ${relay_schema}.supersedes WHERE work_id = ?
+            """);
+    showSupersededBy =
+        schema.inject(
+            """
+            SELECT work_id, supersedes_work_id, actor, reason, created_at
+              FROM ${relay_schema}.supersedes WHERE supersedes_work_id = ? ORDER BY created_at
+            """);
+    lockWork =
+        schema.inject(
+            """
+            SELECT state, claim_generation FROM ${relay_schema}.outbox
+             WHERE work_id = ?
+               FOR UPDATE
+            """);
+    horizon =
+        schema.inject(
+            """
+            SELECT clock_timestamp() AS now, o.first_attempt_at,
+                   o.first_attempt_at
+                       + coalesce(k.dedup_horizon, ? * interval '1 millisecond') AS horizon_end,
+                   k.dedup_horizon IS NOT NULL AS registered
+              FROM ${relay_schema}.outbox o
+              LEFT JOIN ${relay_schema}.kind k ON k.kind = o.kind
+             WHERE o.work_id = ?
+            """);
+    redrive =
+        schema.inject(
+            """
+            UPDATE ${relay_schema}.outbox
+               SET state = 'ready',
+                   claimed_by = NULL,
+                   lease_until = NULL,
+                   claimed_at = NULL,
+                   completed_at = NULL,
+                   cancel_requested_at = NULL,
+                   available_at = clock_timestamp(),
+                   attempts = 0
+             WHERE work_id = ?
+            """);
+    auditRedrive =
+        schema.inject(
+            """
+            INSERT INTO ${relay_schema}.redrive_audit
+                   (work_id, actor, reason, from_state, from_generation, forced)
+            VALUES (?, ?, ?, ?, ?, ?)
+            """);
+    notify = "SELECT pg_notify(?, '')";
+    insertSupersedes =
+        schema.inject(
+            """
+            INSERT INTO ${relay_schema}.supersedes (work_id, supersedes_work_id, actor, reason)
+            VALUES (?, ?, ?, ?)
+            """);
+    String purgeablePredicate =
+        """
+          FROM ${relay_schema}.outbox o
+          LEFT JOIN ${relay_schema}.kind k ON k.kind = o.kind
+         WHERE o.state IN ('done', 'cancelled')
+           AND o.completed_at < (SELECT clock_timestamp()) - ? * interval '1 millisecond'
+           AND o.completed_at < (SELECT clock_timestamp())
+                                - coalesce(k.dedup_horizon, ? * interval '1 millisecond')
+        """;
+    purgeWork =
+        schema.inject(
+            "WITH doomed AS MATERIALIZED (\n SELECT o.work_id, o.kind, o.payload,"
+                + " o.claim_generation, o.state, o.outcome\n"
+                + purgeablePredicate
+                + """
+                 ORDER BY o.completed_at
+                 LIMIT ?
+                   FOR UPDATE OF o SKIP LOCKED
+                ), tombs AS (
+                    INSERT INTO ${relay_schema}.tombstone
+                           (work_id, kind, payload_digest, last_generation, final_state, outcome)
+                    SELECT d.work_id, d.kind, ${relay_schema}.payload_digest(d.payload),
+                           d.claim_generation, d.state, d.outcome
+                      FROM doomed d
+                        ON CONFLICT (work_id) DO NOTHING
+                )
+                DELETE FROM ${relay_schema}.outbox o USING doomed d
+                 WHERE o.work_id = d.work_id
+                """);
+    countPurgeableWork = schema.inject("SELECT count(*)\n" + purgeablePredicate);
+    purgeTombstones =
+        schema.inject(
+            """
+            WITH doomed AS MATERIALIZED (
+                SELECT work_id FROM ${relay_schema}.tombstone
+                 WHERE purged_at < (SELECT clock_timestamp()) - ? * interval '1 millisecond'
+                 ORDER BY purged_at
+                 LIMIT ?
+                   FOR UPDATE SKIP LOCKED
+            )
+            DELETE FROM ${relay_schema}.tombstone t USING doomed d WHERE t.work_id = d.work_id
+            """);
+    countTombstones =
+        schema.inject(
+            """
+            SELECT count(*) FROM ${relay_schema}.tombstone
+             WHERE purged_at < clock_timestamp() - ? * interval '1 millisecond'
+            """);
+    purgeAttempts = historyPurge(schema, "attempt", "id", "ended_at", "work_id");
+    countAttempts = historyCount(schema, "attempt", "ended_at", "work_id");
+    purgeRedriveAudit = historyPurge(schema, "redrive_audit", "id", "redriven_at", "work_id");
+    countRedriveAudit = historyCount(schema, "redrive_audit", "redriven_at", "work_id");
+    purgeCancelAudit = historyPurge(schema, "cancel_audit", "id", "requested_at", "work_id");
+    countCancelAudit = historyCount(schema, "cancel_audit", "requested_at", "work_id");
+    purgeSupersedes =
+        historyPurge(schema, "supersedes", "work_id", "created_at", "supersedes_work_id");
+    countSupersedes = historyCount(schema, "supersedes", "created_at", "supersedes_work_id");
+    // One 64-bit key per schema: the lock of another schema's maintenance never collides by name.
+    tryMaintenanceLock =
+        "SELECT pg_try_advisory_lock(hashtextextended('relay_maintenance:' || ?, 0))";
+    maintenanceUnlock = "SELECT pg_advisory_unlock(hashtextextended('relay_maintenance:' || ?, 0))";
+  }
+
+  /**
+   * The evidence of failed or unfinished work stays: a history row goes only when its work (and for
+   * links, both works) is purged or ended done or cancelled. Batches by primary key with SKIP
+   * LOCKED in a MATERIALIZED CTE, like {@link #purgeWork}.
+   */
+  private static String historyPurge(
+      SchemaName schema, String table, String key, String timeColumn, String secondWorkColumn) {
+    return schema.inject(
+        "WITH doomed AS MATERIALIZED (\n SELECT h."
+            + key
+            + " AS key FROM ${relay_schema}."
+            + table
+            + " h\n"
+            + historyPredicate(timeColumn, secondWorkColumn)
+            + " ORDER BY h."
+            + timeColumn
+            + "\n LIMIT ?\n FOR UPDATE OF h SKIP LOCKED\n)\nDELETE FROM ${relay_schema}."
+            + table
+            + " h USING doomed d WHERE h."
+            + key
+            + " = d.key");
+  }
+
+  private static String historyCount(
+      SchemaName schema, String table, String timeColumn, String secondWorkColumn) {
+    return schema.inject(
+        "SELECT count(*) FROM ${relay_schema}."
+            + table
+            + " h\n"
+            + historyPredicate(timeColumn, secondWorkColumn));
+  }
+
+  private static String historyPredicate(String timeColumn, String secondWorkColumn) {
+    return " WHERE h."
+        + timeColumn
+        + " < (SELECT clock_timestamp()) - ? * interval '1 millisecond'\n"
+        + "   AND NOT EXISTS (SELECT 1 FROM ${relay_schema}.outbox o\n"
+        + "                    WHERE o.work_id IN (h.work_id, h."
+        + secondWorkColumn
+        + ")\n"
+        + "                      AND o.state IN ('ready', 'running', 'failed'))\n";
+  }
+}
