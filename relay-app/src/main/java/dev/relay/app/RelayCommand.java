@@ -3,6 +3,7 @@ package dev.relay.app;
 import dev.relay.InvalidConfigurationException;
 import dev.relay.InvalidWorkException;
 import dev.relay.RelayException;
+import dev.relay.admin.InvalidAdminRequestException;
 import java.io.PrintWriter;
 import java.net.ConnectException;
 import java.sql.SQLException;
@@ -96,7 +97,9 @@ public final class RelayCommand implements Callable<Integer> {
     } else if (isConnectionFailure(ex)) {
       code = ExitCodes.UNAVAILABLE;
       message = "database unavailable: " + firstLine(ex);
-    } else if (ex instanceof InvalidWorkException || ex instanceof InvalidConfigurationException) {
+    } else if (ex instanceof InvalidWorkException
+        || ex instanceof InvalidConfigurationException
+        || ex instanceof InvalidAdminRequestException) {
       code = ExitCodes.USAGE;
       message = ex.getMessage();
     } else if (ex instanceof RelayException) {

@@ -5,6 +5,9 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.relay.Migrator;
 import dev.relay.Outcome;
 import dev.relay.Relay;
+import dev.relay.admin.Maintenance;
+import dev.relay.admin.MaintenanceConfig;
+import dev.relay.admin.PurgePolicy;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -12,6 +15,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.DriverManager;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -168,6 +172,27 @@ final class ServeCommand extends DbCommand {
       Relay relay = builder.build();
       relay.start();
       closer.add(relay::close);
+
+      PurgePolicy policy = PurgePolicy.DEFAULT;
+      if (settings.workRetention() != null) {
+        policy = policy.withWorkRetention(settings.workRetention());
+      }
+      if (settings.historyRetention() != null) {
+        policy = policy.withHistoryRetention(settings.historyRetention());
+      }
+      if (settings.identityHorizon() != null) {
+        policy = policy.withIdentityHorizon(settings.identityHorizon());
+      }
+      String url = db.url();
+      // The maintenance lock is a session advisory lock: it lives on a dedicated connection of its
+      // own, never on a pooled one.
+      Maintenance maintenance =
+          Maintenance.create(
+              pool,
+              () -> DriverManager.getConnection(url),
+              new MaintenanceConfig(schema, interval, policy));
+      maintenance.start();
+      closer.add(maintenance::close);
 
       HealthEndpoint http =
           HealthEndpoint.start(

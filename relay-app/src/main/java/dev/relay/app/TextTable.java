@@ -32,16 +32,22 @@ final class TextTable {
   void print(PrintWriter out) {
     int[] width = new int[header.size()];
     boolean[] numeric = new boolean[header.size()];
+    boolean[] anyNumber = new boolean[header.size()];
     for (int i = 0; i < width.length; i++) {
       width[i] = header.get(i).length();
-      numeric[i] = !rows.isEmpty();
+      numeric[i] = true;
     }
     for (List<String> row : rows) {
       for (int i = 0; i < width.length; i++) {
         String cell = i < row.size() ? row.get(i) : "";
         width[i] = Math.max(width[i], cell.length());
-        numeric[i] &= cell.matches("-?[0-9.]+|-");
+        boolean number = cell.matches("-?[0-9]+(\\.[0-9]+)?");
+        anyNumber[i] |= number;
+        numeric[i] &= number || cell.equals("-");
       }
+    }
+    for (int i = 0; i < width.length; i++) {
+      numeric[i] &= anyNumber[i];
     }
     line(out, header, width, numeric);
     for (List<String> row : rows) {
