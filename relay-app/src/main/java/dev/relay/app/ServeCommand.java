@@ -8,6 +8,10 @@ import dev.relay.Relay;
 import dev.relay.admin.Maintenance;
 import dev.relay.admin.MaintenanceConfig;
 import dev.relay.admin.PurgePolicy;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -153,6 +157,10 @@ final class ServeCommand extends DbCommand {
     Runtime.getRuntime().addShutdownHook(hook);
 
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    new JvmMemoryMetrics().bindTo(registry);
+    new JvmThreadMetrics().bindTo(registry);
+    new ProcessorMetrics().bindTo(registry);
+    new UptimeMetrics().bindTo(registry);
     try (HikariDataSource pool = pool(db, settings);
         Closer closer = new Closer()) {
       Relay.Builder builder =
