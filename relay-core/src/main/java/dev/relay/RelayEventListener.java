@@ -91,6 +91,21 @@ public interface RelayEventListener {
    */
   default void retired(String workId, String kind, String state, String reason) {}
 
+  /**
+   * The claim statement ended work instead of claiming it, because of a cap; the same event as
+   * {@link #retired(String, String, String, String)} with the work's queue. Relay calls this one;
+   * its default calls the four-argument form, so override either.
+   *
+   * @param workId the work ID
+   * @param kind the kind
+   * @param queue the queue
+   * @param state {@code failed} or {@code cancelled}
+   * @param reason {@code deadline}, {@code attempts_exhausted} or {@code cancelled}
+   */
+  default void retired(String workId, String kind, String queue, String state, String reason) {
+    retired(workId, kind, state, reason);
+  }
+
   /** The LISTEN connection is (again) listening. */
   default void listenerConnected() {}
 

@@ -182,7 +182,7 @@ final class AdminSql {
                        CASE WHEN o.state = 'ready' AND o.available_at <= k.now
                             THEN o.available_at
                             WHEN o.state = 'running' AND o.lease_until <= k.now
-                            THEN greatest(o.available_at, o.lease_until) END))
+                            THEN o.lease_until END))
                        AS oldest_eligible_s,
                    count(*) FILTER (WHERE o.state = 'done' AND o.completed_at > k.now - k.win)
                        AS completed_in_window,

@@ -143,7 +143,7 @@ final class Claimer implements Runnable {
     }
     for (RetiredWork r : batch.retired()) {
       log.info("{} ended by the claim: {} ({})", r.workId(), r.state(), r.reason());
-      engine.events.retired(r.workId(), r.kind(), r.state(), r.reason());
+      engine.events.retired(r.workId(), r.kind(), r.queue(), r.state(), r.reason());
     }
     accept(batch.claimed(), sent);
     return batch.claimed().size() + batch.retired().size();

@@ -68,8 +68,8 @@ final class Events {
     safe("cancelRequested", () -> l.cancelRequested(c));
   }
 
-  void retired(String workId, String kind, String state, String reason) {
-    safe("retired", () -> l.retired(workId, kind, state, reason));
+  void retired(String workId, String kind, String queue, String state, String reason) {
+    safe("retired", () -> l.retired(workId, kind, queue, state, reason));
   }
 
   void listenerConnected() {

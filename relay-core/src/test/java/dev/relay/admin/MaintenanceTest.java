@@ -1,0 +1,74 @@
+package dev.relay.admin;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.relay.test.RelayDatabaseTest;
+import dev.relay.test.TestDatabase;
+import java.sql.DriverManager;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+@RelayDatabaseTest
+class MaintenanceTest {
+  private Maintenance maintenance(TestDatabase db) {
+    return Maintenance.create(
+        db.dataSource(),
+        () -> DriverManager.getConnection(db.jdbcUrl()),
+        MaintenanceConfig.DEFAULT.withSchema(db.schema()).withInterval(Duration.ofSeconds(1)));
+  }
+
+  @Test
+  void maintenanceRunsInOnlyOneOfTwoInstancesAtOnce(TestDatabase db) {
+    AdminFixture f = new AdminFixture(db.dataSource(), db.schema());
+    f.done("old", "k");
+    f.update("UPDATE {schema}.outbox SET completed_at = clock_timestamp() - interval '30 days'");
+    try (Maintenance a = maintenance(db);
+        Maintenance b = maintenance(db)) {
+      MaintenanceResult ra = a.runOnce();
+      MaintenanceResult rb = b.runOnce();
+      assertThat(ra.leader()).isTrue();
+      assertThat(ra.purge().work()).isEqualTo(1);
+      assertThat(rb.leader()).isFalse();
+      assertThat(rb.purge()).isNull();
+      assertThat(a.runOnce().leader()).isTrue(); // keeps the lock between runs
+      assertThat(b.runOnce().leader()).isFalse();
+
+      a.stop(); // releases the lock
+      assertThat(b.runOnce().leader()).isTrue();
+      assertThat(a.runOnce().leader()).isFalse();
+    }
+  }
+
+  @Test
+  void startedServiceTakesTheLockAndRunsOnItsOwn(TestDatabase db) {
+    AdminFixture f = new AdminFixture(db.dataSource(), db.schema());
+    f.done("old", "k");
+    f.update("UPDATE {schema}.outbox SET completed_at = clock_timestamp() - interval '30 days'");
+    try (Maintenance a = maintenance(db);
+        Maintenance b = maintenance(db)) {
+      a.start();
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> f.count("SELECT count(*) FROM {schema}.tombstone") == 1);
+      assertThat(a.isLeader()).isTrue();
+      assertThat(b.runOnce().leader()).isFalse();
+    }
+  }
+
+  @Test
+  void locksOfDifferentSchemasDoNotCollide(TestDatabase db) {
+    try (Maintenance a = maintenance(db);
+        Maintenance other =
+            Maintenance.create(
+                db.dataSource(),
+                () -> DriverManager.getConnection(db.jdbcUrl()),
+                MaintenanceConfig.DEFAULT.withSchema(db.schema() + "_x"))) {
+      assertThat(a.runOnce().leader()).isTrue();
+      // Another schema's lock is free (its purge fails: the schema does not exist).
+      org.assertj.core.api.Assertions.assertThatThrownBy(other::runOnce)
+          .isInstanceOf(dev.relay.RelayException.class);
+      assertThat(other.isLeader()).isTrue();
+    }
+  }
+}

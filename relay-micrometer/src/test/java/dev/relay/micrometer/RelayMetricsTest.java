@@ -1,0 +1,188 @@
+package dev.relay.micrometer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.relay.KindPolicy;
+import dev.relay.Outbox;
+import dev.relay.Outcome;
+import dev.relay.Relay;
+import dev.relay.Work;
+import dev.relay.admin.Admin;
+import dev.relay.test.RelayDatabaseTest;
+import dev.relay.test.TestDatabase;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+@RelayDatabaseTest
+class RelayMetricsTest {
+  private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+  private double counter(String name, String... tags) {
+    return registry.find(name).tags(tags).counters().stream().mapToDouble(Counter::count).sum();
+  }
+
+  private long timerCount(String name, String... tags) {
+    return registry.find(name).tags(tags).timers().stream().mapToLong(Timer::count).sum();
+  }
+
+  private double gauge(String name, String... tags) {
+    return registry.find(name).tags(tags).gauges().stream().mapToDouble(Gauge::value).sum();
+  }
+
+  @Test
+  void metricValuesAfterAScriptedRunEqualWhatTheTablesHold(TestDatabase db) throws Exception {
+    Admin admin = Admin.create(db.dataSource(), db.schema());
+    RelayMetrics metrics = RelayMetrics.builder(admin).build();
+    metrics.bindTo(registry);
+
+    Outbox outbox = Outbox.builder().schema(db.schema()).build();
+    try (Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      outbox.enqueueAll(
+          c,
+          List.of(
+              Work.of("m-1", "mail", "{}"),
+              Work.of("m-2", "mail", "{}"),
+              Work.of("m-3", "mail", "{}"),
+              Work.of("m-fail", "mail", "{}"),
+              Work.of("m-retry", "mail", "{}"),
+              Work.of("m-throw", "mail", "{}"),
+              Work.of("m-late", "mail", "{}").deadline(Instant.now().minusSeconds(60))));
+      c.commit();
+    }
+    Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
+    KindPolicy quick = KindPolicy.DEFAULT.withBackoff(Duration.ofMillis(10), Duration.ofMillis(20));
+    try (Relay relay =
+        Relay.builder(db.dataSource())
+            .schema(db.schema())
+            .pollInterval(Duration.ofMillis(100))
+            .listener(metrics.listener())
+            .handle(
+                "mail",
+                quick,
+                claim -> {
+                  int n =
+                      calls
+                          .computeIfAbsent(claim.workId(), k -> new AtomicInteger())
+                          .incrementAndGet();
+                  switch (claim.workId()) {
+                    case "m-fail":
+                      return Outcome.fail("bad address");
+                    case "m-retry":
+                      return n == 1 ? Outcome.retry("provider busy") : Outcome.done("ref");
+                    case "m-throw":
+                      if (n == 1) {
+                        throw new IllegalStateException("connection reset");
+                      }
+                      return Outcome.done("ref");
+                    default:
+                      return Outcome.done("ref");
+                  }
+                })
+            .build()) {
+      relay.start();
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(
+              () ->
+                  db.queryLong(
+                              "SELECT count(*) FROM {schema}.outbox"
+                                  + " WHERE state IN ('done', 'failed')")
+                          == 7
+                      && counter("relay.completions") == 5
+                      && counter("relay.failures") == 2);
+    }
+
+    assertThat(counter("relay.completions", "queue", "default", "kind", "mail"))
+        .isEqualTo(count(db, "SELECT count(*) FROM {schema}.outbox WHERE state = 'done'"))
+        .isEqualTo(5);
+    assertThat(counter("relay.failures", "reason", "permanent"))
+        .isEqualTo(
+            count(
+                db,
+                "SELECT count(*) FROM {schema}.outbox WHERE state = 'failed'"
+                    + " AND last_error_kind = 'permanent'"))
+        .isEqualTo(1);
+    assertThat(counter("relay.failures", "reason", "deadline"))
+        .isEqualTo(
+            count(
+                db,
+                "SELECT count(*) FROM {schema}.outbox WHERE state = 'failed'"
+                    + " AND last_error_kind = 'deadline'"))
+        .isEqualTo(1);
+    assertThat(counter("relay.retries"))
+        .isEqualTo(count(db, "SELECT count(*) FROM {schema}.attempt WHERE ending = 'retry'"))
+        .isEqualTo(2);
+    assertThat(counter("relay.claims"))
+        .isEqualTo(count(db, "SELECT sum(claim_generation) FROM {schema}.outbox"))
+        .isEqualTo(8);
+    assertThat(counter("relay.claims.repeated"))
+        .isEqualTo(count(db, "SELECT count(*) FROM {schema}.outbox WHERE claim_generation > 1"))
+        .isEqualTo(2);
+    assertThat(counter("relay.outcomes.uncertain"))
+        .isEqualTo(count(db, "SELECT count(*) FROM {schema}.attempt WHERE outcome = 'unknown'"))
+        .isEqualTo(3); // the retry, the throw, and the fail (whose effect the handler left unknown)
+    assertThat(counter("relay.outcomes.uncertain", "reason", "handler_error")).isEqualTo(1);
+    assertThat(counter("relay.outcomes.uncertain", "reason", "reported_unknown")).isEqualTo(2);
+    assertThat(counter("relay.claims.expired")).isZero();
+    assertThat(counter("relay.writes.stale"))
+        .isEqualTo(count(db, "SELECT count(*) FROM {schema}.attempt WHERE ending = 'stale_write'"))
+        .isZero();
+    assertThat(timerCount("relay.handler.duration")).isEqualTo(8);
+    assertThat(timerCount("relay.handler.duration", "result", "error")).isEqualTo(1);
+    assertThat(timerCount("relay.work.completion")).isEqualTo(5);
+
+    metrics.refresh();
+    for (String state : List.of("ready", "running", "done", "failed", "cancelled")) {
+      assertThat(gauge("relay.work.depth", "kind", "mail", "state", state))
+          .as(state)
+          .isEqualTo(
+              count(db, "SELECT count(*) FROM {schema}.outbox WHERE state = '" + state + "'"));
+    }
+    assertThat(gauge("relay.work.oldest.eligible.age", "kind", "mail")).isZero();
+    assertThat(gauge("relay.work.expired.leases", "kind", "mail")).isZero();
+  }
+
+  @Test
+  void oldestEligibleAgeGaugeFollowsTheTableAndRefreshesOnItsInterval(TestDatabase db)
+      throws Exception {
+    Admin admin = Admin.create(db.dataSource(), db.schema());
+    try (RelayMetrics metrics =
+        RelayMetrics.builder(admin).refreshInterval(Duration.ofSeconds(1)).build()) {
+      metrics.bindTo(registry);
+      Outbox outbox = Outbox.builder().schema(db.schema()).build();
+      try (Connection c = db.dataSource().getConnection()) {
+        c.setAutoCommit(false);
+        outbox.enqueue(c, Work.of("waiting", "report", "{}").queue("slow"));
+        c.commit();
+      }
+      db.execute(
+          "UPDATE {schema}.outbox SET available_at = clock_timestamp() - interval '10 minutes'");
+      metrics.start();
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> gauge("relay.work.oldest.eligible.age", "queue", "slow") >= 600);
+      assertThat(gauge("relay.work.depth", "queue", "slow", "state", "ready")).isEqualTo(1);
+      db.execute("DELETE FROM {schema}.outbox");
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> gauge("relay.work.depth", "queue", "slow", "state", "ready") == 0);
+    }
+  }
+
+  private static double count(TestDatabase db, String sql) throws SQLException {
+    return db.queryLong(sql);
+  }
+}
