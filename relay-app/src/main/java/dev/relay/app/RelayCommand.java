@@ -99,7 +99,8 @@ public final class RelayCommand implements Callable<Integer> {
       message = "database unavailable: " + firstLine(ex);
     } else if (ex instanceof InvalidWorkException
         || ex instanceof InvalidConfigurationException
-        || ex instanceof InvalidAdminRequestException) {
+        || ex instanceof InvalidAdminRequestException
+        || ex instanceof IllegalArgumentException) {
       code = ExitCodes.USAGE;
       message = ex.getMessage();
     } else if (ex instanceof RelayException) {

@@ -5,9 +5,11 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.relay.Migrator;
 import dev.relay.Outcome;
 import dev.relay.Relay;
+import dev.relay.admin.Admin;
 import dev.relay.admin.Maintenance;
 import dev.relay.admin.MaintenanceConfig;
 import dev.relay.admin.PurgePolicy;
+import dev.relay.micrometer.RelayMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
 import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
@@ -48,7 +50,7 @@ import picocli.CommandLine.ParameterException;
       "Config file (every field but kinds is optional; durations like 30s, 5m, 7d, PT1H):",
       "  {\"queues\": [\"default\"], \"concurrency\": 8, \"lease\": \"60s\",",
       "   \"poll_interval\": \"2s\", \"shutdown_grace\": \"30s\", \"http_port\": 9464,",
-      "   \"maintenance_interval\": \"1m\",",
+      "   \"maintenance_interval\": \"1m\", \"metrics_refresh_interval\": \"15s\",",
       "   \"retention\": {\"work\": \"7d\", \"history\": \"30d\", \"identity\": \"90d\"},",
       "   \"kinds\": {\"order_received\": {\"handler\": \"log\", \"max_attempts\": 8,",
       "     \"backoff_base\": \"1s\", \"backoff_cap\": \"5m\", \"max_elapsed\": \"24h\",",
@@ -117,6 +119,16 @@ final class ServeCommand extends DbCommand {
     } catch (IllegalArgumentException e) {
       throw new ParameterException(spec.commandLine(), e.getMessage());
     }
+    try {
+      ServeConfig.within(
+          maintenanceInterval,
+          "--maintenance-interval",
+          Duration.ofSeconds(1),
+          Duration.ofHours(24),
+          "serve");
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(spec.commandLine(), e.getMessage());
+    }
     if (httpPort != null && (httpPort < 0 || httpPort > 65535)) {
       throw new ParameterException(
           spec.commandLine(), "--http-port must be 0-65535, was " + httpPort);
@@ -163,8 +175,17 @@ final class ServeCommand extends DbCommand {
     new UptimeMetrics().bindTo(registry);
     try (HikariDataSource pool = pool(db, settings);
         Closer closer = new Closer()) {
+      RelayMetrics metrics =
+          RelayMetrics.builder(Admin.create(pool, schema))
+              .refreshInterval(settings.metricsRefreshInterval())
+              .build();
+      metrics.bindTo(registry);
+      metrics.start();
+      closer.add(metrics::close);
+
       Relay.Builder builder =
           Relay.builder(pool)
+              .listener(metrics.listener())
               .schema(schema)
               .queues(settings.queues().toArray(String[]::new))
               .concurrency(settings.concurrency())

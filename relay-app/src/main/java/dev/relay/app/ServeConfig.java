@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.relay.KindPolicy;
 import dev.relay.Relay;
 import dev.relay.UnknownOutcomePolicy;
+import dev.relay.micrometer.RelayMetrics;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -25,6 +26,7 @@ import java.util.Set;
  *   "shutdown_grace": "30s",
  *   "http_port": 9464,
  *   "maintenance_interval": "1m",
+ *   "metrics_refresh_interval": "15s",
  *   "retention": {"work": "7d", "history": "30d", "identity": "90d"},
  *   "kinds": {
  *     "order_received": {"handler": "log", "max_attempts": 8, "backoff_base": "2s",
@@ -45,6 +47,7 @@ record ServeConfig(
     Duration shutdownGrace,
     Integer httpPort,
     Duration maintenanceInterval,
+    Duration metricsRefreshInterval,
     Duration workRetention,
     Duration historyRetention,
     Duration identityHorizon,
@@ -65,6 +68,7 @@ record ServeConfig(
           "shutdown_grace",
           "http_port",
           "maintenance_interval",
+          "metrics_refresh_interval",
           "retention",
           "kinds");
   private static final Set<String> RETENTION = Set.of("work", "history", "identity");
@@ -126,6 +130,12 @@ record ServeConfig(
     if (root.has("http_port")) {
       port = integer(root, "http_port", source);
     }
+    Duration maintenance = duration(root, "maintenance_interval", null, source);
+    within(
+        maintenance, "maintenance_interval", Duration.ofSeconds(1), Duration.ofHours(24), source);
+    Duration refresh =
+        duration(root, "metrics_refresh_interval", RelayMetrics.DEFAULT_REFRESH_INTERVAL, source);
+    within(refresh, "metrics_refresh_interval", Duration.ofSeconds(1), Duration.ofHours(1), source);
     return new ServeConfig(
         List.copyOf(queues),
         root.has("concurrency") ? integer(root, "concurrency", source) : Relay.DEFAULT_CONCURRENCY,
@@ -134,6 +144,7 @@ record ServeConfig(
         duration(root, "shutdown_grace", Relay.DEFAULT_SHUTDOWN_GRACE, source),
         port,
         duration(root, "maintenance_interval", null, source),
+        duration(root, "metrics_refresh_interval", RelayMetrics.DEFAULT_REFRESH_INTERVAL, source),
         duration(retention, "work", null, source + " retention"),
         duration(retention, "history", null, source + " retention"),
         duration(retention, "identity", null, source + " retention"),
@@ -173,6 +184,22 @@ record ServeConfig(
                       where + ": unknown_outcome must be retry or park, was '" + unknown + "'");
             });
     return new KindConfig(handler, p);
+  }
+
+  /** Refuses {@code value} (when set) outside {@code min..max}. */
+  static void within(Duration value, String field, Duration min, Duration max, String where) {
+    if (value != null && (value.compareTo(min) < 0 || value.compareTo(max) > 0)) {
+      throw new IllegalArgumentException(
+          where
+              + ": "
+              + field
+              + " must be between "
+              + Durations.brief(min)
+              + " and "
+              + Durations.brief(max)
+              + ", was "
+              + value);
+    }
   }
 
   private static void known(JsonNode node, Set<String> fields, String where) {

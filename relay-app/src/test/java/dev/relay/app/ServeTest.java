@@ -36,6 +36,7 @@ class ServeTest {
         config,
         "{\"queues\": [\"default\", \"mail\"], \"concurrency\": 2, \"poll_interval\": \"200ms\","
             + " \"shutdown_grace\": \"5s\", \"maintenance_interval\": \"2s\","
+            + " \"metrics_refresh_interval\": \"1s\","
             + " \"kinds\": {\"order_received\": {\"handler\": \"log\", \"max_attempts\": 5,"
             + " \"dedup_horizon\": \"48h\"}}}");
     Path out = dir.resolve("serve.out");
@@ -62,7 +63,9 @@ class ServeTest {
           .pollInterval(Duration.ofMillis(100))
           .untilAsserted(
               () -> {
-                assertThat(serve.isAlive()).as(() -> read(err)).isTrue();
+                if (!serve.isAlive()) {
+                  throw new IllegalStateException("relay serve exited: " + read(err));
+                }
                 Matcher m = URL.matcher(read(out));
                 assertThat(m.find()).isTrue();
                 port.set(Integer.parseInt(m.group(1)));
