@@ -8,7 +8,7 @@ final class AuditOptions {
       names = "--actor",
       paramLabel = "WHO",
       required = true,
-      description = "Who asks (recorded in the audit), like mina@example.com.")
+      description = "Who asks (recorded in the audit), like mina.")
   String actor;
 
   @Option(

@@ -21,12 +21,11 @@ abstract class DbCommand implements Callable<Integer> {
   @Option(
       names = "--jdbc-url",
       paramLabel = "URL",
-      description = {
-        "JDBC URL of a PostgreSQL 15+ database, like",
-        "jdbc:postgresql://host:5432/db?user=u&password=p.",
-        "Default: env RELAY_JDBC_URL; without either, an embedded PostgreSQL 18",
-        "whose data is kept in ~/.relay/pgdata (or $RELAY_HOME/pgdata)."
-      })
+      description =
+          "JDBC URL of a PostgreSQL 15+ database, like"
+              + " jdbc:postgresql://host:5432/db?user=u&password=p. Default: env RELAY_JDBC_URL;"
+              + " without either, an embedded PostgreSQL 18 whose data is kept in ~/.relay/pgdata"
+              + " (or $RELAY_HOME/pgdata).")
   String jdbcUrl;
 
   @Option(

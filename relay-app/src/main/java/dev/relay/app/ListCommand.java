@@ -13,11 +13,9 @@ import picocli.CommandLine.Option;
 @Command(
     name = "list",
     mixinStandardHelpOptions = true,
+    header = "Lists work, with filters and a cursor.",
     description = {
-      "Lists work matching the filters (which combine with AND), oldest first, one page at a",
-      "time. When more follows, the last line gives the --after cursor of the next page",
-      "(keyset pagination: pages neither skip nor repeat items while work changes).",
-      "--json prints {\"items\": [...], \"next_cursor\": \"...\" or null}.",
+      "Lists work matching the filters (which combine with AND), oldest first, one page at a time. When more follows, the last line gives the --after cursor of the next page (keyset pagination: pages neither skip nor repeat items while work changes). --json prints {\"items\": [...], \"next_cursor\": \"...\" or null}.",
       ""
     })
 final class ListCommand extends DbCommand {

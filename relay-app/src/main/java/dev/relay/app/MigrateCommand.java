@@ -7,10 +7,9 @@ import picocli.CommandLine.Command;
 @Command(
     name = "migrate",
     mixinStandardHelpOptions = true,
+    header = "Creates or upgrades the schema.",
     description = {
-      "Creates or upgrades Relay's schema to the version this relay needs.",
-      "Idempotent, and safe to run from several processes at once (an advisory lock",
-      "serialises them). Refuses a schema migrated by a newer Relay (exit 1).",
+      "Creates or upgrades Relay's schema to the version this relay needs. Idempotent, and safe to run from several processes at once (an advisory lock serialises them). Refuses a schema migrated by a newer Relay (exit 1).",
       ""
     })
 final class MigrateCommand extends DbCommand {

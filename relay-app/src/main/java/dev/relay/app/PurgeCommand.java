@@ -13,15 +13,9 @@ import picocli.CommandLine.Option;
     name = "purge",
     mixinStandardHelpOptions = true,
     sortOptions = false,
+    header = "Deletes old done and cancelled work, leaving tombstones.",
     description = {
-      "Deletes done and cancelled work that ended longer ago than --retention AND than its",
-      "kind's deduplication horizon, in bounded batches. Failed work is never purged (it",
-      "waits for an operator). Each purged item leaves a tombstone (ID, kind, payload",
-      "digest, last generation, outcome), so a late producer retry is still recognised and",
-      "a different payload under that ID still refused; tombstones go after",
-      "--identity-horizon. Attempt history and audit rows go after --history-retention,",
-      "once their work is purged or ended done or cancelled.",
-      "--dry-run counts what is eligible now and changes nothing.",
+      "Deletes done and cancelled work that ended longer ago than --retention AND than its kind's deduplication horizon, in bounded batches. Failed work is never purged (it waits for an operator). Each purged item leaves a tombstone (ID, kind, payload digest, last generation, outcome), so a late producer retry is still recognised and a different payload under that ID still refused; tombstones go after --identity-horizon. Attempt history and audit rows go after --history-retention, once their work is purged or ended done or cancelled. --dry-run counts what is eligible now and changes nothing.",
       ""
     })
 final class PurgeCommand extends DbCommand {

@@ -16,18 +16,13 @@ import picocli.CommandLine.Parameters;
     name = "redrive",
     mixinStandardHelpOptions = true,
     sortOptions = false,
+    header = "Runs failed work again, audited.",
     description = {
-      "Puts failed work back to ready: same work ID and payload, a new attempt budget, and",
-      "the claim generation keeps rising (a late write of an old claim is still refused).",
-      "Each redrive is audited with --actor and --reason.",
+      "Puts failed work back to ready: same work ID and payload, a new attempt budget, and the claim generation keeps rising (a late write of an old claim is still refused). Each redrive is audited with --actor and --reason.",
       "",
-      "Refused (exit 1, nothing changed): running work, always; work that is not failed,",
-      "unless --force; work whose first attempt is older than its kind's deduplication",
-      "horizon, unless --override-horizon: past it the receiver may have forgotten the ID",
-      "and apply the same work twice. A corrected payload is not a redrive: use supersede.",
+      "Refused (exit 1, nothing changed): running work, always; work that is not failed, unless --force; work whose first attempt is older than its kind's deduplication horizon, unless --override-horizon: past it the receiver may have forgotten the ID and apply the same work twice. A corrected payload is not a redrive: use supersede.",
       "",
-      "Give one ID, or filters (with --limit) to redrive many, each checked on its own;",
-      "exit 1 when any was refused.",
+      "Give one ID, or filters (with --limit) to redrive many, each checked on its own; exit 1 when any was refused.",
       ""
     })
 final class RedriveCommand extends DbCommand {

@@ -27,9 +27,10 @@ import picocli.CommandLine.ParseResult;
     description = {
       "Transactional outbox and durable job queue for Java on PostgreSQL.",
       "",
-      "Every command that needs a database takes --jdbc-url (or env RELAY_JDBC_URL) and",
-      "--schema (default relay). Without a URL it starts an embedded PostgreSQL 18 whose",
-      "data is kept in ~/.relay/pgdata (or $RELAY_HOME/pgdata), and says so on stderr.",
+      "Every command that needs a database takes --jdbc-url (or env RELAY_JDBC_URL) and"
+          + " --schema (default relay). Without a URL it starts an embedded PostgreSQL 18"
+          + " whose data is kept in ~/.relay/pgdata (or $RELAY_HOME/pgdata), and says so on"
+          + " stderr. Run `relay help COMMAND` for a command's options.",
       ""
     },
     commandListHeading = "%nCommands:%n",

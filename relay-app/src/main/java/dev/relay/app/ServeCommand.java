@@ -40,12 +40,9 @@ import picocli.CommandLine.ParameterException;
     name = "serve",
     mixinStandardHelpOptions = true,
     sortOptions = false,
+    header = "Runs workers, /health and /metrics, and the maintenance loop.",
     description = {
-      "Runs workers for the kinds named in a JSON config file, an HTTP endpoint on",
-      "127.0.0.1 (/health: liveness, database reachable, schema current; /metrics:",
-      "Prometheus text) and the maintenance loop (retention purge, tombstones, gauge",
-      "refresh; one process at a time holds it). Runs until SIGTERM or Ctrl-C, then stops",
-      "claiming, lets running handlers finish within the grace period, and exits.",
+      "Runs workers for the kinds named in a JSON config file, an HTTP endpoint on 127.0.0.1 (/health: liveness, database reachable, schema current; /metrics: Prometheus text) and the maintenance loop (retention purge, tombstones, gauge refresh; one process at a time holds it). Runs until SIGTERM or Ctrl-C, then stops claiming, lets running handlers finish within the grace period, and exits.",
       "",
       "Config file (every field but kinds is optional; durations like 30s, 5m, 7d, PT1H):",
       "  {\"queues\": [\"default\"], \"concurrency\": 8, \"lease\": \"60s\",",
@@ -56,8 +53,7 @@ import picocli.CommandLine.ParameterException;
       "     \"backoff_base\": \"1s\", \"backoff_cap\": \"5m\", \"max_elapsed\": \"24h\",",
       "     \"handler_timeout\": \"30s\", \"dedup_horizon\": \"24h\",",
       "     \"unknown_outcome\": \"retry\"}}}",
-      "Handlers: log (logs the work and completes it). HTTP targets come with the HTTP",
-      "transport.",
+      "Handlers: log (logs the work and completes it). HTTP targets come with the HTTP transport.",
       ""
     })
 final class ServeCommand extends DbCommand {

@@ -11,11 +11,9 @@ import picocli.CommandLine.Parameters;
 @Command(
     name = "show",
     mixinStandardHelpOptions = true,
+    header = "Shows one item with its history, audits and links.",
     description = {
-      "Shows one work item: the row, its payload and result, the attempt history (each",
-      "claim generation that did not end in plain success), the redrive and cancel audits,",
-      "and the supersedes links in both directions. Exit 1 when no work has the ID (never",
-      "enqueued, or purged).",
+      "Shows one work item: the row, its payload and result, the attempt history (each claim generation that did not end in plain success), the redrive and cancel audits, and the supersedes links in both directions. Exit 1 when no work has the ID (never enqueued, or purged).",
       ""
     })
 final class ShowCommand extends DbCommand {

@@ -15,16 +15,11 @@ import picocli.CommandLine.Option;
 @Command(
     name = "status",
     mixinStandardHelpOptions = true,
+    header = "Shows queue health per queue and kind.",
     description = {
-      "Shows the health of every (queue, kind) that has work: counts by state, the age of",
-      "the oldest eligible work (what an alert should watch), running work whose lease",
-      "expired, and over the window: failures by reason and creation-to-completion p50/p95.",
+      "Shows the health of every (queue, kind) that has work: counts by state, the age of the oldest eligible work (what an alert should watch), running work whose lease expired, and over the window: failures by reason and creation-to-completion p50/p95.",
       "",
-      "--json prints one object: {\"schema\", \"window_seconds\", \"queues\": [{\"queue\",",
-      "\"kind\", \"ready\", \"running\", \"done\", \"failed\", \"cancelled\",",
-      "\"oldest_eligible_age_seconds\", \"expired_leases\", \"blocked_keys\",",
-      "\"failures_by_reason\", \"completed_in_window\", \"completion_p50_seconds\",",
-      "\"completion_p95_seconds\"}]}.",
+      "--json prints one object: {\"schema\", \"window_seconds\", \"queues\": [{\"queue\", \"kind\", \"ready\", \"running\", \"done\", \"failed\", \"cancelled\", \"oldest_eligible_age_seconds\", \"expired_leases\", \"blocked_keys\", \"failures_by_reason\", \"completed_in_window\", \"completion_p50_seconds\", \"completion_p95_seconds\"}]}.",
       ""
     })
 final class StatusCommand extends DbCommand {
