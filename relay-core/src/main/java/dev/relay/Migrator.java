@@ -49,7 +49,8 @@ public final class Migrator {
       List.of(
           new Version(1, "core", "V1__core.sql"),
           new Version(2, "runtime", "V2__runtime.sql"),
-          new Version(3, "receivers", "V3__receivers.sql"));
+          new Version(3, "receivers", "V3__receivers.sql"),
+          new Version(4, "admin", "V4__admin.sql"));
 
   /** The schema version this library writes and understands. */
   public static final int LATEST_VERSION = VERSIONS.get(VERSIONS.size() - 1).number();

@@ -76,9 +76,10 @@ import org.slf4j.LoggerFactory;
  *       run time; result is done, retry, fail, cancel or error</td></tr>
  * </table>
  *
- * <p>Reasons are the error kinds Relay and handlers record; keep them a small fixed set (never an
- * error message or an ID), or the tag set grows without bound. Thread-safe; the listener is fast
- * and never blocks.
+ * <p>Bind the registry before the runtime starts: events that arrive before any registry is bound
+ * are not kept. Reasons are the error kinds Relay and handlers record; keep them a small fixed set
+ * (never an error message or an ID), or the tag set grows without bound. Thread-safe; the listener
+ * is fast and never blocks.
  */
 public final class RelayMetrics implements MeterBinder, AutoCloseable {
   /** Default gauge refresh interval: 15 s. */
