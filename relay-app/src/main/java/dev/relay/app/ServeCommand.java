@@ -2,6 +2,8 @@ package dev.relay.app;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.relay.Claim;
+import dev.relay.Handler;
 import dev.relay.Migrator;
 import dev.relay.Outcome;
 import dev.relay.Relay;
@@ -179,8 +181,12 @@ final class ServeCommand extends DbCommand {
       metrics.start();
       closer.add(metrics::close);
 
+      String url = db.url();
       Relay.Builder builder =
           Relay.builder(pool)
+              // LISTEN holds its connection for the runtime's life: a connection of its own keeps
+              // the pool whole.
+              .listenConnections(() -> DriverManager.getConnection(url))
               .listener(metrics.listener())
               .schema(schema)
               .queues(settings.queues().toArray(String[]::new))
@@ -208,7 +214,6 @@ final class ServeCommand extends DbCommand {
       if (settings.identityHorizon() != null) {
         policy = policy.withIdentityHorizon(settings.identityHorizon());
       }
-      String url = db.url();
       // The maintenance lock is a session advisory lock: it lives on a dedicated connection of its
       // own, never on a pooled one.
       Maintenance maintenance =
@@ -260,11 +265,11 @@ final class ServeCommand extends DbCommand {
   }
 
   /** The built-in {@code log} handler: logs the work and completes it. */
-  static final class LogHandler implements dev.relay.Handler {
+  static final class LogHandler implements Handler {
     static final LogHandler INSTANCE = new LogHandler();
 
     @Override
-    public Outcome handle(dev.relay.Claim claim) {
+    public Outcome handle(Claim claim) {
       log.info(
           "work {} kind {} queue {} attempt {} generation {}: {}",
           claim.workId(),
