@@ -33,13 +33,20 @@ final class Cli {
   }
 
   static Result run(Map<String, String> env, String... args) {
+    return runWithInput(env, "", args);
+  }
+
+  /** Runs {@code relay args} with {@code input} on its standard input. */
+  static Result runWithInput(Map<String, String> env, String input, String... args) {
     ProcessBuilder pb = builder(env, args);
     try {
       Path out = Files.createTempFile("relay-cli-", ".out");
       Path err = Files.createTempFile("relay-cli-", ".err");
       pb.redirectOutput(out.toFile()).redirectError(err.toFile());
       Process p = pb.start();
-      p.getOutputStream().close();
+      try (var stdin = p.getOutputStream()) {
+        stdin.write(input.getBytes(StandardCharsets.UTF_8));
+      }
       if (!p.waitFor(90, TimeUnit.SECONDS)) {
         p.destroyForcibly();
         throw new AssertionError("relay " + String.join(" ", args) + " ran past 90 s");

@@ -199,6 +199,19 @@ class CommandLineTest {
     }
 
     @Test
+    void readsAnArrayFromStandardInput(TestDatabase db) throws Exception {
+      Cli.Result r =
+          Cli.runWithInput(
+              java.util.Map.of(),
+              "[{\"work_id\": \"in-1\", \"kind\": \"k\", \"payload\": {}},"
+                  + " {\"work_id\": \"in-2\", \"kind\": \"k\", \"payload\": \"text\"}]",
+              on(db, "enqueue", "--file", "-"));
+      assertThat(r.exitCode()).as(r.toString()).isZero();
+      assertThat(r.out()).contains("2 enqueued, 0 already enqueued, in one transaction");
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(2);
+    }
+
+    @Test
     void badInputIsAUsageError(TestDatabase db, @TempDir Path dir) throws Exception {
       Cli.Result noKind = Cli.run(on(db, "enqueue", "--id", "x", "--payload", "{}"));
       assertThat(noKind.exitCode()).as(noKind.toString()).isEqualTo(2);
