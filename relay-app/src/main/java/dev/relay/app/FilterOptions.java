@@ -1,0 +1,93 @@
+package dev.relay.app;
+
+import dev.relay.admin.WorkFilter;
+import java.time.Duration;
+import picocli.CommandLine.Option;
+
+/**
+ * The work filter shared by {@code list}, {@code redrive} and {@code cancel}; options combine with
+ * AND.
+ */
+final class FilterOptions {
+  @Option(
+      names = "--state",
+      paramLabel = "STATE",
+      description = "Only work in STATE: ready, running, done, failed or cancelled.")
+  String state;
+
+  @Option(names = "--kind", paramLabel = "KIND", description = "Only work of KIND.")
+  String kind;
+
+  @Option(names = "--queue", paramLabel = "QUEUE", description = "Only work in QUEUE.")
+  String queue;
+
+  @Option(names = "--key", paramLabel = "KEY", description = "Only work with ordering key KEY.")
+  String key;
+
+  @Option(
+      names = "--older-than",
+      paramLabel = "AGE",
+      converter = Durations.class,
+      description = "Only work created at least AGE ago (30s, 5m, 2h, 7d).")
+  Duration olderThan;
+
+  @Option(
+      names = "--newer-than",
+      paramLabel = "AGE",
+      converter = Durations.class,
+      description = "Only work created less than AGE ago.")
+  Duration newerThan;
+
+  @Option(
+      names = "--error-kind",
+      paramLabel = "KIND",
+      description = "Only work whose last error kind is KIND (like deadline, timeout).")
+  String errorKind;
+
+  @Option(
+      names = "--outcome",
+      paramLabel = "OUTCOME",
+      description = "Only work with outcome evidence OUTCOME: delivered, not_delivered, unknown.")
+  String outcome;
+
+  /** Whether any criterion was given. */
+  boolean any() {
+    return state != null
+        || kind != null
+        || queue != null
+        || key != null
+        || olderThan != null
+        || newerThan != null
+        || errorKind != null
+        || outcome != null;
+  }
+
+  WorkFilter filter() {
+    WorkFilter f = WorkFilter.all();
+    if (state != null) {
+      f = f.state(state);
+    }
+    if (kind != null) {
+      f = f.kind(kind);
+    }
+    if (queue != null) {
+      f = f.queue(queue);
+    }
+    if (key != null) {
+      f = f.orderingKey(key);
+    }
+    if (olderThan != null) {
+      f = f.olderThan(olderThan);
+    }
+    if (newerThan != null) {
+      f = f.newerThan(newerThan);
+    }
+    if (errorKind != null) {
+      f = f.errorKind(errorKind);
+    }
+    if (outcome != null) {
+      f = f.outcome(outcome);
+    }
+    return f;
+  }
+}

@@ -1,0 +1,234 @@
+package dev.relay.app;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.relay.KindPolicy;
+import dev.relay.Relay;
+import dev.relay.UnknownOutcomePolicy;
+import dev.relay.micrometer.RelayMetrics;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * What {@code relay serve} runs, read from a JSON file:
+ *
+ * <pre>{@code
+ * {
+ *   "queues": ["default"],
+ *   "concurrency": 8,
+ *   "lease": "60s",
+ *   "poll_interval": "2s",
+ *   "shutdown_grace": "30s",
+ *   "http_port": 9464,
+ *   "maintenance_interval": "1m",
+ *   "metrics_refresh_interval": "15s",
+ *   "retention": {"work": "7d", "history": "30d", "identity": "90d"},
+ *   "kinds": {
+ *     "order_received": {"handler": "log", "max_attempts": 8, "backoff_base": "2s",
+ *                        "backoff_cap": "10m", "max_elapsed": "12h", "handler_timeout": "30s",
+ *                        "dedup_horizon": "24h", "unknown_outcome": "retry"}
+ *   }
+ * }
+ * }</pre>
+ *
+ * Every field but {@code kinds} is optional. Unknown fields are refused, so a typo is an error and
+ * not a silent default.
+ */
+record ServeConfig(
+    List<String> queues,
+    int concurrency,
+    Duration lease,
+    Duration pollInterval,
+    Duration shutdownGrace,
+    Integer httpPort,
+    Duration maintenanceInterval,
+    Duration metricsRefreshInterval,
+    Duration workRetention,
+    Duration historyRetention,
+    Duration identityHorizon,
+    Map<String, KindConfig> kinds) {
+
+  /** The handlers a kind may name. HTTP targets come with the HTTP transport. */
+  static final Set<String> HANDLERS = Set.of("log");
+
+  /** One kind: its handler and its policy. */
+  record KindConfig(String handler, KindPolicy policy) {}
+
+  private static final Set<String> TOP =
+      Set.of(
+          "queues",
+          "concurrency",
+          "lease",
+          "poll_interval",
+          "shutdown_grace",
+          "http_port",
+          "maintenance_interval",
+          "metrics_refresh_interval",
+          "retention",
+          "kinds");
+  private static final Set<String> RETENTION = Set.of("work", "history", "identity");
+  private static final Set<String> KIND =
+      Set.of(
+          "handler",
+          "max_attempts",
+          "backoff_base",
+          "backoff_cap",
+          "max_elapsed",
+          "handler_timeout",
+          "dedup_horizon",
+          "unknown_outcome");
+
+  /**
+   * Parses {@code json} ({@code source} names it in messages).
+   *
+   * @throws IllegalArgumentException naming the first problem
+   */
+  static ServeConfig parse(String json, String source) {
+    JsonNode root;
+    try {
+      root = Json.MAPPER.readTree(json);
+    } catch (JsonProcessingException e) {
+      throw new IllegalArgumentException(source + " is not JSON: " + e.getOriginalMessage());
+    }
+    if (root == null || !root.isObject()) {
+      throw new IllegalArgumentException(source + " must hold one JSON object");
+    }
+    known(root, TOP, source);
+    List<String> queues = new ArrayList<>();
+    JsonNode q = root.get("queues");
+    if (q == null) {
+      queues.addAll(Relay.DEFAULT_QUEUES);
+    } else if (q.isArray() && !q.isEmpty()) {
+      q.forEach(n -> queues.add(n.asText()));
+    } else {
+      throw new IllegalArgumentException(source + ": queues must be a non-empty array of names");
+    }
+    JsonNode retention = root.path("retention");
+    if (!retention.isMissingNode()) {
+      if (!retention.isObject()) {
+        throw new IllegalArgumentException(source + ": retention must be an object");
+      }
+      known(retention, RETENTION, source + " retention");
+    }
+    JsonNode kindsNode = root.get("kinds");
+    if (kindsNode == null || !kindsNode.isObject() || kindsNode.isEmpty()) {
+      throw new IllegalArgumentException(
+          source
+              + ": kinds must name at least one kind, like {\"kinds\": {\"k\": {\"handler\":"
+              + " \"log\"}}}");
+    }
+    Map<String, KindConfig> kinds = new LinkedHashMap<>();
+    for (Map.Entry<String, JsonNode> e : kindsNode.properties()) {
+      kinds.put(e.getKey(), kind(e.getKey(), e.getValue(), source));
+    }
+    Integer port = null;
+    if (root.has("http_port")) {
+      port = integer(root, "http_port", source);
+    }
+    Duration maintenance = duration(root, "maintenance_interval", null, source);
+    within(
+        maintenance, "maintenance_interval", Duration.ofSeconds(1), Duration.ofHours(24), source);
+    Duration refresh =
+        duration(root, "metrics_refresh_interval", RelayMetrics.DEFAULT_REFRESH_INTERVAL, source);
+    within(refresh, "metrics_refresh_interval", Duration.ofSeconds(1), Duration.ofHours(1), source);
+    return new ServeConfig(
+        List.copyOf(queues),
+        root.has("concurrency") ? integer(root, "concurrency", source) : Relay.DEFAULT_CONCURRENCY,
+        duration(root, "lease", Relay.DEFAULT_LEASE, source),
+        duration(root, "poll_interval", Relay.DEFAULT_POLL_INTERVAL, source),
+        duration(root, "shutdown_grace", Relay.DEFAULT_SHUTDOWN_GRACE, source),
+        port,
+        duration(root, "maintenance_interval", null, source),
+        duration(root, "metrics_refresh_interval", RelayMetrics.DEFAULT_REFRESH_INTERVAL, source),
+        duration(retention, "work", null, source + " retention"),
+        duration(retention, "history", null, source + " retention"),
+        duration(retention, "identity", null, source + " retention"),
+        kinds);
+  }
+
+  private static KindConfig kind(String name, JsonNode node, String source) {
+    String where = source + " kind " + name;
+    if (!node.isObject()) {
+      throw new IllegalArgumentException(where + " must be an object");
+    }
+    known(node, KIND, where);
+    String handler = node.path("handler").asText("log");
+    if (!HANDLERS.contains(handler)) {
+      throw new IllegalArgumentException(
+          where + ": handler '" + handler + "' is not one of " + HANDLERS);
+    }
+    KindPolicy p = KindPolicy.DEFAULT;
+    if (node.has("max_attempts")) {
+      p = p.withMaxAttempts(integer(node, "max_attempts", where));
+    }
+    p =
+        p.withBackoff(
+            duration(node, "backoff_base", p.backoffBase(), where),
+            duration(node, "backoff_cap", p.backoffCap(), where));
+    p = p.withMaxElapsed(duration(node, "max_elapsed", p.maxElapsed(), where));
+    p = p.withHandlerTimeout(duration(node, "handler_timeout", null, where));
+    p = p.withDedupHorizon(duration(node, "dedup_horizon", p.dedupHorizon(), where));
+    String unknown = node.path("unknown_outcome").asText("retry");
+    p =
+        p.withUnknownOutcome(
+            switch (unknown) {
+              case "retry" -> UnknownOutcomePolicy.retry();
+              case "park" -> UnknownOutcomePolicy.park();
+              default ->
+                  throw new IllegalArgumentException(
+                      where + ": unknown_outcome must be retry or park, was '" + unknown + "'");
+            });
+    return new KindConfig(handler, p);
+  }
+
+  /** Refuses {@code value} (when set) outside {@code min..max}. */
+  static void within(Duration value, String field, Duration min, Duration max, String where) {
+    if (value != null && (value.compareTo(min) < 0 || value.compareTo(max) > 0)) {
+      throw new IllegalArgumentException(
+          where
+              + ": "
+              + field
+              + " must be between "
+              + Durations.brief(min)
+              + " and "
+              + Durations.brief(max)
+              + ", was "
+              + value);
+    }
+  }
+
+  private static void known(JsonNode node, Set<String> fields, String where) {
+    for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
+      String f = it.next();
+      if (!fields.contains(f)) {
+        throw new IllegalArgumentException(
+            where + ": unknown field '" + f + "'; known fields: " + fields);
+      }
+    }
+  }
+
+  private static int integer(JsonNode node, String field, String where) {
+    JsonNode v = node.get(field);
+    if (!v.isIntegralNumber() || !v.canConvertToInt()) {
+      throw new IllegalArgumentException(where + ": " + field + " must be an integer");
+    }
+    return v.intValue();
+  }
+
+  private static Duration duration(JsonNode node, String field, Duration fallback, String where) {
+    JsonNode v = node.get(field);
+    if (v == null || v.isNull()) {
+      return fallback;
+    }
+    try {
+      return Durations.parse(v.asText());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(where + ": " + field + ": " + e.getMessage());
+    }
+  }
+}

@@ -1,0 +1,121 @@
+package dev.relay.app;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.relay.admin.Admin;
+import dev.relay.admin.QueueHealth;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code relay status}: health per queue and kind. */
+@Command(
+    name = "status",
+    mixinStandardHelpOptions = true,
+    header = "Shows queue health per queue and kind.",
+    description = {
+      "Shows the health of every (queue, kind) that has work: counts by state, the age of the oldest eligible work (what an alert should watch), running work whose lease expired, and over the window: failures by reason and creation-to-completion p50/p95.",
+      "",
+      "--json prints one object: {\"schema\", \"window_seconds\", \"queues\": [{\"queue\", \"kind\", \"ready\", \"running\", \"done\", \"failed\", \"cancelled\", \"oldest_eligible_age_seconds\", \"expired_leases\", \"blocked_keys\", \"failures_by_reason\", \"completed_in_window\", \"completion_p50_seconds\", \"completion_p95_seconds\"}]}.",
+      ""
+    })
+final class StatusCommand extends DbCommand {
+  @Option(
+      names = "--window",
+      paramLabel = "DURATION",
+      defaultValue = "15m",
+      converter = Durations.class,
+      description = "How far back failures and completion times count (default: ${DEFAULT-VALUE}).")
+  Duration window;
+
+  @Option(names = "--json", description = "Prints one JSON object instead of a table.")
+  boolean json;
+
+  @Override
+  int run(Database db) throws Exception {
+    requireCurrentSchema(db);
+    List<QueueHealth> health = Admin.create(db.dataSource(), schema).health(window);
+    if (json) {
+      ObjectNode root = Json.object();
+      root.put("schema", schema);
+      root.put("window_seconds", window.toSeconds());
+      ArrayNode queues = root.putArray("queues");
+      for (QueueHealth h : health) {
+        ObjectNode q = queues.addObject();
+        q.put("queue", h.queue());
+        q.put("kind", h.kind());
+        q.put("ready", h.ready());
+        q.put("running", h.running());
+        q.put("done", h.done());
+        q.put("failed", h.failed());
+        q.put("cancelled", h.cancelled());
+        q.put("oldest_eligible_age_seconds", seconds(h.oldestEligibleAge()));
+        q.put("expired_leases", h.expiredLeases());
+        q.put("blocked_keys", h.blockedKeys());
+        ObjectNode reasons = q.putObject("failures_by_reason");
+        new TreeMap<>(h.failuresByReason()).forEach(reasons::put);
+        q.put("completed_in_window", h.completedInWindow());
+        Json.put(q, "completion_p50_seconds", h.completionP50());
+        Json.put(q, "completion_p95_seconds", h.completionP95());
+      }
+      out().println(Json.pretty(root));
+      return ExitCodes.OK;
+    }
+    if (health.isEmpty()) {
+      out().println("schema " + schema + ": no work");
+      return ExitCodes.OK;
+    }
+    TextTable t =
+        new TextTable(
+            "QUEUE",
+            "KIND",
+            "READY",
+            "RUNNING",
+            "DONE",
+            "FAILED",
+            "CANCELLED",
+            "OLDEST_ELIGIBLE",
+            "EXPIRED_LEASES",
+            "FAILURES/" + Durations.brief(window),
+            "P50",
+            "P95");
+    for (QueueHealth h : health) {
+      t.row(
+          h.queue(),
+          h.kind(),
+          h.ready(),
+          h.running(),
+          h.done(),
+          h.failed(),
+          h.cancelled(),
+          Durations.brief(h.oldestEligibleAge()),
+          h.expiredLeases(),
+          reasons(h.failuresByReason()),
+          h.completionP50() == null ? null : millis(h.completionP50()),
+          h.completionP95() == null ? null : millis(h.completionP95()));
+    }
+    t.print(out());
+    return ExitCodes.OK;
+  }
+
+  private static double seconds(Duration d) {
+    return d.toMillis() / 1000.0;
+  }
+
+  private static String millis(Duration d) {
+    return d.toMillis() < 10_000 ? d.toMillis() + "ms" : Durations.brief(d);
+  }
+
+  private static String reasons(Map<String, Long> byReason) {
+    if (byReason.isEmpty()) {
+      return "0";
+    }
+    StringBuilder sb = new StringBuilder();
+    new TreeMap<>(byReason)
+        .forEach((k, v) -> sb.append(sb.length() == 0 ? "" : ",").append(k).append('=').append(v));
+    return sb.toString();
+  }
+}

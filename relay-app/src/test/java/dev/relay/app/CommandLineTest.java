@@ -1,0 +1,230 @@
+package dev.relay.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.relay.test.RelayDatabaseTest;
+import dev.relay.test.TestDatabase;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The {@code relay} command end to end, each call a separate process against real PostgreSQL. */
+@RelayDatabaseTest
+class CommandLineTest {
+  private static final String UNREACHABLE = "jdbc:postgresql://127.0.0.1:1/x?connectTimeout=5";
+
+  static String[] on(TestDatabase db, String... args) {
+    String[] all = new String[args.length + 4];
+    System.arraycopy(args, 0, all, 0, args.length);
+    all[args.length] = "--jdbc-url";
+    all[args.length + 1] = db.jdbcUrl();
+    all[args.length + 2] = "--schema";
+    all[args.length + 3] = db.schema();
+    return all;
+  }
+
+  @Nested
+  class Errors {
+    @Test
+    void unknownOptionIsAUsageError() {
+      Cli.Result r = Cli.run("status", "--no-such-option");
+      assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+      assertThat(r.err()).contains("Unknown option: '--no-such-option'");
+    }
+
+    @Test
+    void unknownCommandIsAUsageError() {
+      Cli.Result r = Cli.run("frobnicate");
+      assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+    }
+
+    @Test
+    void invalidSchemaNameIsAUsageErrorBeforeAnyConnection() {
+      Cli.Result r = Cli.run("status", "--jdbc-url", UNREACHABLE, "--schema", "Bad-Name");
+      assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+      assertThat(r.err()).contains("invalid setting schema");
+    }
+
+    @Test
+    void unreachableDatabaseIsExitThreeWithOneLineAndNoStackTrace() {
+      Cli.Result r = Cli.run("status", "--jdbc-url", UNREACHABLE);
+      assertThat(r.exitCode()).as(r.toString()).isEqualTo(3);
+      assertThat(r.err().lines()).hasSize(1);
+      assertThat(r.err()).startsWith("relay status: database unavailable: ");
+      assertThat(r.err()).doesNotContain("\tat ").doesNotContain("Exception");
+      assertThat(r.out()).isEmpty();
+    }
+
+    @Test
+    void unreachableDatabaseFromTheEnvironmentIsExitThreeToo() {
+      Cli.Result r =
+          Cli.run(java.util.Map.of("RELAY_JDBC_URL", UNREACHABLE), "list", "--state", "failed");
+      assertThat(r.exitCode()).as(r.toString()).isEqualTo(3);
+      assertThat(r.err().lines()).hasSize(1);
+    }
+
+    @Test
+    void verboseAddsTheStackTrace() {
+      Cli.Result r = Cli.run("migrate", "--jdbc-url", UNREACHABLE, "--verbose");
+      assertThat(r.exitCode()).as(r.toString()).isEqualTo(3);
+      assertThat(r.err()).contains("\tat ");
+    }
+
+    @Test
+    void anUnmigratedSchemaIsRefusedWithTheWayOut(TestDatabase db) {
+      Cli.Result r = Cli.run("status", "--jdbc-url", db.jdbcUrl(), "--schema", "relay_never_made");
+      assertThat(r.exitCode()).as(r.toString()).isEqualTo(1);
+      assertThat(r.err()).contains("is not migrated").contains("relay migrate");
+    }
+  }
+
+  @Nested
+  class Help {
+    @Test
+    void topLevelHelpListsEveryCommandAndTheExitCodes() {
+      Cli.Result r = Cli.run("--help");
+      assertThat(r.exitCode()).as(r.toString()).isZero();
+      assertThat(r.out())
+          .contains(
+              "migrate",
+              "status",
+              "list",
+              "show",
+              "enqueue",
+              "redrive",
+              "supersede",
+              "cancel",
+              "purge",
+              "serve",
+              "demo")
+          .contains("Exit codes:")
+          .contains("database unavailable");
+    }
+
+    @Test
+    void subcommandHelpNamesItsOptionsAndExitCodes() {
+      Cli.Result r = Cli.run("help", "enqueue");
+      assertThat(r.exitCode()).as(r.toString()).isZero();
+      assertThat(r.out()).contains("--jdbc-url", "--schema", "--payload-file", "Exit codes:");
+    }
+  }
+
+  @Nested
+  class Migrate {
+    @Test
+    void migratesAFreshSchemaThenFindsItCurrent(TestDatabase db) throws Exception {
+      String schema = db.schema() + "_m";
+      try {
+        Cli.Result first = Cli.run("migrate", "--jdbc-url", db.jdbcUrl(), "--schema", schema);
+        assertThat(first.exitCode()).as(first.toString()).isZero();
+        assertThat(first.out()).contains("schema " + schema + " migrated from version 0 to");
+        Cli.Result again = Cli.run("migrate", "--jdbc-url", db.jdbcUrl(), "--schema", schema);
+        assertThat(again.exitCode()).as(again.toString()).isZero();
+        assertThat(again.out()).contains(": current");
+      } finally {
+        db.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+      }
+    }
+  }
+
+  @Nested
+  class Enqueue {
+    @Test
+    void enqueuesFromOptions(TestDatabase db) throws Exception {
+      Cli.Result r =
+          Cli.run(
+              on(
+                  db,
+                  "enqueue",
+                  "--id",
+                  "order-103-ack",
+                  "--kind",
+                  "order_received",
+                  "--payload",
+                  "{\"order_id\": 103, \"total\": 29.00}",
+                  "--queue",
+                  "mail",
+                  "--max-attempts",
+                  "5"));
+      assertThat(r.exitCode()).as(r.toString()).isZero();
+      assertThat(r.out()).contains("enqueued order-103-ack");
+      assertThat(
+              db.queryString(
+                  "SELECT kind || ' ' || queue || ' ' || max_attempts || ' ' || state"
+                      + " FROM {schema}.outbox WHERE work_id = 'order-103-ack'"))
+          .isEqualTo("order_received mail 5 ready");
+    }
+
+    @Test
+    void aRepeatIsAlreadyEnqueuedAndAChangedPayloadIsRefused(TestDatabase db) {
+      String[] args =
+          on(db, "enqueue", "--id", "w-1", "--kind", "k", "--payload", "{\"total\": 29.00}");
+      assertThat(Cli.run(args).exitCode()).isZero();
+      Cli.Result repeat =
+          Cli.run(on(db, "enqueue", "--id", "w-1", "--kind", "k", "--payload", "{\"total\":29.0}"));
+      assertThat(repeat.exitCode()).as(repeat.toString()).isZero();
+      assertThat(repeat.out()).contains("already enqueued");
+      Cli.Result changed =
+          Cli.run(on(db, "enqueue", "--id", "w-1", "--kind", "k", "--payload", "{\"total\": 30}"));
+      assertThat(changed.exitCode()).as(changed.toString()).isEqualTo(1);
+      assertThat(changed.err()).contains("w-1").doesNotContain("\tat ");
+    }
+
+    @Test
+    void aFileIsOneTransaction(TestDatabase db, @TempDir Path dir) throws Exception {
+      db.execute(
+          "INSERT INTO {schema}.outbox (work_id, kind, payload) VALUES ('taken', 'k', '{\"a\":1}')");
+      Path bad = dir.resolve("bad.json");
+      Files.writeString(
+          bad,
+          "[{\"work_id\": \"f-1\", \"kind\": \"k\", \"payload\": {\"n\": 1}},"
+              + " {\"work_id\": \"taken\", \"kind\": \"k\", \"payload\": {\"a\": 2}}]");
+      Cli.Result refused = Cli.run(on(db, "enqueue", "--file", bad.toString()));
+      assertThat(refused.exitCode()).as(refused.toString()).isEqualTo(1);
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE work_id = 'f-1'"))
+          .isZero();
+
+      Path good = dir.resolve("good.json");
+      Files.writeString(
+          good,
+          "[{\"work_id\": \"f-1\", \"kind\": \"k\", \"payload\": {\"n\": 1}, \"priority\": 5},"
+              + " {\"work_id\": \"f-2\", \"kind\": \"k\", \"payload\": [1, 2], \"delay\": \"1h\"}]");
+      Cli.Result ok = Cli.run(on(db, "enqueue", "--file", good.toString(), "--json"));
+      assertThat(ok.exitCode()).as(ok.toString()).isZero();
+      assertThat(ok.out()).contains("\"enqueued\":2");
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE work_id LIKE 'f-%'"))
+          .isEqualTo(2);
+    }
+
+    @Test
+    void readsAnArrayFromStandardInput(TestDatabase db) throws Exception {
+      Cli.Result r =
+          Cli.runWithInput(
+              java.util.Map.of(),
+              "[{\"work_id\": \"in-1\", \"kind\": \"k\", \"payload\": {}},"
+                  + " {\"work_id\": \"in-2\", \"kind\": \"k\", \"payload\": \"text\"}]",
+              on(db, "enqueue", "--file", "-"));
+      assertThat(r.exitCode()).as(r.toString()).isZero();
+      assertThat(r.out()).contains("2 enqueued, 0 already enqueued, in one transaction");
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(2);
+    }
+
+    @Test
+    void badInputIsAUsageError(TestDatabase db, @TempDir Path dir) throws Exception {
+      Cli.Result noKind = Cli.run(on(db, "enqueue", "--id", "x", "--payload", "{}"));
+      assertThat(noKind.exitCode()).as(noKind.toString()).isEqualTo(2);
+      Cli.Result notJson =
+          Cli.run(on(db, "enqueue", "--id", "x", "--kind", "k", "--payload", "{not json"));
+      assertThat(notJson.exitCode()).as(notJson.toString()).isEqualTo(2);
+      assertThat(notJson.err()).contains("payload");
+      Path file = dir.resolve("typo.json");
+      Files.writeString(file, "{\"work_id\": \"x\", \"knd\": \"k\", \"payload\": {}}");
+      Cli.Result typo = Cli.run(on(db, "enqueue", "--file", file.toString()));
+      assertThat(typo.exitCode()).as(typo.toString()).isEqualTo(2);
+      assertThat(typo.err()).contains("knd");
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isZero();
+    }
+  }
+}

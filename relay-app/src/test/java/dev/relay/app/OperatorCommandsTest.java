@@ -1,0 +1,367 @@
+package dev.relay.app;
+
+import static dev.relay.app.CommandLineTest.on;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.relay.test.RelayDatabaseTest;
+import dev.relay.test.TestDatabase;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+/** status, list, show, redrive, supersede, cancel and purge, each run as a process. */
+@RelayDatabaseTest
+class OperatorCommandsTest {
+  static void insert(TestDatabase db, String id, String kind, String queue) throws Exception {
+    db.execute(
+        "INSERT INTO {schema}.outbox (work_id, kind, payload, queue) VALUES ('"
+            + id
+            + "', '"
+            + kind
+            + "', '{\"id\": \""
+            + id
+            + "\"}', '"
+            + queue
+            + "')");
+  }
+
+  /** Makes work failed as a worker would have left it, its first attempt {@code age} ago. */
+  static void fail(TestDatabase db, String id, String age) throws Exception {
+    db.execute(
+        "UPDATE {schema}.outbox SET state = 'failed', attempts = 3, claim_generation = 3,"
+            + " first_attempt_at = clock_timestamp() - interval '"
+            + age
+            + "', completed_at = clock_timestamp(), last_error_kind = 'http_503',"
+            + " last_error = 'provider down', outcome = 'unknown' WHERE work_id = '"
+            + id
+            + "'");
+  }
+
+  static JsonNode json(Cli.Result r) throws Exception {
+    assertThat(r.exitCode()).as(r.toString()).isZero();
+    return Json.MAPPER.readTree(r.out());
+  }
+
+  @Nested
+  class Status {
+    @Test
+    void jsonCarriesCountsAndAgesPerQueueAndKind(TestDatabase db) throws Exception {
+      insert(db, "a", "mail", "default");
+      insert(db, "b", "mail", "default");
+      insert(db, "c", "sms", "urgent");
+      fail(db, "b", "1 minute");
+      JsonNode root = json(Cli.run(on(db, "status", "--json")));
+      JsonNode queues = root.get("queues");
+      assertThat(queues).hasSize(2);
+      JsonNode mail = queues.get(0);
+      assertThat(mail.get("queue").asText()).isEqualTo("default");
+      assertThat(mail.get("kind").asText()).isEqualTo("mail");
+      assertThat(mail.get("ready").asLong()).isEqualTo(1);
+      assertThat(mail.get("failed").asLong()).isEqualTo(1);
+      for (String field :
+          List.of(
+              "running",
+              "done",
+              "cancelled",
+              "oldest_eligible_age_seconds",
+              "expired_leases",
+              "failures_by_reason")) {
+        assertThat(mail.has(field)).as(field).isTrue();
+      }
+      assertThat(mail.get("oldest_eligible_age_seconds").asDouble()).isGreaterThanOrEqualTo(0);
+      assertThat(mail.get("failures_by_reason").get("http_503").asLong()).isEqualTo(1);
+      assertThat(queues.get(1).get("kind").asText()).isEqualTo("sms");
+    }
+
+    @Test
+    void tableIsReadable(TestDatabase db) throws Exception {
+      Cli.Result empty = Cli.run(on(db, "status"));
+      assertThat(empty.exitCode()).as(empty.toString()).isZero();
+      assertThat(empty.out()).contains("no work");
+      insert(db, "a", "mail", "default");
+      Cli.Result r = Cli.run(on(db, "status"));
+      assertThat(r.exitCode()).as(r.toString()).isZero();
+      assertThat(r.out().lines().findFirst().orElseThrow())
+          .contains("QUEUE", "KIND", "READY", "RUNNING", "FAILED", "OLDEST_ELIGIBLE");
+      assertThat(r.out()).contains("default", "mail");
+    }
+  }
+
+  @Nested
+  class ListAndShow {
+    @Test
+    void pagesWithTheCursorAndFilters(TestDatabase db) throws Exception {
+      for (int i = 0; i < 5; i++) {
+        insert(db, "w-" + i, i % 2 == 0 ? "even" : "odd", "default");
+      }
+      List<String> seen = new ArrayList<>();
+      String cursor = null;
+      int pages = 0;
+      do {
+        Cli.Result r =
+            cursor == null
+                ? Cli.run(on(db, "list", "--limit", "2", "--json"))
+                : Cli.run(on(db, "list", "--limit", "2", "--after", cursor, "--json"));
+        JsonNode page = json(r);
+        page.get("items").forEach(i -> seen.add(i.get("work_id").asText()));
+        cursor = page.get("next_cursor").isNull() ? null : page.get("next_cursor").asText();
+        pages++;
+      } while (cursor != null && pages < 10);
+      assertThat(seen).containsExactly("w-0", "w-1", "w-2", "w-3", "w-4");
+
+      Cli.Result odd = Cli.run(on(db, "list", "--kind", "odd"));
+      assertThat(odd.exitCode()).as(odd.toString()).isZero();
+      assertThat(odd.out()).contains("w-1", "w-3").doesNotContain("w-0");
+      Cli.Result text = Cli.run(on(db, "list", "--limit", "2"));
+      assertThat(text.out()).contains("WORK_ID").contains("more: --after ");
+      Cli.Result badState = Cli.run(on(db, "list", "--state", "sleeping"));
+      assertThat(badState.exitCode()).as(badState.toString()).isEqualTo(2);
+    }
+
+    @Test
+    void showsTheRowHistoryAndAuditOrExitsOneWhenNotFound(TestDatabase db) throws Exception {
+      insert(db, "s-1", "mail", "default");
+      fail(db, "s-1", "1 minute");
+      db.execute(
+          "INSERT INTO {schema}.attempt (work_id, generation, worker, ending, error_kind, error,"
+              + " outcome) VALUES ('s-1', 3, 'worker-a', 'failed', 'http_503', 'provider down',"
+              + " 'unknown')");
+      Cli.Result text = Cli.run(on(db, "show", "s-1"));
+      assertThat(text.exitCode()).as(text.toString()).isZero();
+      assertThat(text.out())
+          .contains("work_id              s-1")
+          .contains("state                failed")
+          .contains("attempts (generations")
+          .contains("worker-a")
+          .contains("redrives:");
+      JsonNode json = json(Cli.run(on(db, "show", "s-1", "--json")));
+      assertThat(json.get("payload").get("id").asText()).isEqualTo("s-1");
+      assertThat(json.get("attempts").get(0).get("ending").asText()).isEqualTo("failed");
+
+      Cli.Result missing = Cli.run(on(db, "show", "nope"));
+      assertThat(missing.exitCode()).as(missing.toString()).isEqualTo(1);
+      assertThat(missing.err()).contains("no work has ID 'nope'");
+      Cli.Result noId = Cli.run(on(db, "show"));
+      assertThat(noId.exitCode()).as(noId.toString()).isEqualTo(2);
+    }
+  }
+
+  @Nested
+  class Redrive {
+    @Test
+    void redrivesFailedWorkWithAnAuditAndARisingGeneration(TestDatabase db) throws Exception {
+      insert(db, "r-1", "mail", "default");
+      fail(db, "r-1", "1 hour");
+      Cli.Result r =
+          Cli.run(on(db, "redrive", "r-1", "--actor", "mina", "--reason", "outage over INC-42"));
+      assertThat(r.exitCode()).as(r.toString()).isZero();
+      assertThat(r.out()).contains("redriven r-1 (was failed at generation 3)");
+      assertThat(db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = 'r-1'"))
+          .isEqualTo("ready");
+      assertThat(
+              db.queryString(
+                  "SELECT actor || '|' || reason || '|' || from_generation"
+                      + " FROM {schema}.redrive_audit WHERE work_id = 'r-1'"))
+          .isEqualTo("mina|outage over INC-42|3");
+      assertThat(db.queryLong("SELECT claim_generation FROM {schema}.outbox WHERE work_id = 'r-1'"))
+          .isGreaterThanOrEqualTo(3);
+    }
+
+    @Test
+    void refusesWorkThatIsNotFailedUnlessForced(TestDatabase db) throws Exception {
+      insert(db, "r-2", "mail", "default");
+      db.execute(
+          "UPDATE {schema}.outbox SET state = 'done', completed_at = clock_timestamp(),"
+              + " first_attempt_at = clock_timestamp(), claim_generation = 1"
+              + " WHERE work_id = 'r-2'");
+      Cli.Result refused = Cli.run(on(db, "redrive", "r-2", "--actor", "a", "--reason", "r"));
+      assertThat(refused.exitCode()).as(refused.toString()).isEqualTo(1);
+      assertThat(refused.err()).contains("--force");
+      Cli.Result forced =
+          Cli.run(on(db, "redrive", "r-2", "--actor", "a", "--reason", "r", "--force"));
+      assertThat(forced.exitCode()).as(forced.toString()).isZero();
+    }
+
+    @Test
+    void refusesPastTheDedupHorizonUnlessOverridden(TestDatabase db) throws Exception {
+      insert(db, "r-3", "mail", "default");
+      fail(db, "r-3", "3 days"); // an unregistered kind is judged by the default 24 h horizon
+      Cli.Result refused = Cli.run(on(db, "redrive", "r-3", "--actor", "a", "--reason", "r"));
+      assertThat(refused.exitCode()).as(refused.toString()).isEqualTo(1);
+      assertThat(refused.err()).contains("horizon").contains("--override-horizon");
+      assertThat(db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = 'r-3'"))
+          .isEqualTo("failed");
+      Cli.Result overridden =
+          Cli.run(on(db, "redrive", "r-3", "--actor", "a", "--reason", "r", "--override-horizon"));
+      assertThat(overridden.exitCode()).as(overridden.toString()).isZero();
+      assertThat(overridden.out()).contains("with an override");
+    }
+
+    @Test
+    void redrivesByFilterAndRequiresActorAndReason(TestDatabase db) throws Exception {
+      insert(db, "f-1", "mail", "default");
+      insert(db, "f-2", "mail", "default");
+      insert(db, "f-3", "sms", "default");
+      fail(db, "f-1", "1 minute");
+      fail(db, "f-2", "1 minute");
+      fail(db, "f-3", "1 minute");
+      Cli.Result noReason = Cli.run(on(db, "redrive", "f-1", "--actor", "a"));
+      assertThat(noReason.exitCode()).as(noReason.toString()).isEqualTo(2);
+      Cli.Result neither = Cli.run(on(db, "redrive", "--actor", "a", "--reason", "r"));
+      assertThat(neither.exitCode()).as(neither.toString()).isEqualTo(2);
+      Cli.Result r =
+          Cli.run(
+              on(
+                  db,
+                  "redrive",
+                  "--state",
+                  "failed",
+                  "--kind",
+                  "mail",
+                  "--actor",
+                  "a",
+                  "--reason",
+                  "r"));
+      assertThat(r.exitCode()).as(r.toString()).isZero();
+      assertThat(r.out()).contains("2 redriven, 0 refused");
+      assertThat(db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = 'f-3'"))
+          .isEqualTo("failed");
+    }
+  }
+
+  @Nested
+  class SupersedeAndCancel {
+    @Test
+    void supersedeLinksBothItemsAndCancelsTheOld(TestDatabase db) throws Exception {
+      insert(db, "old-1", "mail", "default");
+      Cli.Result r =
+          Cli.run(
+              on(
+                  db,
+                  "supersede",
+                  "old-1",
+                  "--new-id",
+                  "old-1-v2",
+                  "--kind",
+                  "mail",
+                  "--payload",
+                  "{\"total\": 31}",
+                  "--actor",
+                  "mina",
+                  "--reason",
+                  "wrong total"));
+      assertThat(r.exitCode()).as(r.toString()).isZero();
+      assertThat(r.out()).contains("superseded old-1 by old-1-v2; old work cancelled");
+      assertThat(db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = 'old-1'"))
+          .isEqualTo("cancelled");
+      assertThat(db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = 'old-1-v2'"))
+          .isEqualTo("ready");
+      Cli.Result shown = Cli.run(on(db, "show", "old-1-v2"));
+      assertThat(shown.out()).contains("replaces old-1");
+      Cli.Result old = Cli.run(on(db, "show", "old-1"));
+      assertThat(old.out()).contains("replaced by old-1-v2");
+
+      db.execute(
+          "UPDATE {schema}.outbox SET state = 'done', completed_at = clock_timestamp()"
+              + " WHERE work_id = 'old-1-v2'");
+      Cli.Result refused =
+          Cli.run(
+              on(
+                  db,
+                  "supersede",
+                  "old-1-v2",
+                  "--new-id",
+                  "old-1-v3",
+                  "--kind",
+                  "mail",
+                  "--payload",
+                  "{}",
+                  "--actor",
+                  "a",
+                  "--reason",
+                  "r"));
+      assertThat(refused.exitCode()).as(refused.toString()).isEqualTo(1);
+      Cli.Result both =
+          Cli.run(
+              on(
+                  db,
+                  "supersede",
+                  "old-1",
+                  "--new-id",
+                  "x",
+                  "--kind",
+                  "mail",
+                  "--actor",
+                  "a",
+                  "--reason",
+                  "r"));
+      assertThat(both.exitCode()).as(both.toString()).isEqualTo(2);
+    }
+
+    @Test
+    void cancelsOneOrAFilterAndSaysWhatItCouldNot(TestDatabase db) throws Exception {
+      insert(db, "c-1", "mail", "default");
+      insert(db, "c-2", "sms", "bulk");
+      insert(db, "c-3", "sms", "bulk");
+      Cli.Result one = Cli.run(on(db, "cancel", "c-1", "--actor", "a", "--reason", "dup"));
+      assertThat(one.exitCode()).as(one.toString()).isZero();
+      assertThat(one.out()).contains("cancelled c-1 (was ready)");
+      assertThat(db.queryString("SELECT actor || '|' || reason FROM {schema}.cancel_audit LIMIT 1"))
+          .isEqualTo("a|dup");
+      Cli.Result again = Cli.run(on(db, "cancel", "c-1", "--actor", "a", "--reason", "dup"));
+      assertThat(again.exitCode()).as(again.toString()).isZero();
+      Cli.Result missing = Cli.run(on(db, "cancel", "nope", "--actor", "a", "--reason", "r"));
+      assertThat(missing.exitCode()).as(missing.toString()).isEqualTo(1);
+      Cli.Result bulk =
+          Cli.run(on(db, "cancel", "--queue", "bulk", "--actor", "a", "--reason", "campaign off"));
+      assertThat(bulk.exitCode()).as(bulk.toString()).isZero();
+      assertThat(bulk.out()).contains("2 cancelled");
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'cancelled'"))
+          .isEqualTo(3);
+    }
+  }
+
+  @Nested
+  class Purge {
+    @Test
+    void dryRunCountsAndPurgeKeepsFailedAndInHorizonWork(TestDatabase db) throws Exception {
+      insert(db, "old-done", "mail", "default");
+      insert(db, "new-done", "mail", "default");
+      insert(db, "old-failed", "mail", "default");
+      db.execute(
+          "UPDATE {schema}.outbox SET state = 'done', completed_at = clock_timestamp() - interval"
+              + " '3 days' WHERE work_id = 'old-done'");
+      db.execute(
+          "UPDATE {schema}.outbox SET state = 'done', completed_at = clock_timestamp()"
+              + " WHERE work_id = 'new-done'");
+      fail(db, "old-failed", "30 days");
+      db.execute(
+          "UPDATE {schema}.outbox SET completed_at = clock_timestamp() - interval '30 days'"
+              + " WHERE work_id = 'old-failed'");
+      JsonNode dry = json(Cli.run(on(db, "purge", "--retention", "1h", "--dry-run", "--json")));
+      assertThat(dry.get("dry_run").asBoolean()).isTrue();
+      assertThat(dry.get("work").asLong()).isEqualTo(1);
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(3);
+
+      Cli.Result r = Cli.run(on(db, "purge", "--retention", "1h"));
+      assertThat(r.exitCode()).as(r.toString()).isZero();
+      assertThat(r.out()).startsWith("purged: 1 work items");
+      assertThat(
+              db.queryString(
+                  "SELECT string_agg(work_id, ',' ORDER BY work_id) FROM {schema}.outbox"))
+          .isEqualTo("new-done,old-failed");
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.tombstone WHERE work_id = 'old-done'"))
+          .isEqualTo(1);
+      Cli.Result reused =
+          Cli.run(
+              on(db, "enqueue", "--id", "old-done", "--kind", "mail", "--payload", "{\"x\": 2}"));
+      assertThat(reused.exitCode()).as(reused.toString()).isEqualTo(1);
+      assertThat(reused.err()).contains("old-done");
+
+      Cli.Result bad = Cli.run(on(db, "purge", "--retention", "soon"));
+      assertThat(bad.exitCode()).as(bad.toString()).isEqualTo(2);
+    }
+  }
+}
