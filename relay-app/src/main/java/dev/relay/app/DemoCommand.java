@@ -45,6 +45,7 @@ import picocli.CommandLine.Option;
  */
 @Command(
     name = "demo",
+    header = "Runs Mina's order 103 end to end, narrating every row it changes.",
     mixinStandardHelpOptions = true,
     description = {
       "Mina's order 103 end to end: purchase + outbox row in one transaction, a retried request,",
