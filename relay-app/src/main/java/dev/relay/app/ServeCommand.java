@@ -12,6 +12,8 @@ import dev.relay.admin.Maintenance;
 import dev.relay.admin.MaintenanceConfig;
 import dev.relay.admin.PurgePolicy;
 import dev.relay.micrometer.RelayMetrics;
+import dev.relay.transport.http.HttpRoute;
+import dev.relay.transport.http.HttpTransport;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
 import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
@@ -25,6 +27,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.DriverManager;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -54,8 +57,15 @@ import picocli.CommandLine.ParameterException;
       "   \"kinds\": {\"order_received\": {\"handler\": \"log\", \"max_attempts\": 8,",
       "     \"backoff_base\": \"1s\", \"backoff_cap\": \"5m\", \"max_elapsed\": \"24h\",",
       "     \"handler_timeout\": \"30s\", \"dedup_horizon\": \"24h\",",
-      "     \"unknown_outcome\": \"retry\"}}}",
-      "Handlers: log (logs the work and completes it). HTTP targets come with the HTTP transport.",
+      "     \"unknown_outcome\": \"retry\"},",
+      "     \"mail\": {\"handler\": \"http\", \"url\": \"http://127.0.0.1:8025/mail\",",
+      "       \"receiver_ref_field\": \"email_id\", \"milestone\": \"queued\",",
+      "       \"connect_timeout\": \"2s\", \"request_timeout\": \"10s\", \"fencing\": \"generation\"}}}",
+      "Handlers: log (logs the work and completes it); http (POSTs the payload to url with",
+      "Idempotency-Key = work ID and a fencing token; the reply decides the outcome, see",
+      "docs/guide.md). Optional http fields: receiver_ref_header or receiver_ref_field,",
+      "milestone (accepted|queued|delivered), connect_timeout, request_timeout,",
+      "fencing (generation|none).",
       ""
     })
 final class ServeCommand extends DbCommand {
@@ -197,8 +207,18 @@ final class ServeCommand extends DbCommand {
       if (workerId != null) {
         builder.workerId(workerId);
       }
+      List<HttpRoute> routes =
+          settings.kinds().values().stream()
+              .map(ServeConfig.KindConfig::route)
+              .filter(java.util.Objects::nonNull)
+              .toList();
+      HttpTransport transport =
+          routes.isEmpty() ? null : HttpTransport.builder().routes(routes).build();
       for (Map.Entry<String, ServeConfig.KindConfig> e : settings.kinds().entrySet()) {
-        builder.handle(e.getKey(), e.getValue().policy(), LogHandler.INSTANCE);
+        builder.handle(
+            e.getKey(),
+            e.getValue().policy(),
+            e.getValue().route() != null ? transport : LogHandler.INSTANCE);
       }
       Relay relay = builder.build();
       relay.start();

@@ -3,14 +3,19 @@ package dev.relay.app;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.relay.KindPolicy;
+import dev.relay.Milestone;
 import dev.relay.Relay;
 import dev.relay.UnknownOutcomePolicy;
 import dev.relay.micrometer.RelayMetrics;
+import dev.relay.transport.http.HttpRoute;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -31,7 +36,10 @@ import java.util.Set;
  *   "kinds": {
  *     "order_received": {"handler": "log", "max_attempts": 8, "backoff_base": "2s",
  *                        "backoff_cap": "10m", "max_elapsed": "12h", "handler_timeout": "30s",
- *                        "dedup_horizon": "24h", "unknown_outcome": "retry"}
+ *                        "dedup_horizon": "24h", "unknown_outcome": "retry"},
+ *     "mail": {"handler": "http", "url": "http://127.0.0.1:8025/mail",
+ *              "receiver_ref_field": "email_id", "milestone": "queued",
+ *              "connect_timeout": "2s", "request_timeout": "10s", "fencing": "generation"}
  *   }
  * }
  * }</pre>
@@ -53,11 +61,14 @@ record ServeConfig(
     Duration identityHorizon,
     Map<String, KindConfig> kinds) {
 
-  /** The handlers a kind may name. HTTP targets come with the HTTP transport. */
-  static final Set<String> HANDLERS = Set.of("log");
+  /**
+   * The handlers a kind may name: {@code log} (logs and completes) and {@code http} (the HTTP
+   * transport: POST to {@code url} with Idempotency-Key and a fencing token).
+   */
+  static final List<String> HANDLERS = List.of("log", "http");
 
-  /** One kind: its handler and its policy. */
-  record KindConfig(String handler, KindPolicy policy) {}
+  /** One kind: its handler, its policy, and for {@code http} its route (otherwise null). */
+  record KindConfig(String handler, KindPolicy policy, HttpRoute route) {}
 
   private static final Set<String> TOP =
       Set.of(
@@ -81,7 +92,14 @@ record ServeConfig(
           "max_elapsed",
           "handler_timeout",
           "dedup_horizon",
-          "unknown_outcome");
+          "unknown_outcome",
+          "url",
+          "connect_timeout",
+          "request_timeout",
+          "receiver_ref_header",
+          "receiver_ref_field",
+          "milestone",
+          "fencing");
 
   /**
    * Parses {@code json} ({@code source} names it in messages).
@@ -183,7 +201,51 @@ record ServeConfig(
                   throw new IllegalArgumentException(
                       where + ": unknown_outcome must be retry or park, was '" + unknown + "'");
             });
-    return new KindConfig(handler, p);
+    return new KindConfig(handler, p, handler.equals("http") ? route(name, node, where) : null);
+  }
+
+  /** The HTTP route of a kind whose handler is {@code http}. */
+  private static HttpRoute route(String kind, JsonNode node, String where) {
+    String url = node.path("url").asText(null);
+    URI uri;
+    try {
+      uri = url == null ? null : new URI(url);
+    } catch (URISyntaxException e) {
+      uri = null;
+    }
+    if (uri == null || !("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))) {
+      throw new IllegalArgumentException(
+          where + ": handler http needs \"url\" with an http or https URL, was " + url);
+    }
+    HttpRoute r =
+        HttpRoute.of(kind, uri)
+            .withTimeouts(
+                duration(node, "connect_timeout", HttpRoute.DEFAULT_CONNECT_TIMEOUT, where),
+                duration(node, "request_timeout", HttpRoute.DEFAULT_REQUEST_TIMEOUT, where));
+    if (node.has("receiver_ref_header")) {
+      r = r.withReceiverRefHeader(node.get("receiver_ref_header").asText());
+    }
+    if (node.has("receiver_ref_field")) {
+      r = r.withReceiverRefField(node.get("receiver_ref_field").asText());
+    }
+    if (node.has("milestone")) {
+      String m = node.get("milestone").asText();
+      try {
+        r = r.withMilestone(Milestone.valueOf(m.toUpperCase(Locale.ROOT)));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            where + ": milestone must be accepted, queued or delivered, was '" + m + "'");
+      }
+    }
+    String fencing = node.path("fencing").asText("generation");
+    switch (fencing) {
+      case "generation" -> r = r.withFencing(HttpRoute.Fencing.GENERATION);
+      case "none" -> r = r.withFencing(HttpRoute.Fencing.NONE);
+      default ->
+          throw new IllegalArgumentException(
+              where + ": fencing must be generation or none, was '" + fencing + "'");
+    }
+    return r;
   }
 
   /** Refuses {@code value} (when set) outside {@code min..max}. */

@@ -3,8 +3,10 @@ package dev.relay.app;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.sun.net.httpserver.HttpServer;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -31,6 +33,22 @@ class ServeTest {
   @Test
   void servesHealthAndMetricsRunsWorkAndStopsOnSigterm(TestDatabase db, @TempDir Path dir)
       throws Exception {
+    // A receiver for the kind delivered over HTTP: records the idempotency key, answers an id.
+    Map<String, String> received = new java.util.concurrent.ConcurrentHashMap<>();
+    HttpServer receiver = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    receiver.createContext(
+        "/mail",
+        exchange -> {
+          received.put(
+              exchange.getRequestHeaders().getFirst("Idempotency-Key"),
+              new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
+          byte[] body = "{\"email_id\": \"mail-7\"}".getBytes(StandardCharsets.UTF_8);
+          exchange.getResponseHeaders().add("Content-Type", "application/json");
+          exchange.sendResponseHeaders(200, body.length);
+          exchange.getResponseBody().write(body);
+          exchange.close();
+        });
+    receiver.start();
     Path config = dir.resolve("relay.json");
     Files.writeString(
         config,
@@ -38,7 +56,10 @@ class ServeTest {
             + " \"shutdown_grace\": \"5s\", \"maintenance_interval\": \"2s\","
             + " \"metrics_refresh_interval\": \"1s\","
             + " \"kinds\": {\"order_received\": {\"handler\": \"log\", \"max_attempts\": 5,"
-            + " \"dedup_horizon\": \"48h\"}}}");
+            + " \"dedup_horizon\": \"48h\"},"
+            + " \"mail\": {\"handler\": \"http\", \"url\": \"http://127.0.0.1:"
+            + receiver.getAddress().getPort()
+            + "/mail\", \"receiver_ref_field\": \"email_id\", \"milestone\": \"queued\"}}}");
     Path out = dir.resolve("serve.out");
     Path err = dir.resolve("serve.err");
     Process serve =
@@ -104,9 +125,31 @@ class ServeTest {
                           db.queryString(
                               "SELECT state FROM {schema}.outbox"
                                   + " WHERE work_id = 'order-103-ack'")));
-      assertThat(db.queryString("SELECT registered_by FROM {schema}.kind")).isEqualTo("serve-test");
-      assertThat(db.queryString("SELECT dedup_horizon::text FROM {schema}.kind"))
+      assertThat(
+              db.queryString(
+                  "SELECT registered_by FROM {schema}.kind WHERE kind = 'order_received'"))
+          .isEqualTo("serve-test");
+      assertThat(
+              db.queryString(
+                  "SELECT dedup_horizon::text FROM {schema}.kind WHERE kind = 'order_received'"))
           .isEqualTo("48:00:00");
+
+      // The http kind goes through the HTTP transport named in the config file.
+      Cli.Result mail =
+          Cli.run(
+              CommandLineTest.on(
+                  db, "enqueue", "--id", "mail-1", "--kind", "mail", "--payload", "{\"to\": 1}"));
+      assertThat(mail.exitCode()).as(mail.toString()).isZero();
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () ->
+                  "done mail-7 queued"
+                      .equals(
+                          db.queryString(
+                              "SELECT state || ' ' || receiver_ref || ' ' || milestone"
+                                  + " FROM {schema}.outbox WHERE work_id = 'mail-1'")));
+      assertThat(received).containsOnlyKeys("mail-1");
 
       HttpResponse<String> metrics = get(base + "/metrics");
       assertThat(metrics.statusCode()).isEqualTo(200);
@@ -115,6 +158,7 @@ class ServeTest {
       assertThat(metrics.body()).contains("jvm_memory_used_bytes");
       assertThat(read(err)).contains("order-103-ack");
     } finally {
+      receiver.stop(0);
       serve.destroy(); // SIGTERM: stop claiming, finish, close
       assertThat(serve.waitFor(60, TimeUnit.SECONDS)).as("serve stops on SIGTERM").isTrue();
     }
@@ -127,7 +171,7 @@ class ServeTest {
     Files.writeString(config, "{\"kinds\": {\"k\": {\"handler\": \"smtp\"}}}");
     Cli.Result r = Cli.run(CommandLineTest.on(db, "serve", "--config", config.toString()));
     assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
-    assertThat(r.err()).contains("handler 'smtp' is not one of [log]");
+    assertThat(r.err()).contains("handler 'smtp' is not one of [log, http]");
     Cli.Result missing = Cli.run(CommandLineTest.on(db, "serve"));
     assertThat(missing.exitCode()).as(missing.toString()).isEqualTo(2);
   }
