@@ -3,7 +3,9 @@ package dev.relay.runtime;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.relay.Claim;
 import dev.relay.Outcome;
+import dev.relay.RelayEventListener;
 import dev.relay.Work;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
@@ -36,6 +38,16 @@ class RelayScaleTest {
     Map<String, List<Run>> runs = new ConcurrentHashMap<>();
     Map<String, AtomicInteger> inside = new ConcurrentHashMap<>();
     Set<String> overlaps = ConcurrentHashMap.newKeySet();
+    // No-op handlers finish in microseconds: any timeout reported here is a runtime bug (a claim
+    // seen RUNNING before its start time was set once looked decades past its timeout).
+    AtomicInteger timeouts = new AtomicInteger();
+    RelayEventListener countTimeouts =
+        new RelayEventListener() {
+          @Override
+          public void timedOut(Claim claim) {
+            timeouts.incrementAndGet();
+          }
+        };
     try (RelayFixture f = new RelayFixture(db)) {
       List<Work> works = new ArrayList<>(ITEMS);
       for (int i = 0; i < ITEMS; i++) {
@@ -47,6 +59,7 @@ class RelayScaleTest {
         f.start(
             f.builder(db.newDataSource("relay-" + worker, 6))
                 .workerId(worker)
+                .listener(countTimeouts)
                 .concurrency(8)
                 .batchSize(50)
                 .bufferSize(50)
@@ -74,6 +87,7 @@ class RelayScaleTest {
           .until(() -> f.count("state = 'done'") == ITEMS);
 
       assertThat(f.count("state <> 'done'")).isZero();
+      assertThat(timeouts).as("handler timeouts of no-op handlers").hasValue(0);
       assertThat(f.count("claimed_by IS NOT NULL OR lease_until IS NOT NULL")).isZero();
       assertThat(runs).hasSize(ITEMS);
       Set<String> expired = leaseExpiries(db);

@@ -238,6 +238,9 @@ public final class Engine {
       } catch (InterruptedException e) {
         return; // closing; buffered claims are released by close()
       }
+      // The start time is written before the phase turns RUNNING: the lease keeper reads the phase
+      // first, and a RUNNING claim with no start time would look decades past its timeout.
+      c.startedNanos = System.nanoTime();
       if (!c.phase.compareAndSet(LiveClaim.Phase.BUFFERED, LiveClaim.Phase.RUNNING)) {
         slots.release(); // released meanwhile
         continue;
@@ -249,7 +252,6 @@ public final class Engine {
         release(c);
         continue;
       }
-      c.startedNanos = System.nanoTime();
       keeper.wake();
       try {
         executor.execute(() -> runAttempt(c));
