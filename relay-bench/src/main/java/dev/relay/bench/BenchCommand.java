@@ -74,6 +74,13 @@ public final class BenchCommand implements Callable<Integer> {
 
   /** Runs the command line. */
   public static void main(String[] args) {
+    // Quiet by default: JobRunr warns about its own job filters' speed on every enqueue batch.
+    if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
+      System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+    }
+    if (System.getProperty("org.slf4j.simpleLogger.log.org.jobrunr") == null) {
+      System.setProperty("org.slf4j.simpleLogger.log.org.jobrunr", "error");
+    }
     System.exit(new CommandLine(new BenchCommand()).execute(args));
   }
 

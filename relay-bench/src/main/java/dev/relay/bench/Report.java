@@ -24,6 +24,7 @@ final class Report {
 
   synchronized Scenario add(Scenario s) {
     scenarios.add(s);
+    s.owner(this);
     return s;
   }
 

@@ -17,6 +17,7 @@ public final class Scenario {
   private final Map<String, Object> params;
   private final String unit;
   private final List<Double> runs = new ArrayList<>();
+  private Report owner; // prints each run as it is recorded, when set
 
   /** A scenario with no runs yet. */
   public Scenario(String name, String system, Map<String, Object> params, String unit) {
@@ -29,7 +30,23 @@ public final class Scenario {
   /** Records one run's value. */
   public Scenario add(double value) {
     runs.add(value);
+    if (owner != null) {
+      owner.log(
+          String.format(
+              Locale.ROOT,
+              "   %s/%s %s: run %d = %s %s",
+              name,
+              system,
+              paramText(),
+              runs.size(),
+              Report.fmt(value),
+              unit));
+    }
     return this;
+  }
+
+  void owner(Report report) {
+    this.owner = report;
   }
 
   /** The scenario's name, e.g. {@code burn-down}. */
