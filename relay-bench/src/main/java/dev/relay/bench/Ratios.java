@@ -15,7 +15,6 @@ final class Ratios {
   static void add(Report r, Sizes sizes) {
     double relay1 = median(r, "burn-down", "relay", "instances", 1);
     double relay2 = median(r, "burn-down", "relay", "instances", 2);
-    double best = Math.max(relay1, relay2);
     Scenario lockAndFetch = null;
     for (Scenario s : r.scenarios()) {
       if (s.name().equals("burn-down")
@@ -24,18 +23,21 @@ final class Ratios {
         lockAndFetch = s;
       }
     }
-    ratio(r, "ratio-burn-down-vs-db-scheduler-lock-and-fetch", best, lockAndFetch, 4.0);
-    ratio(r, "ratio-burn-down-vs-jobrunr", best, r.find("burn-down", "jobrunr", null, null), 10.0);
-    ratio(
-        r,
-        "ratio-burn-down-vs-claim-complete-limit",
-        best,
-        r.find("claim-complete", "postgres-limit", null, null),
-        0.6);
+    Scenario jobrunr = r.find("burn-down", "jobrunr", null, null);
+    Scenario limit = r.find("claim-complete", "postgres-limit", null, null);
+    int instances = 1;
+    for (double relay : new double[] {relay1, relay2}) {
+      ratio(
+          r, "ratio-burn-down-vs-db-scheduler-lock-and-fetch", instances, relay, lockAndFetch, 4.0);
+      ratio(r, "ratio-burn-down-vs-jobrunr", instances, relay, jobrunr, 10.0);
+      ratio(r, "ratio-burn-down-vs-claim-complete-limit", instances, relay, limit, 0.6);
+      instances++;
+    }
     for (int perTx : new int[] {100, 1000}) {
       ratio(
           r,
           "ratio-bulk-enqueue-" + perTx + "-vs-insert-limit",
+          1,
           median(r, "enqueue", "relay", "per_tx", perTx),
           r.find("enqueue", "postgres-limit", "per_tx", perTx),
           0.7);
@@ -43,13 +45,14 @@ final class Ratios {
     ratio(
         r,
         "ratio-single-enqueue-vs-insert-limit",
+        1,
         median(r, "enqueue", "relay", "per_tx", 1),
         r.find("enqueue", "postgres-limit", "per_tx", 1),
         Double.NaN);
   }
 
   private static void ratio(
-      Report r, String name, double relay, Scenario reference, double target) {
+      Report r, String name, int instances, double relay, Scenario reference, double target) {
     if (reference == null || Double.isNaN(relay)) {
       return;
     }
@@ -58,7 +61,12 @@ final class Ratios {
                 name,
                 "relay",
                 RelayBench.params(
-                    "against", reference.system() + " " + reference.paramText(), "target", target),
+                    "relay_instances",
+                    instances,
+                    "against",
+                    reference.system() + " " + reference.paramText(),
+                    "target",
+                    target),
                 "ratio"))
         .add(relay / reference.median());
   }
@@ -75,7 +83,10 @@ final class Ratios {
         out.printf(
             Locale.ROOT,
             "| %s | %s | %s | %s |%n",
-            s.name(),
+            s.name()
+                + (s.params().containsKey("relay_instances")
+                    ? " (relay x" + s.params().get("relay_instances") + ")"
+                    : ""),
             Report.fmt(s.median()),
             Double.isNaN(t) ? "-" : Report.fmt(t),
             met);
