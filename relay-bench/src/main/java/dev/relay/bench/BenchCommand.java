@@ -1,0 +1,183 @@
+package dev.relay.bench;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code relay bench}: Relay's throughput, latency and cost growth on one PostgreSQL, next to the
+ * limit of the same statement shapes over plain JDBC and, with {@code --peers}, next to
+ * db-scheduler, JobRunr and transaction-outbox on the same database in the same run. Every scenario
+ * runs {@code --runs} times (3 by default) and reports the median. Durability stays on: the
+ * embedded server is started with {@code fsync}, {@code synchronous_commit} and {@code
+ * full_page_writes} on, and the settings in force are printed.
+ *
+ * <p>It does not tune the server it is pointed at, and it truncates the tables it uses: point it at
+ * a scratch database only.
+ */
+@Command(
+    name = "bench",
+    mixinStandardHelpOptions = true,
+    description = "Benchmark Relay against the PostgreSQL limit and its peers.")
+public final class BenchCommand implements Callable<Integer> {
+  @Option(
+      names = "--jdbc-url",
+      description = "A scratch database (default: an embedded, durable PostgreSQL).")
+  String jdbcUrl;
+
+  @Option(names = "--jobs", description = "Burn-down backlog (default 100,000).")
+  Integer jobs;
+
+  @Option(names = "--workers", description = "Handler threads per instance (default 8).")
+  int workers = 8;
+
+  @Option(names = "--batch", description = "Rows per claim / limit transaction (default 100).")
+  int batch = 100;
+
+  @Option(names = "--runs", description = "Runs per scenario (default 3; --quick 1).")
+  Integer runs;
+
+  @Option(names = "--seconds", description = "Seconds per steady-load run (default 15).")
+  Integer seconds;
+
+  @Option(names = "--retained", description = "Done rows for the growth scenario (default 1M).")
+  Integer retained;
+
+  @Option(names = "--json", description = "Write the report to this file.")
+  Path json;
+
+  @Option(names = "--peers", description = "Also run db-scheduler, JobRunr, transaction-outbox.")
+  boolean peers;
+
+  @Option(names = "--full", description = "Larger sizes: 5M retained rows.")
+  boolean full;
+
+  @Option(names = "--quick", description = "Tiny sizes, one run each (seconds): a smoke run.")
+  boolean quick;
+
+  private final PrintStream out;
+
+  /** A command that prints to standard output. */
+  public BenchCommand() {
+    this(System.out);
+  }
+
+  BenchCommand(PrintStream out) {
+    this.out = out;
+  }
+
+  /** Runs the command line. */
+  public static void main(String[] args) {
+    // Quiet by default: JobRunr warns about its own job filters' speed on every enqueue batch.
+    if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
+      System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+    }
+    if (System.getProperty("org.slf4j.simpleLogger.log.org.jobrunr") == null) {
+      System.setProperty("org.slf4j.simpleLogger.log.org.jobrunr", "error");
+    }
+    System.exit(new CommandLine(new BenchCommand()).execute(args));
+  }
+
+  Sizes sizes() {
+    if (quick) {
+      return new Sizes(
+          or(runs, 1),
+          or(jobs, 300),
+          workers,
+          batch,
+          50,
+          1_000,
+          List.of(100, 500),
+          or(seconds, 1),
+          or(retained, 2_000));
+    }
+    return new Sizes(
+        or(runs, 3),
+        or(jobs, 100_000),
+        workers,
+        batch,
+        2_000,
+        50_000,
+        List.of(100, 500, 2_000),
+        or(seconds, 15),
+        or(retained, full ? 5_000_000 : 1_000_000));
+  }
+
+  private static int or(Integer value, int fallback) {
+    return value == null ? fallback : value;
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    Sizes sizes = sizes();
+    Report report = new Report(out);
+    report.meta("sizes", sizes.toString());
+    report.meta("cores", Runtime.getRuntime().availableProcessors());
+    report.meta("java", System.getProperty("java.version"));
+    long t0 = System.nanoTime();
+    try (BenchDb db = BenchDb.open(jdbcUrl)) {
+      Map<String, String> settings = db.settings();
+      report.log("relay bench: " + sizes);
+      report.log("database: " + (db.embedded() ? "embedded " : "") + db.url());
+      report.log("settings: " + settings);
+      report.meta("settings", settings);
+      if (!"on".equals(settings.get("fsync")) || !"on".equals(settings.get("synchronous_commit"))) {
+        report.log("WARNING: fsync or synchronous_commit is off: these numbers are not durable");
+      }
+      RelayBench relay = new RelayBench(db, sizes, report);
+      relay.migrate();
+      LimitBench limit = new LimitBench(db, sizes, report);
+      limit.setUp();
+
+      step(report, "enqueue: relay");
+      relay.enqueue();
+      step(report, "enqueue: postgres-limit");
+      limit.insert();
+      step(report, "burn-down: relay");
+      Map<Integer, Scenario> burn = relay.burnDown();
+      step(report, "claim+complete: postgres-limit");
+      limit.claimComplete();
+      if (peers) {
+        DbSchedulerPeer dbs = new DbSchedulerPeer(db, sizes, report);
+        dbs.setUp();
+        step(report, "burn-down: db-scheduler lock-and-fetch");
+        dbs.burnDown(true);
+        step(report, "burn-down: db-scheduler default");
+        dbs.burnDown(false);
+        step(report, "burn-down: jobrunr");
+        new JobRunrPeer(db, sizes, report).burnDown();
+        TransactionOutboxPeer txno = new TransactionOutboxPeer(db, sizes, report);
+        step(report, "burn-down: transaction-outbox");
+        txno.burnDown();
+        for (int rate : sizes.rates()) {
+          step(report, "steady: transaction-outbox " + rate + "/s");
+          txno.steady(rate);
+        }
+      }
+      step(report, "growth: relay");
+      relay.growth(burn.get(1));
+      step(report, "steady: relay");
+      relay.steady();
+      Ratios.add(report, sizes);
+    }
+    report.meta("elapsed_s", Math.round(RelayBench.seconds(t0)));
+    report.printTable();
+    Ratios.print(report, out);
+    out.printf(Locale.ROOT, "%nelapsed: %.0f s%n", RelayBench.seconds(t0));
+    if (json != null) {
+      report.writeJson(json);
+      out.println("wrote " + json);
+    }
+    return 0;
+  }
+
+  private static void step(Report report, String what) {
+    report.log("-- " + what);
+  }
+}

@@ -1,0 +1,152 @@
+package dev.relay.bench;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+import java.lang.ProcessBuilder.Redirect;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The database every system of one run shares: the server named by a JDBC URL, or an embedded
+ * PostgreSQL on 127.0.0.1 started with durable settings ({@code fsync}, {@code synchronous_commit}
+ * and {@code full_page_writes} on; zonky turns the first two off unless told otherwise).
+ */
+final class BenchDb implements AutoCloseable {
+  private final EmbeddedPostgres embedded;
+  private final String url;
+  private final HikariDataSource pool;
+
+  private BenchDb(EmbeddedPostgres embedded, String url) {
+    this.embedded = embedded;
+    this.url = url;
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(url);
+    config.setPoolName("relay-bench");
+    config.setMaximumPoolSize(40);
+    config.setMinimumIdle(4);
+    config.setConnectionTimeout(Duration.ofSeconds(60).toMillis());
+    this.pool = new HikariDataSource(config);
+  }
+
+  static BenchDb open(String jdbcUrl) throws IOException, SQLException {
+    if (jdbcUrl != null && !jdbcUrl.isBlank()) {
+      try (Connection probe = DriverManager.getConnection(jdbcUrl)) {
+        probe.isValid(5);
+      }
+      return new BenchDb(null, jdbcUrl);
+    }
+    Path log = Files.createTempFile("relay-bench-postgres-", ".log");
+    log.toFile().deleteOnExit();
+    EmbeddedPostgres pg =
+        EmbeddedPostgres.builder()
+            .setServerConfig("listen_addresses", "127.0.0.1")
+            // zonky passes -F (fsync off) and synchronous_commit=off; later -c settings win.
+            .setServerConfig("fsync", "on")
+            .setServerConfig("synchronous_commit", "on")
+            .setServerConfig("full_page_writes", "on")
+            .setServerConfig("max_connections", "200")
+            .setServerConfig("shared_buffers", "256MB")
+            .setServerConfig("max_wal_size", "4GB")
+            .setPGStartupWait(Duration.ofSeconds(90))
+            .setOutputRedirector(Redirect.appendTo(log.toFile()))
+            .setErrorRedirector(Redirect.appendTo(log.toFile()))
+            .start();
+    return new BenchDb(pg, pg.getJdbcUrl("postgres", "postgres"));
+  }
+
+  HikariDataSource pool() {
+    return pool;
+  }
+
+  String url() {
+    return url;
+  }
+
+  boolean embedded() {
+    return embedded != null;
+  }
+
+  /** A connection outside the pool (for LISTEN, or a transaction held open on purpose). */
+  Connection connect() throws SQLException {
+    return DriverManager.getConnection(url);
+  }
+
+  void exec(String... statements) throws SQLException {
+    try (Connection c = pool.getConnection();
+        Statement s = c.createStatement()) {
+      for (String sql : statements) {
+        s.execute(sql);
+      }
+    }
+  }
+
+  long queryLong(String sql) throws SQLException {
+    try (Connection c = pool.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  /**
+   * Committed transactions of this database so far. Statistics are flushed by each backend at most
+   * once a second, so callers wait before reading the end value.
+   */
+  long xactCommit() throws SQLException {
+    try (Connection c = pool.getConnection();
+        Statement s = c.createStatement()) {
+      s.execute("SELECT pg_stat_clear_snapshot()");
+      try (ResultSet rs =
+          s.executeQuery(
+              "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  /** Waits until the statistics of finished transactions are visible to {@link #xactCommit()}. */
+  static void awaitStatsFlush() {
+    try {
+      Thread.sleep(1_200);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** The settings that decide durability and the server version, as the run used them. */
+  Map<String, String> settings() throws SQLException {
+    Map<String, String> settings = new LinkedHashMap<>();
+    try (Connection c = pool.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT name, setting FROM pg_settings WHERE name IN ('server_version', 'fsync',"
+                    + " 'synchronous_commit', 'full_page_writes', 'wal_sync_method',"
+                    + " 'shared_buffers', 'max_wal_size', 'autovacuum') ORDER BY name")) {
+      while (rs.next()) {
+        settings.put(rs.getString(1), rs.getString(2));
+      }
+    }
+    return settings;
+  }
+
+  @Override
+  public void close() throws IOException {
+    pool.close();
+    if (embedded != null) {
+      embedded.close();
+    }
+  }
+}

@@ -1,0 +1,206 @@
+package dev.relay.bench;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * What PostgreSQL itself does on this machine for Relay's statement shapes, over plain JDBC: a copy
+ * of the work table (same columns, defaults, checks, indexes and fillfactor; no trigger), a
+ * single-row and a multi-row insert, and claim + complete of one batch in one transaction.
+ */
+final class LimitBench {
+  static final String TABLE = "bench_limit.work";
+  static final int THREADS = 2;
+
+  private final BenchDb db;
+  private final Sizes sizes;
+  private final Report report;
+
+  LimitBench(BenchDb db, Sizes sizes, Report report) {
+    this.db = db;
+    this.sizes = sizes;
+    this.report = report;
+  }
+
+  void setUp() throws SQLException {
+    db.exec(
+        "CREATE SCHEMA IF NOT EXISTS bench_limit",
+        "DROP TABLE IF EXISTS " + TABLE,
+        "CREATE TABLE "
+            + TABLE
+            + " (LIKE "
+            + RelayBench.SCHEMA
+            + ".outbox INCLUDING ALL) WITH (fillfactor = 80)");
+  }
+
+  private void truncate() throws SQLException {
+    db.exec("TRUNCATE " + TABLE, "VACUUM ANALYZE " + TABLE);
+  }
+
+  void insert() throws SQLException {
+    Scenario single =
+        report.add(
+            new Scenario(
+                "enqueue",
+                "postgres-limit",
+                RelayBench.params("per_tx", 1, "items", sizes.enqueueSingle()),
+                "items/s"));
+    for (int run = 0; run < sizes.runs(); run++) {
+      truncate();
+      single.add(insertRun(sizes.enqueueSingle(), 1));
+    }
+    for (int perTx : new int[] {100, 1000}) {
+      Scenario bulk =
+          report.add(
+              new Scenario(
+                  "enqueue",
+                  "postgres-limit",
+                  RelayBench.params("per_tx", perTx, "items", sizes.enqueueBulk()),
+                  "items/s"));
+      for (int run = 0; run < sizes.runs(); run++) {
+        truncate();
+        bulk.add(insertRun(sizes.enqueueBulk(), perTx));
+      }
+    }
+  }
+
+  private double insertRun(int items, int perTx) throws SQLException {
+    try (Connection c = db.pool().getConnection();
+        PreparedStatement one =
+            c.prepareStatement(
+                "INSERT INTO " + TABLE + " (work_id, kind, payload) VALUES (?, ?, ?::jsonb)");
+        PreparedStatement many =
+            c.prepareStatement(
+                "INSERT INTO "
+                    + TABLE
+                    + " (work_id, kind, payload) SELECT * FROM unnest(?::text[], ?::text[],"
+                    + " ?::jsonb[])")) {
+      c.setAutoCommit(false);
+      long t0 = System.nanoTime();
+      for (int i = 0; i < items; i += perTx) {
+        int n = Math.min(perTx, items - i);
+        if (n == 1) {
+          one.setString(1, "l-" + i);
+          one.setString(2, RelayBench.KIND);
+          one.setString(3, "{\"n\":" + i + "}");
+          one.executeUpdate();
+        } else {
+          String[] ids = new String[n];
+          String[] kinds = new String[n];
+          String[] payloads = new String[n];
+          for (int k = 0; k < n; k++) {
+            ids[k] = "l-" + (i + k);
+            kinds[k] = RelayBench.KIND;
+            payloads[k] = "{\"n\":" + (i + k) + "}";
+          }
+          many.setArray(1, c.createArrayOf("text", ids));
+          many.setArray(2, c.createArrayOf("text", kinds));
+          many.setArray(3, c.createArrayOf("text", payloads));
+          many.executeUpdate();
+        }
+        c.commit();
+      }
+      return items / RelayBench.seconds(t0);
+    }
+  }
+
+  /** Claim + complete of {@code batch} rows in one transaction, by {@value #THREADS} threads. */
+  Scenario claimComplete() throws Exception {
+    Scenario s =
+        report.add(
+            new Scenario(
+                "claim-complete",
+                "postgres-limit",
+                RelayBench.params("jobs", sizes.jobs(), "batch", sizes.batch(), "threads", THREADS),
+                "jobs/s"));
+    for (int run = 0; run < sizes.runs(); run++) {
+      truncate();
+      db.exec(
+          "INSERT INTO "
+              + TABLE
+              + " (work_id, kind, payload) SELECT 'b-' || g, '"
+              + RelayBench.KIND
+              + "', jsonb_build_object('n', g) FROM generate_series(1, "
+              + sizes.jobs()
+              + ") AS g",
+          "ANALYZE " + TABLE,
+          "CHECKPOINT");
+      s.add(claimCompleteRun());
+    }
+    return s;
+  }
+
+  private double claimCompleteRun() throws Exception {
+    String claim =
+        "WITH c AS MATERIALIZED (SELECT work_id FROM "
+            + TABLE
+            + " WHERE state IN ('ready', 'running') AND queue = 'default'"
+            + " AND available_at <= (SELECT clock_timestamp())"
+            + " ORDER BY queue, priority DESC, available_at, work_id LIMIT ? FOR UPDATE SKIP LOCKED)"
+            + " UPDATE "
+            + TABLE
+            + " t SET state = 'running', claimed_by = ?, lease_until = clock_timestamp() +"
+            + " interval '1 minute', claim_generation = t.claim_generation + 1,"
+            + " attempts = t.attempts + 1 FROM c WHERE t.work_id = c.work_id RETURNING t.work_id,"
+            + " t.claim_generation";
+    String complete =
+        "UPDATE "
+            + TABLE
+            + " SET state = 'done', claimed_by = NULL, lease_until = NULL, completed_at ="
+            + " clock_timestamp(), outcome = 'delivered' WHERE work_id = ANY (?::text[])"
+            + " AND claimed_by = ?";
+    AtomicLong doneCount = new AtomicLong();
+    AtomicReference<Exception> failure = new AtomicReference<>();
+    List<Thread> threads = new ArrayList<>();
+    long t0 = System.nanoTime();
+    for (int t = 0; t < THREADS; t++) {
+      String worker = "limit-" + t;
+      Thread th =
+          new Thread(
+              () -> {
+                try (Connection c = db.pool().getConnection();
+                    PreparedStatement cl = c.prepareStatement(claim);
+                    PreparedStatement co = c.prepareStatement(complete)) {
+                  c.setAutoCommit(false);
+                  while (true) {
+                    cl.setInt(1, sizes.batch());
+                    cl.setString(2, worker);
+                    List<String> ids = new ArrayList<>();
+                    try (ResultSet rs = cl.executeQuery()) {
+                      while (rs.next()) {
+                        ids.add(rs.getString(1));
+                      }
+                    }
+                    if (ids.isEmpty()) {
+                      c.commit();
+                      return;
+                    }
+                    co.setArray(1, c.createArrayOf("text", ids.toArray()));
+                    co.setString(2, worker);
+                    co.executeUpdate();
+                    c.commit();
+                    doneCount.addAndGet(ids.size());
+                  }
+                } catch (Exception e) {
+                  failure.compareAndSet(null, e);
+                }
+              },
+              "bench-limit-" + t);
+      th.start();
+      threads.add(th);
+    }
+    for (Thread th : threads) {
+      th.join();
+    }
+    if (failure.get() != null) {
+      throw failure.get();
+    }
+    return doneCount.get() / RelayBench.seconds(t0);
+  }
+}

@@ -1,0 +1,96 @@
+package dev.relay.bench;
+
+import java.io.PrintStream;
+import java.util.Locale;
+
+/** The targets, as ratios of medians of one run. */
+final class Ratios {
+  private Ratios() {}
+
+  private static double median(Report r, String name, String system, String key, Object value) {
+    Scenario s = r.find(name, system, key, value);
+    return s == null ? Double.NaN : s.median();
+  }
+
+  static void add(Report r, Sizes sizes) {
+    double relay1 = median(r, "burn-down", "relay", "instances", 1);
+    double relay2 = median(r, "burn-down", "relay", "instances", 2);
+    Scenario lockAndFetch = null;
+    for (Scenario s : r.scenarios()) {
+      if (s.name().equals("burn-down")
+          && s.system().equals("db-scheduler")
+          && String.valueOf(s.params().get("polling")).startsWith("lock-and-fetch")) {
+        lockAndFetch = s;
+      }
+    }
+    Scenario jobrunr = r.find("burn-down", "jobrunr", null, null);
+    Scenario limit = r.find("claim-complete", "postgres-limit", null, null);
+    int instances = 1;
+    for (double relay : new double[] {relay1, relay2}) {
+      ratio(
+          r, "ratio-burn-down-vs-db-scheduler-lock-and-fetch", instances, relay, lockAndFetch, 4.0);
+      ratio(r, "ratio-burn-down-vs-jobrunr", instances, relay, jobrunr, 10.0);
+      ratio(r, "ratio-burn-down-vs-claim-complete-limit", instances, relay, limit, 0.6);
+      instances++;
+    }
+    for (int perTx : new int[] {100, 1000}) {
+      ratio(
+          r,
+          "ratio-bulk-enqueue-" + perTx + "-vs-insert-limit",
+          1,
+          median(r, "enqueue", "relay", "per_tx", perTx),
+          r.find("enqueue", "postgres-limit", "per_tx", perTx),
+          0.7);
+    }
+    ratio(
+        r,
+        "ratio-single-enqueue-vs-insert-limit",
+        1,
+        median(r, "enqueue", "relay", "per_tx", 1),
+        r.find("enqueue", "postgres-limit", "per_tx", 1),
+        Double.NaN);
+  }
+
+  private static void ratio(
+      Report r, String name, int instances, double relay, Scenario reference, double target) {
+    if (reference == null || Double.isNaN(relay)) {
+      return;
+    }
+    r.add(
+            new Scenario(
+                name,
+                "relay",
+                RelayBench.params(
+                    "relay_instances",
+                    instances,
+                    "against",
+                    reference.system() + " " + reference.paramText(),
+                    "target",
+                    target),
+                "ratio"))
+        .add(relay / reference.median());
+  }
+
+  static void print(Report r, PrintStream out) {
+    out.println();
+    out.println("| ratio | value | target | met |");
+    out.println("|---|---:|---:|---|");
+    for (Scenario s : r.scenarios()) {
+      if (s.unit().equals("ratio") || s.unit().equals("x empty")) {
+        Object target = s.params().get("target");
+        double t = target instanceof Double d ? d : s.unit().equals("x empty") ? 0.9 : Double.NaN;
+        String met = Double.isNaN(t) ? "-" : s.median() >= t ? "yes" : "NO";
+        out.printf(
+            Locale.ROOT,
+            "| %s | %s | %s | %s |%n",
+            s.name()
+                + (s.params().containsKey("relay_instances")
+                    ? " (relay x" + s.params().get("relay_instances") + ")"
+                    : ""),
+            Report.fmt(s.median()),
+            Double.isNaN(t) ? "-" : Report.fmt(t),
+            met);
+      }
+    }
+  }
+}

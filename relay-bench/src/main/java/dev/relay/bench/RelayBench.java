@@ -1,0 +1,410 @@
+package dev.relay.bench;
+
+import dev.relay.Claim;
+import dev.relay.Migrator;
+import dev.relay.Outbox;
+import dev.relay.Outcome;
+import dev.relay.Relay;
+import dev.relay.RelayEventListener;
+import dev.relay.Work;
+import java.lang.management.ManagementFactory;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/** Relay's scenarios: enqueue, burn-down, steady load, growth and memory. */
+final class RelayBench {
+  static final String SCHEMA = "relay_bench";
+  static final String KIND = "bench.noop";
+
+  private final BenchDb db;
+  private final Sizes sizes;
+  private final Report report;
+
+  RelayBench(BenchDb db, Sizes sizes, Report report) {
+    this.db = db;
+    this.sizes = sizes;
+    this.report = report;
+  }
+
+  void migrate() {
+    Migrator.migrate(db.pool(), SCHEMA);
+  }
+
+  void truncate() throws SQLException {
+    db.exec("TRUNCATE " + SCHEMA + ".outbox, " + SCHEMA + ".attempt CASCADE");
+  }
+
+  private void vacuum() throws SQLException {
+    db.exec("VACUUM ANALYZE " + SCHEMA + ".outbox", "VACUUM ANALYZE " + SCHEMA + ".attempt");
+  }
+
+  /** Enqueue: one item per transaction, and bulk transactions of 100 and 1,000. */
+  void enqueue() throws SQLException {
+    Outbox outbox = Outbox.builder().schema(SCHEMA).build();
+    Scenario single =
+        report.add(
+            new Scenario(
+                "enqueue",
+                "relay",
+                params("per_tx", 1, "items", sizes.enqueueSingle()),
+                "items/s"));
+    for (int run = 0; run < sizes.runs(); run++) {
+      truncate();
+      single.add(enqueueRun(outbox, sizes.enqueueSingle(), 1, run));
+    }
+    for (int perTx : new int[] {100, 1000}) {
+      Scenario bulk =
+          report.add(
+              new Scenario(
+                  "enqueue",
+                  "relay",
+                  params("per_tx", perTx, "items", sizes.enqueueBulk()),
+                  "items/s"));
+      for (int run = 0; run < sizes.runs(); run++) {
+        truncate();
+        bulk.add(enqueueRun(outbox, sizes.enqueueBulk(), perTx, run));
+      }
+    }
+  }
+
+  private double enqueueRun(Outbox outbox, int items, int perTx, int run) throws SQLException {
+    try (Connection c = db.pool().getConnection()) {
+      c.setAutoCommit(false);
+      long t0 = System.nanoTime();
+      List<Work> batch = new ArrayList<>(perTx);
+      for (int i = 0; i < items; i++) {
+        batch.add(Work.of("e" + run + "-" + i, KIND, "{\"n\":" + i + "}"));
+        if (batch.size() == perTx || i == items - 1) {
+          if (batch.size() == 1) {
+            outbox.enqueue(c, batch.get(0));
+          } else {
+            outbox.enqueueAll(c, batch);
+          }
+          c.commit();
+          batch.clear();
+        }
+      }
+      return items / seconds(t0);
+    }
+  }
+
+  private void preload(int jobs) throws SQLException {
+    try (Connection c = db.pool().getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "INSERT INTO "
+                    + SCHEMA
+                    + ".outbox (work_id, kind, payload) SELECT 'b-' || g, ?,"
+                    + " jsonb_build_object('n', g) FROM generate_series(1, ?) AS g")) {
+      ps.setString(1, KIND);
+      ps.setInt(2, jobs);
+      ps.executeUpdate();
+    }
+    db.exec("ANALYZE " + SCHEMA + ".outbox", "CHECKPOINT");
+  }
+
+  private Relay.Builder relay(RelayEventListener listener, String workerId, boolean notify) {
+    Relay.Builder b =
+        Relay.builder(db.pool())
+            .schema(SCHEMA)
+            .workerId(workerId)
+            .handle(KIND, claim -> Outcome.done())
+            .batchSize(sizes.batch())
+            .concurrency(sizes.workers())
+            .bufferSize(Math.max(sizes.batch(), sizes.workers()))
+            .notifications(notify)
+            .listenConnections(db::connect)
+            .shutdownGrace(Duration.ofSeconds(10))
+            .listener(listener);
+    if (!notify) {
+      b.pollInterval(Duration.ofMillis(100));
+    }
+    return b;
+  }
+
+  /** One burn-down of {@code jobs} pre-enqueued rows by {@code instances} Relay instances. */
+  record BurnDown(double jobsPerSecond, double xactPerJob, double heapMiB) {}
+
+  BurnDown burnDownRun(int instances, int jobs, Runnable beforeStart) throws Exception {
+    preload(jobs);
+    CountDownLatch done = new CountDownLatch(jobs);
+    AtomicLong firstClaim = new AtomicLong();
+    RelayEventListener listener =
+        new RelayEventListener() {
+          @Override
+          public void claimed(Claim claim) {
+            firstClaim.compareAndSet(0, System.nanoTime());
+          }
+
+          @Override
+          public void completed(Claim claim) {
+            done.countDown();
+          }
+        };
+    List<Relay> relays = new ArrayList<>();
+    for (int i = 0; i < instances; i++) {
+      relays.add(relay(listener, "bench-" + i, true).build());
+    }
+    beforeStart.run();
+    long x0 = db.xactCommit();
+    long end;
+    double heap;
+    try {
+      for (Relay r : relays) {
+        r.start();
+      }
+      if (!done.await(30, TimeUnit.MINUTES)) {
+        throw new IllegalStateException("burn-down did not finish: " + done.getCount() + " left");
+      }
+      end = System.nanoTime();
+      heap = heapAfterGc();
+    } finally {
+      for (Relay r : relays) {
+        r.close();
+      }
+    }
+    BenchDb.awaitStatsFlush();
+    long x1 = db.xactCommit();
+    double secs = (end - firstClaim.get()) / 1e9;
+    return new BurnDown(jobs / secs, (double) (x1 - x0) / jobs, heap);
+  }
+
+  static double heapAfterGc() {
+    System.gc();
+    System.gc();
+    return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() / (1024.0 * 1024);
+  }
+
+  /** Burn-down by 1 and 2 instances, with transactions per job and heap after each run. */
+  Map<Integer, Scenario> burnDown() throws Exception {
+    Map<Integer, Scenario> byInstances = new LinkedHashMap<>();
+    Scenario heap =
+        new Scenario(
+            "memory-heap-after-burn-down",
+            "relay",
+            params("backlog", sizes.jobs(), "instances", 1),
+            "MiB");
+    for (int instances : new int[] {1, 2}) {
+      Map<String, Object> p =
+          params(
+              "jobs",
+              sizes.jobs(),
+              "instances",
+              instances,
+              "workers",
+              sizes.workers(),
+              "batch",
+              sizes.batch());
+      Scenario rate = report.add(new Scenario("burn-down", "relay", p, "jobs/s"));
+      Scenario xact = report.add(new Scenario("burn-down-xact-per-job", "relay", p, "xact/job"));
+      for (int run = 0; run < sizes.runs(); run++) {
+        truncate();
+        vacuum();
+        BurnDown r = burnDownRun(instances, sizes.jobs(), () -> {});
+        rate.add(r.jobsPerSecond());
+        xact.add(r.xactPerJob());
+        if (instances == 1) {
+          heap.add(r.heapMiB());
+        }
+      }
+      byInstances.put(instances, rate);
+    }
+    report.add(heap);
+    return byInstances;
+  }
+
+  /** Burn-down with retained done rows, and with a transaction holding back the xmin horizon. */
+  void growth(Scenario empty) throws Exception {
+    truncate();
+    try (Connection c = db.pool().getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "INSERT INTO "
+                    + SCHEMA
+                    + ".outbox (work_id, kind, payload, state, claim_generation, attempts,"
+                    + " claimed_at, first_attempt_at, completed_at, outcome, milestone)"
+                    + " SELECT 'r-' || g, ?, jsonb_build_object('n', g), 'done', 1, 1,"
+                    + " clock_timestamp(), clock_timestamp(), clock_timestamp(), 'delivered',"
+                    + " 'accepted' FROM generate_series(1, ?) AS g")) {
+      ps.setString(1, KIND);
+      ps.setInt(2, sizes.retained());
+      ps.executeUpdate();
+    }
+    vacuum();
+    long bytes = db.queryLong("SELECT pg_total_relation_size('" + SCHEMA + ".outbox')");
+    report
+        .add(
+            new Scenario(
+                "memory-bytes-per-retained-row",
+                "relay",
+                params("rows", sizes.retained(), "includes", "heap+indexes+toast"),
+                "bytes/row"))
+        .add((double) bytes / sizes.retained());
+    Scenario retained =
+        report.add(
+            new Scenario(
+                "growth-retained",
+                "relay",
+                params("jobs", sizes.jobs(), "retained_done_rows", sizes.retained()),
+                "jobs/s"));
+    for (int run = 0; run < sizes.runs(); run++) {
+      db.exec(
+          "DELETE FROM " + SCHEMA + ".outbox WHERE work_id LIKE 'b-%'",
+          "TRUNCATE " + SCHEMA + ".attempt");
+      vacuum();
+      retained.add(burnDownRun(1, sizes.jobs(), () -> {}).jobsPerSecond());
+    }
+    report
+        .add(
+            new Scenario(
+                "growth-retained-ratio",
+                "relay",
+                params("retained_done_rows", sizes.retained()),
+                "x empty"))
+        .add(retained.median() / empty.median());
+
+    Scenario xmin =
+        report.add(
+            new Scenario(
+                "growth-xmin-held",
+                "relay",
+                params("jobs", sizes.jobs(), "open_transaction", "REPEATABLE READ, whole run"),
+                "jobs/s"));
+    for (int run = 0; run < sizes.runs(); run++) {
+      truncate();
+      vacuum();
+      try (Connection holder = db.connect()) {
+        holder.setAutoCommit(false);
+        holder.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+        xmin.add(
+            burnDownRun(
+                    1,
+                    sizes.jobs(),
+                    () -> {
+                      try (var s = holder.createStatement()) {
+                        s.execute("SELECT txid_current(), count(*) FROM " + SCHEMA + ".outbox");
+                      } catch (SQLException e) {
+                        throw new IllegalStateException(e);
+                      }
+                    })
+                .jobsPerSecond());
+        holder.rollback();
+      }
+    }
+    report
+        .add(new Scenario("growth-xmin-held-ratio", "relay", params(), "x empty"))
+        .add(xmin.median() / empty.median());
+    truncate();
+    vacuum();
+  }
+
+  /** Steady load at each rate, with NOTIFY on and off: pickup and completion latency. */
+  void steady() throws Exception {
+    for (boolean notify : new boolean[] {true, false}) {
+      for (int rate : sizes.rates()) {
+        Map<String, Object> p =
+            params(
+                "rate",
+                rate,
+                "seconds",
+                sizes.steadySeconds(),
+                "notify",
+                notify,
+                "poll_ms",
+                notify ? 2000 : 100);
+        List<Scenario> s = Latencies.scenarios(report, "relay", p);
+        for (int run = 0; run < sizes.runs(); run++) {
+          truncate();
+          Latencies.record(s, steadyRun(rate, notify));
+        }
+      }
+    }
+  }
+
+  private Latencies steadyRun(int rate, boolean notify) throws Exception {
+    int total = rate * sizes.steadySeconds();
+    Latencies lat = new Latencies(total);
+    CountDownLatch done = new CountDownLatch(total);
+    RelayEventListener listener =
+        new RelayEventListener() {
+          @Override
+          public void completed(Claim claim) {
+            lat.completed(index(claim.workId()));
+            done.countDown();
+          }
+        };
+    Relay r =
+        Relay.builder(db.pool())
+            .schema(SCHEMA)
+            .workerId("bench-steady")
+            .handle(
+                KIND,
+                claim -> {
+                  lat.started(index(claim.workId()));
+                  return Outcome.done();
+                })
+            .batchSize(sizes.batch())
+            .concurrency(sizes.workers())
+            .bufferSize(Math.max(sizes.batch(), sizes.workers()))
+            .notifications(notify)
+            .pollInterval(notify ? Relay.DEFAULT_POLL_INTERVAL : Duration.ofMillis(100))
+            .listenConnections(db::connect)
+            .listener(listener)
+            .build();
+    Outbox outbox = Outbox.builder().schema(SCHEMA).notifications(notify).build();
+    try {
+      r.start();
+      Thread.sleep(300);
+      Pacer.run(
+          rate,
+          total,
+          (i) -> {
+            try (Connection c = db.pool().getConnection()) {
+              c.setAutoCommit(false);
+              outbox.enqueue(c, Work.of("s-" + i, KIND, "{\"n\":" + i + "}"));
+              c.commit();
+              lat.committed(i);
+            }
+          });
+      if (!done.await(sizes.steadySeconds() + 120L, TimeUnit.SECONDS)) {
+        throw new IllegalStateException("steady load did not drain: " + done.getCount() + " left");
+      }
+    } finally {
+      r.close();
+    }
+    return lat;
+  }
+
+  static int index(String workId) {
+    return Integer.parseInt(workId.substring(workId.indexOf('-') + 1));
+  }
+
+  static double seconds(long t0) {
+    return (System.nanoTime() - t0) / 1e9;
+  }
+
+  static Map<String, Object> params(Object... kv) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    for (int i = 0; i < kv.length; i += 2) {
+      m.put((String) kv[i], kv[i + 1]);
+    }
+    return m;
+  }
+
+  static void parkUntil(long deadline) {
+    long wait;
+    while ((wait = deadline - System.nanoTime()) > 0) {
+      LockSupport.parkNanos(wait);
+    }
+  }
+}

@@ -1,0 +1,52 @@
+package dev.relay.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * Runs every scenario, peers included, at tiny sizes so the harness cannot rot. No timing asserts.
+ */
+class BenchSmokeTest {
+  @Test
+  void quickRunCoversEveryScenarioAndSystemAndWritesTheJsonReport(@TempDir Path dir)
+      throws Exception {
+    Path json = dir.resolve("out.json");
+    ByteArrayOutputStream buffer = new ByteArrayOutputStream();
+    int exit =
+        new CommandLine(new BenchCommand(new PrintStream(buffer, true, StandardCharsets.UTF_8)))
+            .execute("--quick", "--peers", "--jobs", "200", "--json", json.toString());
+    String printed = buffer.toString(StandardCharsets.UTF_8);
+    assertThat(exit).as(printed).isZero();
+    assertThat(printed).contains("fsync=on").contains("synchronous_commit=on");
+    String report = Files.readString(json);
+    assertThat(report).startsWith("{").contains("\"scenarios\":[");
+    for (String system :
+        new String[] {"relay", "postgres-limit", "db-scheduler", "jobrunr", "transaction-outbox"}) {
+      assertThat(report).contains("\"system\":\"" + system + "\"");
+    }
+    for (String name :
+        new String[] {
+          "\"enqueue\"",
+          "\"burn-down\"",
+          "\"burn-down-xact-per-job\"",
+          "\"claim-complete\"",
+          "\"steady-pickup-p50\"",
+          "\"steady-completion-p99\"",
+          "\"growth-retained\"",
+          "\"growth-xmin-held\"",
+          "\"memory-heap-after-burn-down\"",
+          "\"memory-bytes-per-retained-row\""
+        }) {
+      assertThat(report).contains("\"name\":" + name);
+    }
+    assertThat(report).contains("\"median\":").contains("\"unit\":").contains("\"runs\":[");
+  }
+}
