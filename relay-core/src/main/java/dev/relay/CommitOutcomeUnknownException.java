@@ -5,7 +5,7 @@ package dev.relay;
  * committed. Never guess; re-read the stored rows (Relay's workers recover their claims this way
  * before running anything).
  */
-public final class CommitOutcomeUnknownException extends RetryableException {
+public class CommitOutcomeUnknownException extends RetryableException {
   private static final long serialVersionUID = 1L;
 
   /**

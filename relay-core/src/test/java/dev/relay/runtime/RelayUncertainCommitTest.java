@@ -105,6 +105,58 @@ class RelayUncertainCommitTest {
     }
   }
 
+  /**
+   * A previous process that used the same worker ID died with a live lease. The new process's first
+   * claim loses its COMMIT reply; recovering from the stored rows must take back only what that
+   * claim returned, not every running row under the name: running the predecessor's claim again
+   * would repeat its call under the same generation, invisibly (found by the fault suite).
+   */
+  @Test
+  void recoveryAfterALostClaimReplyNeverAdoptsAPredecessorsClaimUnderTheSameWorkerId(
+      TestDatabase db) throws Exception {
+    try (LoopbackProxy proxy = LoopbackProxy.start(db.host(), db.port());
+        RelayFixture f = new RelayFixture(db)) {
+      db.execute(
+          "INSERT INTO {schema}.outbox (work_id, kind, payload, state, claimed_by, lease_until,"
+              + " claim_generation, attempts, claimed_at, first_attempt_at)"
+              + " VALUES ('left-behind', 'k', '{}', 'running', 'worker-a',"
+              + " clock_timestamp() + interval '5 minutes', 1, 1, clock_timestamp(),"
+              + " clock_timestamp())");
+      TracingDataSource ds = new TracingDataSource(db.jdbcUrlVia("127.0.0.1", proxy.port()));
+      Events events = new Events();
+      List<String> handled = new CopyOnWriteArrayList<>();
+      Relay relay =
+          quiet(f.builder(ds), events)
+              .workerId("worker-a")
+              .handle(
+                  "k",
+                  claim -> {
+                    handled.add(claim.workId());
+                    return RelayFixture.done(claim);
+                  })
+              .build();
+      f.enqueue(Work.of("w", "k", "{}"));
+
+      Thread starter = Thread.currentThread();
+      ds.armOnFirstConnectionOf(t -> t != starter, proxy::dropReplyAfterNextCommit);
+      relay.start();
+      try {
+        await().atMost(RelayFixture.PATIENCE).until(() -> ds.armedFor.get() != null);
+        assertThat(proxy.awaitCommitReplyDropped(RelayFixture.PATIENCE)).isTrue();
+        await().atMost(RelayFixture.PATIENCE).until(() -> events.count("completed w") == 1);
+      } finally {
+        relay.close();
+      }
+
+      assertThat(handled).containsExactly("w");
+      assertThat(f.row("left-behind"))
+          .containsEntry("state", "running")
+          .containsEntry("claim_generation", "1")
+          .containsEntry("attempts", "1");
+      assertThat(events.all).noneMatch(e -> e.contains("left-behind"));
+    }
+  }
+
   @Test
   void completionWhoseCommitReplyIsLostIsReReadNotGuessed(TestDatabase db) throws Exception {
     try (LoopbackProxy proxy = LoopbackProxy.start(db.host(), db.port());

@@ -7,10 +7,13 @@ import dev.relay.internal.store.ClaimBatch;
 import dev.relay.internal.store.ClaimRequest;
 import dev.relay.internal.store.ClaimedWork;
 import dev.relay.internal.store.RetiredWork;
+import dev.relay.internal.store.UncertainClaimException;
+import dev.relay.internal.store.WorkStore;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -132,10 +135,14 @@ final class Claimer implements Runnable {
               c,
               new ClaimRequest(
                   engine.workerId, engine.config.queues(), kinds, n, engine.config.lease()));
+    } catch (UncertainClaimException e) {
+      log.warn("the connection was lost while committing a claim; re-reading the claimed rows");
+      engine.events.error("claim", e.getCause()); // the public CommitOutcomeUnknownException
+      return recover(e.attempted(), sent) ? 0 : -1;
     } catch (CommitOutcomeUnknownException e) {
-      log.warn("the connection was lost while committing a claim; re-reading this worker's claims");
+      // The claim statement returned nothing before the connection went: nothing to adopt.
       engine.events.error("claim", e);
-      return recover(sent) ? 0 : -1;
+      return -1;
     } catch (RelayException | SQLException e) {
       log.warn("claiming failed; retrying with backoff: {}", e.toString());
       engine.events.error("claim", e);
@@ -149,22 +156,38 @@ final class Claimer implements Runnable {
     return batch.claimed().size() + batch.retired().size();
   }
 
-  /** Takes over whatever the uncertain claim gave this worker, as the stored rows say. */
-  private boolean recover(long sent) {
-    try (Connection c = engine.connection("recover claims")) {
+  /**
+   * Takes over what the uncertain claim gave this worker, as the stored rows say: only the rows
+   * that claim statement returned, and only those still running under this worker at that
+   * generation. Adopting every running row under the worker's name would also take claims a
+   * previous process with the same worker ID left behind, and run them again under the same
+   * generation.
+   */
+  private boolean recover(ClaimBatch attempted, long sent) {
+    if (attempted.claimed().isEmpty()) {
+      return true;
+    }
+    try (Connection c = engine.connection("re-read claimed rows")) {
+      Map<String, WorkStore.StoredState> rows =
+          engine.store.readStates(c, attempted.claimed().stream().map(ClaimedWork::ref).toList());
       List<ClaimedWork> held = new ArrayList<>();
-      for (ClaimedWork w : engine.store.recover(c, engine.workerId)) {
-        // Not ones held already, nor ones this worker ended and left to their lease.
-        if (!engine.live.containsKey(w.ref()) && !engine.endedAt.containsKey(w.ref())) {
+      for (ClaimedWork w : attempted.claimed()) {
+        WorkStore.StoredState row = rows.get(w.workId());
+        if (row != null
+            && row.heldBy(engine.workerId, w.ref())
+            && !engine.live.containsKey(w.ref())) {
           held.add(w);
         }
       }
-      log.info("recovered {} claims after an uncertain claim commit", held.size());
+      log.info(
+          "the uncertain claim committed {} of its {} claims; taking those over",
+          held.size(),
+          attempted.claimed().size());
       accept(held, sent);
       return true;
     } catch (RelayException | SQLException e) {
       // Anything the claim took stays unusable until its lease expires; then it is reclaimed.
-      log.warn("re-reading claims failed: {}", e.toString());
+      log.warn("re-reading claimed rows failed: {}", e.toString());
       return false;
     }
   }

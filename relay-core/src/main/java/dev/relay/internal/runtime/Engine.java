@@ -51,15 +51,6 @@ public final class Engine {
   final Events events;
   final ConcurrentHashMap<ClaimRef, LiveClaim> live = new ConcurrentHashMap<>();
 
-  /**
-   * Claims this worker ended, with the monotonic time they ended. Some end while their rows are
-   * still running under this worker's name (left to their lease), so recovery after an uncertain
-   * claim commit must not take them back: that would run the same generation twice. Entries older
-   * than two leases are pruned, since their leases are over by then.
-   */
-  final ConcurrentHashMap<ClaimRef, Long> endedAt = new ConcurrentHashMap<>();
-
-  private final AtomicInteger endedSincePrune = new AtomicInteger();
   final LinkedBlockingQueue<LiveClaim> buffer = new LinkedBlockingQueue<>();
   final AtomicInteger inFlight = new AtomicInteger();
   final AtomicLong staleWrites = new AtomicLong();
@@ -386,13 +377,6 @@ public final class Engine {
   /** The claim needs nothing more from this worker. */
   void ended(LiveClaim c) {
     if (c.phase.getAndSet(LiveClaim.Phase.ENDED) != LiveClaim.Phase.ENDED) {
-      long now = System.nanoTime();
-      endedAt.put(c.ref, now);
-      if (endedSincePrune.incrementAndGet() >= 4096) {
-        endedSincePrune.set(0);
-        long horizon = now - 2 * config.lease().toNanos();
-        endedAt.values().removeIf(t -> t - horizon < 0);
-      }
       live.remove(c.ref, c);
       inFlight.decrementAndGet();
       claimer.nudge();

@@ -1,5 +1,6 @@
 package dev.relay.internal.store;
 
+import dev.relay.CommitOutcomeUnknownException;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.Timeouts;
 import dev.relay.internal.jdbc.Tx;
@@ -42,49 +43,54 @@ public final class WorkStore {
 
   /** Claims up to {@code request.limit()} eligible rows; see {@link ClaimBatch}. */
   public ClaimBatch claim(Connection c, ClaimRequest request) {
-    return Tx.run(
-        c,
-        timeouts,
-        "claim",
-        tx -> {
-          List<ClaimedWork> claimed = new ArrayList<>();
-          List<RetiredWork> retired = new ArrayList<>();
-          boolean oneQueue = request.queues().size() == 1;
-          try (PreparedStatement ps =
-              tx.prepareStatement(oneQueue ? sql.claimBatch : sql.claimBatchQueues)) {
-            if (oneQueue) {
-              ps.setString(1, request.queues().get(0));
-            } else {
-              ps.setArray(1, tx.createArrayOf("text", request.queues().toArray()));
-            }
-            ps.setArray(2, tx.createArrayOf("text", request.kinds().toArray()));
-            ps.setInt(3, request.limit());
-            ps.setString(4, request.workerId());
-            ps.setLong(5, request.lease().toMillis());
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                boolean afterExpiry = "running".equals(rs.getString("prev_state"));
-                String decision = rs.getString("decision");
-                if (decision.equals("claim")) {
-                  claimed.add(
-                      claimedWork(
-                          rs, afterExpiry, afterExpiry ? rs.getString("prev_owner") : null));
-                } else {
-                  retired.add(
-                      new RetiredWork(
-                          rs.getString("work_id"),
-                          rs.getString("kind"),
-                          rs.getString("queue"),
-                          rs.getString("state"),
-                          decision,
-                          afterExpiry));
-                }
-              }
-            }
+    ClaimBatch[] returned = new ClaimBatch[1];
+    try {
+      return Tx.run(c, timeouts, "claim", tx -> returned[0] = claimRows(tx, request));
+    } catch (CommitOutcomeUnknownException e) {
+      if (returned[0] == null) {
+        throw e;
+      }
+      throw new UncertainClaimException(returned[0], e);
+    }
+  }
+
+  private ClaimBatch claimRows(Connection tx, ClaimRequest request) throws SQLException {
+    List<ClaimedWork> claimed = new ArrayList<>();
+    List<RetiredWork> retired = new ArrayList<>();
+    boolean oneQueue = request.queues().size() == 1;
+    try (PreparedStatement ps =
+        tx.prepareStatement(oneQueue ? sql.claimBatch : sql.claimBatchQueues)) {
+      if (oneQueue) {
+        ps.setString(1, request.queues().get(0));
+      } else {
+        ps.setArray(1, tx.createArrayOf("text", request.queues().toArray()));
+      }
+      ps.setArray(2, tx.createArrayOf("text", request.kinds().toArray()));
+      ps.setInt(3, request.limit());
+      ps.setString(4, request.workerId());
+      ps.setLong(5, request.lease().toMillis());
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          boolean afterExpiry = "running".equals(rs.getString("prev_state"));
+          String decision = rs.getString("decision");
+          if (decision.equals("claim")) {
+            claimed.add(
+                claimedWork(rs, afterExpiry, afterExpiry ? rs.getString("prev_owner") : null));
+          } else {
+            retired.add(
+                new RetiredWork(
+                    rs.getString("work_id"),
+                    rs.getString("kind"),
+                    rs.getString("queue"),
+                    rs.getString("state"),
+                    decision,
+                    afterExpiry));
           }
-          claimed.sort(Comparator.comparing(ClaimedWork::workId));
-          return new ClaimBatch(claimed, retired);
-        });
+        }
+      }
+    }
+    claimed.sort(Comparator.comparing(ClaimedWork::workId));
+    return new ClaimBatch(claimed, retired);
   }
 
   /**
@@ -222,7 +228,10 @@ public final class WorkStore {
 
   /**
    * This worker's live claims (running, owned by {@code workerId}, lease unexpired), read from the
-   * stored rows: the way back to authority after a claim whose commit outcome was unknown.
+   * stored rows. Sound only while a worker ID names one process: a previous process that used the
+   * same ID and died with live leases would have its claims returned too. The runtime therefore
+   * recovers from an uncertain claim by the rows that claim returned ({@link
+   * UncertainClaimException}); this is for tools and tests that own their IDs.
    */
   public List<ClaimedWork> recover(Connection c, String workerId) {
     return Tx.run(
