@@ -184,6 +184,9 @@ final class Checker {
     figures.put("uncertain transactions found committed", uncertainPresent);
     figures.put("uncertain transactions found absent", uncertainAbsent);
     figures.put("items committed", (long) expected.size());
+    if (expected.isEmpty()) {
+      v.get(Invariant.COMMITTED_DONE).add("nothing was committed: the run exercised nothing");
+    }
 
     long failedWithEvidence = 0;
     long done = 0;

@@ -72,7 +72,7 @@ final class Scenario implements AutoCloseable {
           items,
           WorkerMain.Mode.SAFE,
           EnumSet.range(Fault.KILL_WORKER, Fault.SLOW_RECEIVER),
-          15,
+          30,
           0,
           3000,
           Math.max(90_000, faultMillis));
@@ -96,6 +96,7 @@ final class Scenario implements AutoCloseable {
   private LoopbackProxy producerProxy;
   private volatile boolean recovering;
   private Thread monitor;
+  private final AtomicInteger unexpectedExits = new AtomicInteger();
 
   Scenario(Config config, PrintStream out) throws IOException {
     this.config = config;
@@ -362,8 +363,16 @@ final class Scenario implements AutoCloseable {
       for (Slot s : slots) {
         synchronized (s) {
           if (!s.stopping && s.process != null && !s.process.isAlive() && !s.expectDead) {
-            injected.get(Fault.SELF_KILL_AFTER_EFFECT).incrementAndGet();
-            out.printf("  worker w%d exited (%d): restarting%n", s.index, s.process.exitValue());
+            int exit = s.process.exitValue();
+            if (exit == 137) {
+              injected.get(Fault.SELF_KILL_AFTER_EFFECT).incrementAndGet();
+            } else {
+              out.printf("  worker w%d exited with %d (see its log): restarting%n", s.index, exit);
+              unexpectedExits.incrementAndGet();
+              if (unexpectedExits.get() > 20) {
+                continue; // something is broken: the checker will report the unfinished work
+              }
+            }
             try {
               s.launch(recovering ? 0 : config.killPermille());
             } catch (IOException e) {
