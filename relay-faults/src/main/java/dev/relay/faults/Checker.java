@@ -246,7 +246,9 @@ final class Checker {
     figures.put("raw repeats", repeats);
     figures.put(
         "effects behind the inbox", inbox.values().stream().mapToLong(Long::longValue).sum());
-    figures.put("repeats absorbed by the inbox", rawTotal - inbox.size());
+    figures.put(
+        "raw calls without a new effect (inbox repeat or held)",
+        rawTotal - inbox.values().stream().mapToLong(Long::longValue).sum());
 
     for (Row row : rows.values()) {
       if (row.state().equals("done")

@@ -73,10 +73,11 @@ public final class FaultsCommand {
       case ACK_FIRST ->
           base.withMode(
               mode, EnumSet.of(Scenario.Fault.KILL_WORKER, Scenario.Fault.DROP_CONNECTIONS), 60, 0);
-      // Naive completion by worker name: frozen workers replaced under the same ID.
+      // Naive completion by worker name: a frozen worker replaced under the same ID. One worker,
+      // so that the replacement (same name) is the one that takes the frozen worker's claims over.
       case UNGUARDED -> {
         Set<Scenario.Fault> f = EnumSet.of(Scenario.Fault.PAUSE_AND_REPLACE);
-        yield base.withMode(mode, f, 0, 400);
+        yield base.withMode(mode, f, 0, 1000).withWorkers(1);
       }
     };
   }

@@ -78,6 +78,20 @@ final class Scenario implements AutoCloseable {
           Math.max(90_000, faultMillis));
     }
 
+    Config withWorkers(int w) {
+      return new Config(
+          seed,
+          faultMillis,
+          w,
+          items,
+          mode,
+          faults,
+          killPermille,
+          baseSlowMillis,
+          leaseMillis,
+          recoveryMillis);
+    }
+
     Config withMode(WorkerMain.Mode m, Set<Fault> f, int permille, int baseSlow) {
       return new Config(
           seed, faultMillis, workers, items, m, f, permille, baseSlow, leaseMillis, recoveryMillis);
@@ -285,6 +299,7 @@ final class Scenario implements AutoCloseable {
         slot.ensureRunning(config.killPermille());
       }
       case PAUSE_WORKER -> {
+        awaitHolding(slot.id(), 5_000); // pause it with work in hand
         slot.signal("STOP");
         Thread.sleep(e.durationMillis()); // past the lease: its claims are taken over
         slot.signal("CONT");
@@ -292,6 +307,7 @@ final class Scenario implements AutoCloseable {
       case PAUSE_AND_REPLACE -> {
         // An orchestrator replaces a frozen worker under the same worker ID; the frozen one
         // wakes up later with claims that its replacement (same name) may now hold.
+        awaitHolding(slot.id(), 10_000);
         Process old = slot.process;
         slot.signal("STOP");
         Thread.sleep(e.durationMillis());
@@ -323,6 +339,29 @@ final class Scenario implements AutoCloseable {
         }
       }
       default -> {}
+    }
+  }
+
+  /** Waits until the worker with this ID holds a live claim. */
+  private void awaitHolding(String workerId, long timeoutMillis) throws InterruptedException {
+    long end = System.nanoTime() + timeoutMillis * 1_000_000;
+    while (System.nanoTime() < end) {
+      try (Connection c = connectDirect();
+          PreparedStatement ps =
+              c.prepareStatement(
+                  "SELECT count(*) FROM relay.outbox WHERE state = 'running' AND claimed_by = ?"
+                      + " AND lease_until > clock_timestamp() + interval '1 second'")) {
+        ps.setString(1, workerId);
+        try (ResultSet r = ps.executeQuery()) {
+          r.next();
+          if (r.getLong(1) > 0) {
+            return;
+          }
+        }
+      } catch (SQLException e) {
+        // retry
+      }
+      Thread.sleep(50);
     }
   }
 
