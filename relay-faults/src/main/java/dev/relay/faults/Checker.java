@@ -233,9 +233,8 @@ final class Checker {
           why = "two calls under generation " + g;
         } else if (row == null || g > row.generation()) {
           why = "call under generation " + g + " beyond the row's";
-        } else if (g < row.generation()
-            && attempts.getOrDefault(id, Map.of()).getOrDefault(g, Set.of()).isEmpty()) {
-          why = "call under generation " + g + " with no attempt record";
+        } else if (g < row.generation() && !explained(attempts, id, g)) {
+          why = "call under generation " + g + " with no attempt record that explains it";
         }
         if (why != null) {
           v.get(Invariant.RAW_REPEATS_EXPLAINED).add(id + ": " + why);
@@ -311,6 +310,18 @@ final class Checker {
         "SELECT count(*) FROM fx.fence_refused",
         r -> figures.put("fenced writes refused (lower token)", r.getLong(1)));
     return new Result(figures, faults, v);
+  }
+
+  /**
+   * An earlier generation's call is explained by an attempt record of that generation that says the
+   * attempt ran and ended other than in plain success: a lease expiry (crash or pause), a retry
+   * (unknown outcome, or a held keyed item), a refused stale write, a failure or a cancellation. A
+   * release is not: a released claim never started its handler.
+   */
+  private static boolean explained(
+      Map<String, Map<Long, Set<String>>> attempts, String id, long g) {
+    Set<String> endings = attempts.getOrDefault(id, Map.of()).getOrDefault(g, Set.of());
+    return endings.stream().anyMatch(e -> !e.equals("released"));
   }
 
   private static String abbreviate(List<Long> l) {
