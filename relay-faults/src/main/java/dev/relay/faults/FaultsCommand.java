@@ -14,10 +14,12 @@ import java.util.Set;
  * </pre>
  *
  * <p>Options: {@code --seed} (default: random, printed), {@code --minutes} of fault injection
- * (fractions allowed; default 1), {@code --workers} (default 3), {@code --items} (default 100 per
- * minute... at least 200), {@code --mode safe|ack-first|unguarded} (the unsafe modes exist to show
+ * (fractions allowed; default 1), {@code --workers} (default 3), {@code --items} (default 600 per
+ * minute, at least 200), {@code --mode safe|ack-first|unguarded} (the unsafe modes exist to show
  * that the checker catches them), {@code --jdbc-url} (accepted and ignored: the suite must crash
- * and restart its own server, so it always starts one). Re-running a seed with the same options
+ * and restart its own server, so it always starts one), {@code --scenario id-reuse-recover} (a
+ * probe: one worker name reused after a SIGKILL, and the replacement's first claim COMMIT reply
+ * lost). Re-running a seed with the same options
  * repeats the fault schedule.
  */
 public final class FaultsCommand {
@@ -56,6 +58,9 @@ public final class FaultsCommand {
     }
     Scenario.Config config = Scenario.Config.defaults(seed, faultMillis, workers, items);
     config = configFor(config, mode);
+    if ("id-reuse-recover".equals(a.get("scenario"))) {
+      config = idReuseRecover(config);
+    }
     Checker.Result result;
     try (Scenario scenario = new Scenario(config, System.out)) {
       result = scenario.run();
@@ -63,6 +68,17 @@ public final class FaultsCommand {
     result.print(System.out);
     System.out.println("seed " + seed + " (re-run with --seed " + seed + ")");
     return result.ok();
+  }
+
+  /**
+   * A probe of worker-ID reuse: one worker name, a long lease, a 1 s receiver, and the fault that
+   * kills the worker, restarts it under the same ID and loses its first claim COMMIT reply.
+   */
+  static Scenario.Config idReuseRecover(Scenario.Config base) {
+    return base.withMode(
+            base.mode(), EnumSet.of(Scenario.Fault.RESTART_WITH_LOST_CLAIM_REPLY), 0, 1000)
+        .withWorkers(1)
+        .withLease(12_000);
   }
 
   /** The settings each mode runs with; the unsafe ones add the faults that expose them. */

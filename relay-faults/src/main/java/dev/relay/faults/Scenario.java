@@ -12,6 +12,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.EnumSet;
@@ -43,6 +44,12 @@ final class Scenario implements AutoCloseable {
     STALL_CONNECTIONS,
     CRASH_POSTGRES,
     SLOW_RECEIVER,
+    /**
+     * A probe, not in the default set: SIGKILL a worker that just claimed, start its replacement
+     * under the same worker ID, and lose the reply to the replacement's first claim COMMIT, so that
+     * it recovers "its" claims from the stored rows (scenario {@code id-reuse-recover}).
+     */
+    RESTART_WITH_LOST_CLAIM_REPLY,
     /** Not scheduled: a worker's hook killed its own process after the receiver's acceptance. */
     SELF_KILL_AFTER_EFFECT,
     /** Not scheduled: the producer's proxy lost a COMMIT reply. */
@@ -76,6 +83,12 @@ final class Scenario implements AutoCloseable {
           0,
           3000,
           Math.max(90_000, faultMillis));
+    }
+
+    Config withLease(long leaseMs) {
+      return new Config(
+          seed, faultMillis, workers, items, mode, faults, killPermille, baseSlowMillis, leaseMs,
+          recoveryMillis);
     }
 
     Config withWorkers(int w) {
@@ -150,6 +163,7 @@ final class Scenario implements AutoCloseable {
             case STALL_CONNECTIONS -> 1000 + r.nextInt(3000);
             case CRASH_POSTGRES -> 300 + r.nextInt(1500);
             case SLOW_RECEIVER -> 3000 + r.nextInt(3000);
+            case RESTART_WITH_LOST_CLAIM_REPLY -> 1000 + r.nextInt(1000);
             default -> 0;
           };
       events.add(new Event(at, f, r.nextInt(config.workers()), duration));
@@ -202,12 +216,20 @@ final class Scenario implements AutoCloseable {
     producing.start();
 
     long t0 = System.nanoTime();
+    int skipped = 0;
     for (Event e : events) {
+      if ((System.nanoTime() - t0) / 1_000_000 > config.faultMillis()) {
+        skipped++; // faults that block (pauses, stalls) pushed it past the fault phase
+        continue;
+      }
       long wait = e.atMillis() - (System.nanoTime() - t0) / 1_000_000;
       if (wait > 0) {
         Thread.sleep(wait);
       }
       inject(e);
+    }
+    if (skipped > 0) {
+      out.println("  " + skipped + " scheduled faults fell after the fault phase: skipped");
     }
     long rest = config.faultMillis() - (System.nanoTime() - t0) / 1_000_000;
     if (rest > 0) {
@@ -338,20 +360,38 @@ final class Scenario implements AutoCloseable {
           // PostgreSQL just restarted; the fault is skipped
         }
       }
+      case RESTART_WITH_LOST_CLAIM_REPLY -> {
+        // Kill the worker while it holds claims with most of their lease left.
+        awaitHolding(slot.id(), 15_000, config.leaseMillis() / 2);
+        slot.kill();
+        slot.launch(0);
+        slot.awaitStarted(60_000);
+        workerProxy.dropReplyAfterNextCommit(); // its next COMMIT: a claim (it holds nothing)
+        boolean dropped = workerProxy.awaitCommitReplyDropped(Duration.ofSeconds(10));
+        out.println("    claim COMMIT reply dropped: " + dropped);
+        Thread.sleep(e.durationMillis());
+      }
       default -> {}
     }
   }
 
   /** Waits until the worker with this ID holds a live claim. */
   private void awaitHolding(String workerId, long timeoutMillis) throws InterruptedException {
+    awaitHolding(workerId, timeoutMillis, 1000);
+  }
+
+  /** Waits until the worker with this ID holds a claim with more than {@code leftMillis} left. */
+  private void awaitHolding(String workerId, long timeoutMillis, long leftMillis)
+      throws InterruptedException {
     long end = System.nanoTime() + timeoutMillis * 1_000_000;
     while (System.nanoTime() < end) {
       try (Connection c = connectDirect();
           PreparedStatement ps =
               c.prepareStatement(
                   "SELECT count(*) FROM relay.outbox WHERE state = 'running' AND claimed_by = ?"
-                      + " AND lease_until > clock_timestamp() + interval '1 second'")) {
+                      + " AND lease_until > clock_timestamp() + ? * interval '1 millisecond'")) {
         ps.setString(1, workerId);
+        ps.setLong(2, leftMillis);
         try (ResultSet r = ps.executeQuery()) {
           r.next();
           if (r.getLong(1) > 0) {
@@ -443,6 +483,7 @@ final class Scenario implements AutoCloseable {
     boolean expectDead;
     boolean stopping;
     int launches;
+    Path log;
 
     Slot(int index) {
       this.index = index;
@@ -484,11 +525,26 @@ final class Scenario implements AutoCloseable {
               "4",
               "--parent-pid",
               Long.toString(ProcessHandle.current().pid()));
-      Path log = dir.resolve(id() + "-" + launches + ".log");
+      log = dir.resolve(id() + "-" + launches + ".log");
       process =
           new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
       stray.add(process);
       expectDead = false;
+    }
+
+    /** Waits until the current process printed that its Relay started. */
+    void awaitStarted(long timeoutMillis) throws InterruptedException {
+      long end = System.nanoTime() + timeoutMillis * 1_000_000;
+      while (System.nanoTime() < end) {
+        try {
+          if (Files.readString(log).contains(" started, mode ")) {
+            return;
+          }
+        } catch (IOException e) {
+          // not written yet
+        }
+        Thread.sleep(50);
+      }
     }
 
     synchronized void kill() {
