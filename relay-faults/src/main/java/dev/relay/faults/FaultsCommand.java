@@ -19,8 +19,7 @@ import java.util.Set;
  * that the checker catches them), {@code --jdbc-url} (accepted and ignored: the suite must crash
  * and restart its own server, so it always starts one), {@code --scenario id-reuse-recover} (a
  * probe: one worker name reused after a SIGKILL, and the replacement's first claim COMMIT reply
- * lost). Re-running a seed with the same options
- * repeats the fault schedule.
+ * lost). Re-running a seed with the same options repeats the fault schedule.
  */
 public final class FaultsCommand {
   private FaultsCommand() {}

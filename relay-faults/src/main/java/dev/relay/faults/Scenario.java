@@ -87,7 +87,15 @@ final class Scenario implements AutoCloseable {
 
     Config withLease(long leaseMs) {
       return new Config(
-          seed, faultMillis, workers, items, mode, faults, killPermille, baseSlowMillis, leaseMs,
+          seed,
+          faultMillis,
+          workers,
+          items,
+          mode,
+          faults,
+          killPermille,
+          baseSlowMillis,
+          leaseMs,
           recoveryMillis);
     }
 
