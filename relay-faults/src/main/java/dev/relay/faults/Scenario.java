@@ -225,9 +225,13 @@ final class Scenario implements AutoCloseable {
 
     long t0 = System.nanoTime();
     int skipped = 0;
-    for (Event e : events) {
-      if ((System.nanoTime() - t0) / 1_000_000 > config.faultMillis()) {
-        skipped++; // faults that block (pauses, stalls) pushed it past the fault phase
+    for (int i = 0; i < events.size(); i++) {
+      Event e = events.get(i);
+      // The first one of each kind always runs; later ones that blocking faults (pauses,
+      // stalls) pushed past the fault phase are skipped.
+      if (i >= config.faults().size()
+          && (System.nanoTime() - t0) / 1_000_000 > config.faultMillis()) {
+        skipped++;
         continue;
       }
       long wait = e.atMillis() - (System.nanoTime() - t0) / 1_000_000;
