@@ -33,7 +33,7 @@ class FaultSuiteTest {
   @Test
   @Timeout(value = 8, unit = TimeUnit.MINUTES)
   void doneBeforeTheEffectLosesEffectsAndTheCheckerSaysSo() throws Exception {
-    Checker.Result r = run(WorkerMain.Mode.ACK_FIRST, SEED + 1, 20_000, 3, 120);
+    Checker.Result r = run(WorkerMain.Mode.ACK_FIRST, SEED + 1, 15_000, 3, 100);
     assertThat(r.violated(Checker.Invariant.INBOX_EXACTLY_ONCE)).isTrue();
     assertThat(r.ok()).isFalse();
   }
@@ -41,7 +41,7 @@ class FaultSuiteTest {
   @Test
   @Timeout(value = 8, unit = TimeUnit.MINUTES)
   void unguardedCompletionWithReusedWorkerIdsIsCaughtAsAStaleWrite() throws Exception {
-    Checker.Result r = run(WorkerMain.Mode.UNGUARDED, SEED + 2, 20_000, 1, 100);
+    Checker.Result r = run(WorkerMain.Mode.UNGUARDED, SEED + 2, 15_000, 1, 80);
     assertThat(r.violated(Checker.Invariant.NO_LOWER_GENERATION_OUTCOME)).isTrue();
     assertThat(r.ok()).isFalse();
   }
