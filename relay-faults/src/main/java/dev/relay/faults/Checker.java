@@ -1,0 +1,343 @@
+package dev.relay.faults;
+
+import java.io.PrintStream;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * Checks Relay's invariants over the final database (Relay's tables and the receiver's) and the
+ * producer's history, after recovery. Each invariant gets a verdict with the first few
+ * counter-examples; the figures say how much the run exercised.
+ */
+final class Checker {
+  /** The invariants, in report order. */
+  enum Invariant {
+    COMMITTED_DONE("every committed item is done (or failed with evidence)"),
+    UNCERTAIN_ALL_OR_NOTHING("an uncertain producer transaction is wholly present or absent"),
+    ROLLED_BACK_NEVER_DELIVERED("no rolled-back or aborted item was stored or delivered"),
+    INBOX_EXACTLY_ONCE("effects behind the inbox: exactly one per committed item"),
+    RAW_REPEATS_EXPLAINED("every raw repeat is explained by the attempt history"),
+    NO_LOWER_GENERATION_OUTCOME("no outcome recorded by a generation below the last claim's"),
+    KEYED_IN_SEQUENCE("keyed items applied in sequence, each once"),
+    FENCE_MONOTONIC("the fenced resource never accepted a lower token after a higher one"),
+    NO_EXPIRED_RUNNING("nothing remains running with an expired lease after recovery");
+
+    final String text;
+
+    Invariant(String text) {
+      this.text = text;
+    }
+  }
+
+  /** The figures and verdicts of one run. */
+  record Result(
+      Map<String, Long> figures,
+      Map<Scenario.Fault, Integer> faults,
+      Map<Invariant, List<String>> violations) {
+    boolean ok() {
+      return violations.values().stream().allMatch(List::isEmpty);
+    }
+
+    boolean violated(Invariant i) {
+      return !violations.get(i).isEmpty();
+    }
+
+    void print(PrintStream out) {
+      out.println("== figures");
+      figures.forEach((k, v) -> out.printf("  %-40s %d%n", k, v));
+      out.println("== faults injected");
+      faults.forEach((k, v) -> out.printf("  %-40s %d%n", k.name().toLowerCase(), v));
+      out.println("== invariants");
+      violations.forEach(
+          (inv, list) -> {
+            out.printf(
+                "  %-4s %-28s %s%n",
+                list.isEmpty() ? "ok" : "FAIL", inv.name().toLowerCase(), inv.text);
+            list.stream().limit(5).forEach(v -> out.println("         - " + v));
+            if (list.size() > 5) {
+              out.println("         ... " + (list.size() - 5) + " more");
+            }
+          });
+      out.println(ok() ? "VERDICT: all invariants hold" : "VERDICT: VIOLATIONS FOUND");
+    }
+  }
+
+  private record Row(
+      String workId,
+      String state,
+      long generation,
+      Long resultGeneration,
+      String lastErrorKind,
+      String key,
+      Long sequence,
+      boolean expiredRunning) {}
+
+  private final Connection c;
+  private final List<Producer.Tx> txs;
+  private final Map<Scenario.Fault, Integer> faults;
+
+  Checker(Connection c, List<Producer.Tx> txs, Map<Scenario.Fault, Integer> faults) {
+    this.c = c;
+    this.txs = txs;
+    this.faults = faults;
+  }
+
+  Result check() throws SQLException {
+    Map<Invariant, List<String>> v = new LinkedHashMap<>();
+    for (Invariant i : Invariant.values()) {
+      v.put(i, new ArrayList<>());
+    }
+    Map<String, Row> rows = new HashMap<>();
+    query(
+        "SELECT work_id, state, claim_generation, (result->>'generation')::bigint, last_error_kind,"
+            + " ordering_key, sequence, state = 'running' AND lease_until <= clock_timestamp()"
+            + " FROM relay.outbox",
+        r -> {
+          Long rg = r.getObject(4) == null ? null : r.getLong(4);
+          Long seq = r.getObject(7) == null ? null : r.getLong(7);
+          rows.put(
+              r.getString(1),
+              new Row(
+                  r.getString(1),
+                  r.getString(2),
+                  r.getLong(3),
+                  rg,
+                  r.getString(5),
+                  r.getString(6),
+                  seq,
+                  r.getBoolean(8)));
+        });
+    Map<String, List<Long>> raw = new HashMap<>();
+    query(
+        "SELECT work_id, generation FROM fx.raw_effect ORDER BY id",
+        r -> raw.computeIfAbsent(r.getString(1), k -> new ArrayList<>()).add(r.getLong(2)));
+    Map<String, Long> inbox = new HashMap<>();
+    query(
+        "SELECT work_id, count(*) FROM fx.inbox_effect GROUP BY work_id",
+        r -> inbox.put(r.getString(1), r.getLong(2)));
+    Map<String, Map<Long, Set<String>>> attempts = new HashMap<>();
+    Map<String, Long> endings = new TreeMap<>();
+    query(
+        "SELECT work_id, generation, ending FROM relay.attempt",
+        r -> {
+          attempts
+              .computeIfAbsent(r.getString(1), k -> new HashMap<>())
+              .computeIfAbsent(r.getLong(2), k -> new HashSet<>())
+              .add(r.getString(3));
+          endings.merge(r.getString(3), 1L, Long::sum);
+        });
+    Set<String> business = new HashSet<>();
+    query("SELECT tx_id FROM fx.business", r -> business.add(r.getString(1)));
+
+    Map<String, Long> figures = new LinkedHashMap<>();
+    Set<String> expected = new HashSet<>(); // committed, or uncertain and present
+    long uncertainPresent = 0;
+    long uncertainAbsent = 0;
+    for (Producer.Tx tx : txs) {
+      long present = tx.workIds().stream().filter(rows::containsKey).count();
+      figures.merge("transactions " + tx.status().name().toLowerCase(), 1L, Long::sum);
+      switch (tx.status()) {
+        case COMMITTED -> {
+          expected.addAll(tx.workIds());
+          if (!business.contains(tx.id())) {
+            v.get(Invariant.COMMITTED_DONE).add(tx.id() + ": committed, business row missing");
+          }
+        }
+        case UNCERTAIN -> {
+          boolean b = business.contains(tx.id());
+          if ((present != 0 && present != tx.workIds().size())
+              || (b != (present == tx.workIds().size()))) {
+            v.get(Invariant.UNCERTAIN_ALL_OR_NOTHING)
+                .add(
+                    tx.id() + ": " + present + "/" + tx.workIds().size() + " items, business " + b);
+          }
+          if (present > 0) {
+            uncertainPresent++;
+            expected.addAll(tx.workIds());
+          } else {
+            uncertainAbsent++;
+          }
+        }
+        default -> {
+          for (String id : tx.workIds()) {
+            if (rows.containsKey(id) || raw.containsKey(id) || inbox.containsKey(id)) {
+              v.get(Invariant.ROLLED_BACK_NEVER_DELIVERED)
+                  .add(id + " of " + tx.status().name().toLowerCase() + " " + tx.id());
+            }
+          }
+          if (business.contains(tx.id())) {
+            v.get(Invariant.ROLLED_BACK_NEVER_DELIVERED).add(tx.id() + ": business row present");
+          }
+        }
+      }
+    }
+    figures.put("uncertain transactions found committed", uncertainPresent);
+    figures.put("uncertain transactions found absent", uncertainAbsent);
+    figures.put("items committed", (long) expected.size());
+    if (expected.isEmpty()) {
+      v.get(Invariant.COMMITTED_DONE).add("nothing was committed: the run exercised nothing");
+    }
+
+    long failedWithEvidence = 0;
+    long done = 0;
+    for (String id : expected) {
+      Row row = rows.get(id);
+      if (row == null) {
+        v.get(Invariant.COMMITTED_DONE).add(id + ": committed but missing");
+        continue;
+      }
+      if (row.state().equals("done")) {
+        done++;
+      } else if (row.state().equals("failed")
+          && row.lastErrorKind() != null
+          && attempts.containsKey(id)) {
+        failedWithEvidence++;
+      } else {
+        v.get(Invariant.COMMITTED_DONE).add(id + ": " + row.state());
+      }
+      long effects = inbox.getOrDefault(id, 0L);
+      if (row.state().equals("done") ? effects != 1 : effects > 1) {
+        v.get(Invariant.INBOX_EXACTLY_ONCE).add(id + ": " + effects + " effects, " + row.state());
+      }
+    }
+    for (String id : inbox.keySet()) {
+      if (!expected.contains(id)) {
+        v.get(Invariant.INBOX_EXACTLY_ONCE).add(id + ": effect for an item never committed");
+      }
+    }
+    figures.put("items done", done);
+    figures.put("items failed with evidence", failedWithEvidence);
+
+    long rawTotal = 0;
+    long repeats = 0;
+    for (Map.Entry<String, List<Long>> e : raw.entrySet()) {
+      String id = e.getKey();
+      List<Long> gens = e.getValue();
+      rawTotal += gens.size();
+      repeats += gens.size() - 1;
+      Row row = rows.get(id);
+      Set<Long> seen = new HashSet<>();
+      for (long g : gens) {
+        String why = null;
+        if (!seen.add(g)) {
+          why = "two calls under generation " + g;
+        } else if (row == null || g > row.generation()) {
+          why = "call under generation " + g + " beyond the row's";
+        } else if (g < row.generation() && !explained(attempts, id, g)) {
+          why = "call under generation " + g + " with no attempt record that explains it";
+        }
+        if (why != null) {
+          v.get(Invariant.RAW_REPEATS_EXPLAINED).add(id + ": " + why);
+        }
+      }
+    }
+    figures.put("raw receiver calls", rawTotal);
+    figures.put("raw repeats", repeats);
+    figures.put(
+        "effects behind the inbox", inbox.values().stream().mapToLong(Long::longValue).sum());
+    figures.put(
+        "raw calls without a new effect (inbox repeat or held)",
+        rawTotal - inbox.values().stream().mapToLong(Long::longValue).sum());
+
+    for (Row row : rows.values()) {
+      if (row.state().equals("done")
+          && (row.resultGeneration() == null || row.resultGeneration() != row.generation())) {
+        v.get(Invariant.NO_LOWER_GENERATION_OUTCOME)
+            .add(
+                row.workId()
+                    + ": done by generation "
+                    + row.resultGeneration()
+                    + ", last claim "
+                    + row.generation());
+      }
+      if (row.expiredRunning()) {
+        v.get(Invariant.NO_EXPIRED_RUNNING).add(row.workId() + ": running, lease expired");
+      }
+    }
+    endings.forEach((k, n) -> figures.put("attempt history: " + k, n));
+    figures.put("stale writes refused", endings.getOrDefault("stale_write", 0L));
+
+    // Keyed order: per key, the receiver applied each committed sequence once, ascending.
+    Map<String, List<Long>> applied = new HashMap<>();
+    query(
+        "SELECT ordering_key, sequence FROM fx.applied_order ORDER BY id",
+        r -> applied.computeIfAbsent(r.getString(1), k -> new ArrayList<>()).add(r.getLong(2)));
+    Map<String, List<Long>> committedKeys = new TreeMap<>();
+    for (String id : expected) {
+      Row row = rows.get(id);
+      if (row != null && row.key() != null && row.state().equals("done")) {
+        committedKeys.computeIfAbsent(row.key(), k -> new ArrayList<>()).add(row.sequence());
+      }
+    }
+    long keyedApplied = 0;
+    for (Map.Entry<String, List<Long>> e : committedKeys.entrySet()) {
+      List<Long> want = new ArrayList<>(e.getValue());
+      want.sort(null);
+      List<Long> got = applied.getOrDefault(e.getKey(), List.of());
+      keyedApplied += got.size();
+      if (!got.equals(want)) {
+        v.get(Invariant.KEYED_IN_SEQUENCE)
+            .add(e.getKey() + ": applied " + abbreviate(got) + ", expected " + abbreviate(want));
+      }
+    }
+    query(
+        "SELECT work_id, what FROM fx.anomaly",
+        r -> v.get(Invariant.KEYED_IN_SEQUENCE).add(r.getString(1) + ": " + r.getString(2)));
+    figures.put("keyed items applied", keyedApplied);
+
+    Map<String, Long> highest = new HashMap<>();
+    query(
+        "SELECT resource, token, work_id FROM fx.fenced_write ORDER BY id",
+        r -> {
+          long before = highest.getOrDefault(r.getString(1), 0L);
+          if (r.getLong(2) < before) {
+            v.get(Invariant.FENCE_MONOTONIC)
+                .add(r.getString(1) + ": token " + r.getLong(2) + " after " + before);
+          }
+          highest.put(r.getString(1), Math.max(before, r.getLong(2)));
+        });
+    query(
+        "SELECT count(*) FROM fx.fence_refused",
+        r -> figures.put("fenced writes refused (lower token)", r.getLong(1)));
+    return new Result(figures, faults, v);
+  }
+
+  /**
+   * An earlier generation's call is explained by an attempt record of that generation that says the
+   * attempt ran and ended other than in plain success: a lease expiry (crash or pause), a retry
+   * (unknown outcome, or a held keyed item), a refused stale write, a failure or a cancellation. A
+   * release is not: a released claim never started its handler.
+   */
+  private static boolean explained(
+      Map<String, Map<Long, Set<String>>> attempts, String id, long g) {
+    Set<String> endings = attempts.getOrDefault(id, Map.of()).getOrDefault(g, Set.of());
+    return endings.stream().anyMatch(e -> !e.equals("released"));
+  }
+
+  private static String abbreviate(List<Long> l) {
+    return l.size() <= 12 ? l.toString() : l.subList(0, 12) + "...(" + l.size() + ")";
+  }
+
+  private interface RowHandler {
+    void row(ResultSet r) throws SQLException;
+  }
+
+  private void query(String sql, RowHandler h) throws SQLException {
+    try (Statement s = c.createStatement();
+        ResultSet r = s.executeQuery(sql)) {
+      while (r.next()) {
+        h.row(r);
+      }
+    }
+  }
+}

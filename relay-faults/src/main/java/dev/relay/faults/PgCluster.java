@@ -1,0 +1,236 @@
+package dev.relay.faults;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * A durable PostgreSQL server on its own data directory that the harness can crash (SIGKILL of the
+ * postmaster) and start again on the same directory. It runs zonky's PostgreSQL binaries through
+ * {@code pg_ctl}, with {@code fsync}, {@code synchronous_commit} and {@code full_page_writes} on
+ * (zonky's own starter turns the first two off, which would let a crash lose acknowledged commits
+ * and the checker report false violations). As root, every server command runs under {@code unshare
+ * -U}, as zonky does: PostgreSQL refuses to run as root, and in an unmapped user namespace both the
+ * process and the root-owned data directory appear as the overflow user.
+ *
+ * <p>Not thread-safe: one harness thread drives it. {@link #close()} stops the server and deletes
+ * the directory.
+ */
+final class PgCluster implements AutoCloseable {
+  private final Path dir;
+  private final Path data;
+  private final Path log;
+  private final Path bin;
+  private final int port;
+  private final boolean root;
+
+  private PgCluster(Path dir, Path bin, int port) {
+    this.dir = dir;
+    this.data = dir.resolve("data");
+    this.log = dir.resolve("postgres.log");
+    this.bin = bin;
+    this.port = port;
+    this.root = "root".equals(System.getProperty("user.name"));
+  }
+
+  /** Creates a data directory under {@code parent} and starts the server on a free port. */
+  static PgCluster start(Path parent) throws IOException, InterruptedException {
+    Path bin = binaries();
+    Path dir = Files.createTempDirectory(parent, "pg-");
+    PgCluster cluster = new PgCluster(dir, bin, freePort());
+    cluster.run(
+        List.of(
+            bin.resolve("initdb").toString(),
+            "-A",
+            "trust",
+            "-U",
+            "postgres",
+            "-E",
+            "UTF-8",
+            "-D",
+            cluster.data.toString()),
+        120);
+    cluster.startServer();
+    return cluster;
+  }
+
+  /** zonky's extracted binaries; extracts them once (by starting and stopping zonky) if needed. */
+  private static Path binaries() throws IOException {
+    Optional<Path> found = findBinaries();
+    if (found.isPresent()) {
+      return found.get();
+    }
+    try (EmbeddedPostgres once = EmbeddedPostgres.builder().start()) {
+      once.getPort();
+    }
+    return findBinaries()
+        .orElseThrow(() -> new IOException("zonky did not extract PostgreSQL binaries"));
+  }
+
+  private static Optional<Path> findBinaries() throws IOException {
+    Path root = Path.of(System.getProperty("java.io.tmpdir"), "embedded-pg");
+    if (!Files.isDirectory(root)) {
+      return Optional.empty();
+    }
+    try (Stream<Path> dirs = Files.list(root)) {
+      return dirs.map(d -> d.resolve("bin"))
+          .filter(b -> Files.isExecutable(b.resolve("pg_ctl")))
+          .filter(b -> Files.isExecutable(b.resolve("initdb")))
+          .findFirst();
+    }
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+
+  /** Starts the server on the data directory, retrying while a killed one is still going away. */
+  void startServer() throws IOException, InterruptedException {
+    String options =
+        "-p "
+            + port
+            + " -c listen_addresses=127.0.0.1 -c unix_socket_directories="
+            + dir
+            + " -c fsync=on -c synchronous_commit=on -c full_page_writes=on"
+            + " -c max_connections=200 -c shared_buffers=64MB";
+    IOException last = null;
+    for (int i = 0; i < 30; i++) {
+      try {
+        run(
+            List.of(
+                bin.resolve("pg_ctl").toString(),
+                "-D",
+                data.toString(),
+                "-l",
+                log.toString(),
+                "-w",
+                "-t",
+                "120",
+                "-o",
+                options,
+                "start"),
+            180);
+        awaitConnectable();
+        return;
+      } catch (IOException e) {
+        last = e; // the killed postmaster's children may still hold the lock file for a moment
+        Thread.sleep(1000);
+      }
+    }
+    throw last;
+  }
+
+  private void awaitConnectable() throws IOException, InterruptedException {
+    for (int i = 0; i < 120; i++) {
+      try (Connection c = DriverManager.getConnection(jdbcUrl(port))) {
+        if (c.isValid(10)) {
+          return;
+        }
+      } catch (SQLException e) {
+        Thread.sleep(500);
+      }
+    }
+    throw new IOException("PostgreSQL did not accept connections; log " + log);
+  }
+
+  /** Kills the postmaster with SIGKILL: a crash. Its backends notice and exit on their own. */
+  void crash() throws IOException, InterruptedException {
+    Path pidFile = data.resolve("postmaster.pid");
+    if (!Files.exists(pidFile)) {
+      return;
+    }
+    long pid = Long.parseLong(Files.readAllLines(pidFile, StandardCharsets.UTF_8).get(0).trim());
+    Optional<ProcessHandle> postmaster = ProcessHandle.of(pid);
+    postmaster.ifPresent(
+        p -> {
+          List<ProcessHandle> children = p.children().toList();
+          p.destroyForcibly();
+          // Backends exit when they see the postmaster gone; kill them too so restart is quick.
+          children.forEach(ProcessHandle::destroyForcibly);
+        });
+    for (int i = 0; i < 100 && postmaster.map(ProcessHandle::isAlive).orElse(false); i++) {
+      Thread.sleep(100);
+    }
+  }
+
+  /** Stops the server at once (no checkpoint), if it runs. */
+  void stopImmediately() {
+    try {
+      run(
+          List.of(
+              bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-m", "immediate", "stop"),
+          60);
+    } catch (IOException | InterruptedException e) {
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  int port() {
+    return port;
+  }
+
+  static String jdbcUrl(int port) {
+    return "jdbc:postgresql://127.0.0.1:"
+        + port
+        + "/postgres?user=postgres&sslmode=disable&gssEncMode=disable&connectTimeout=10";
+  }
+
+  String jdbcUrl() {
+    return jdbcUrl(port);
+  }
+
+  Path log() {
+    return log;
+  }
+
+  private void run(List<String> command, int timeoutSeconds)
+      throws IOException, InterruptedException {
+    List<String> full = new ArrayList<>();
+    if (root) {
+      full.add("unshare");
+      full.add("-U");
+    }
+    full.addAll(command);
+    Path out = dir.resolve("pg_ctl.out");
+    Process p =
+        new ProcessBuilder(full)
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(out.toFile()))
+            .start();
+    if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      throw new IOException("timed out: " + full);
+    }
+    if (p.exitValue() != 0) {
+      throw new IOException("failed (" + p.exitValue() + "): " + full + "; see " + out);
+    }
+  }
+
+  @Override
+  public void close() {
+    stopImmediately();
+    try {
+      crash(); // in case pg_ctl could not stop it
+    } catch (IOException | InterruptedException e) {
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    Files2.deleteTree(dir);
+  }
+}

@@ -1,0 +1,651 @@
+package dev.relay.faults;
+
+import dev.relay.Migrator;
+import dev.relay.test.LoopbackProxy;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * One run of the fault suite: starts a durable PostgreSQL, a proxy for the workers and one for the
+ * producer, W worker JVMs and the producer; injects the faults of a schedule drawn from the seed;
+ * then stops injecting, lets the workers recover, stops everything and runs the {@link Checker}.
+ *
+ * <p>The schedule (which fault, when, against which worker, for how long) is a function of the seed
+ * and the configuration, so a seed repeats its faults; what the processes do around them depends on
+ * timing, as in any real failure.
+ */
+final class Scenario implements AutoCloseable {
+  /** The kinds of fault the scheduler injects. */
+  enum Fault {
+    KILL_WORKER,
+    PAUSE_WORKER,
+    PAUSE_AND_REPLACE,
+    DROP_CONNECTIONS,
+    STALL_CONNECTIONS,
+    CRASH_POSTGRES,
+    SLOW_RECEIVER,
+    /**
+     * A probe, not in the default set: SIGKILL a worker that just claimed, start its replacement
+     * under the same worker ID, and lose the reply to the replacement's first claim COMMIT, so that
+     * it recovers "its" claims from the stored rows (scenario {@code id-reuse-recover}).
+     */
+    RESTART_WITH_LOST_CLAIM_REPLY,
+    /** Not scheduled: a worker's hook killed its own process after the receiver's acceptance. */
+    SELF_KILL_AFTER_EFFECT,
+    /** Not scheduled: the producer's proxy lost a COMMIT reply. */
+    LOST_COMMIT_REPLY
+  }
+
+  /** One scheduled fault. */
+  record Event(long atMillis, Fault fault, int worker, long durationMillis) {}
+
+  /** A run's settings. */
+  record Config(
+      long seed,
+      long faultMillis,
+      int workers,
+      int items,
+      WorkerMain.Mode mode,
+      Set<Fault> faults,
+      int killPermille,
+      int baseSlowMillis,
+      long leaseMillis,
+      long recoveryMillis) {
+    static Config defaults(long seed, long faultMillis, int workers, int items) {
+      return new Config(
+          seed,
+          faultMillis,
+          workers,
+          items,
+          WorkerMain.Mode.SAFE,
+          EnumSet.range(Fault.KILL_WORKER, Fault.SLOW_RECEIVER),
+          30,
+          0,
+          3000,
+          Math.max(90_000, faultMillis));
+    }
+
+    Config withLease(long leaseMs) {
+      return new Config(
+          seed,
+          faultMillis,
+          workers,
+          items,
+          mode,
+          faults,
+          killPermille,
+          baseSlowMillis,
+          leaseMs,
+          recoveryMillis);
+    }
+
+    Config withWorkers(int w) {
+      return new Config(
+          seed,
+          faultMillis,
+          w,
+          items,
+          mode,
+          faults,
+          killPermille,
+          baseSlowMillis,
+          leaseMillis,
+          recoveryMillis);
+    }
+
+    Config withMode(WorkerMain.Mode m, Set<Fault> f, int permille, int baseSlow) {
+      return new Config(
+          seed, faultMillis, workers, items, m, f, permille, baseSlow, leaseMillis, recoveryMillis);
+    }
+  }
+
+  private final Config config;
+  private final PrintStream out;
+  private final Path dir;
+  private final Map<Fault, AtomicInteger> injected = new EnumMap<>(Fault.class);
+  private final List<Slot> slots = new ArrayList<>();
+  private final Set<Process> stray = ConcurrentHashMap.newKeySet();
+  private final Thread hook = new Thread(this::close, "faults-cleanup");
+  private PgCluster pg;
+  private LoopbackProxy workerProxy;
+  private LoopbackProxy producerProxy;
+  private volatile boolean recovering;
+  private Thread monitor;
+  private final AtomicInteger unexpectedExits = new AtomicInteger();
+
+  Scenario(Config config, PrintStream out) throws IOException {
+    this.config = config;
+    this.out = out;
+    this.dir = Files.createTempDirectory("relay-faults-");
+    for (Fault f : Fault.values()) {
+      injected.put(f, new AtomicInteger());
+    }
+    Runtime.getRuntime().addShutdownHook(hook);
+  }
+
+  /** The schedule drawn from the seed: at least one of each enabled fault, then random ones. */
+  static List<Event> schedule(Config config) {
+    Random r = new Random(config.seed() ^ 0x5DEECE66DL);
+    List<Fault> enabled = new ArrayList<>(config.faults());
+    List<Event> events = new ArrayList<>();
+    if (enabled.isEmpty()) {
+      return events;
+    }
+    long start = 3000; // let the workers start first
+    long span = Math.max(1, config.faultMillis() - start);
+    int count = Math.max(enabled.size(), (int) (span / 3500));
+    List<Fault> order = new ArrayList<>(enabled);
+    java.util.Collections.shuffle(order, r);
+    while (order.size() < count) {
+      order.add(enabled.get(r.nextInt(enabled.size())));
+    }
+    for (int i = 0; i < count; i++) {
+      long at = start + span * i / count;
+      Fault f = order.get(i);
+      long duration =
+          switch (f) {
+            case KILL_WORKER -> 300 + r.nextInt(1500);
+            case PAUSE_WORKER -> config.leaseMillis() * 3 / 2 + r.nextInt(2000);
+            case PAUSE_AND_REPLACE -> config.leaseMillis() + 1000 + r.nextInt(1000);
+            case DROP_CONNECTIONS -> 0;
+            case STALL_CONNECTIONS -> 1000 + r.nextInt(3000);
+            case CRASH_POSTGRES -> 300 + r.nextInt(1500);
+            case SLOW_RECEIVER -> 3000 + r.nextInt(3000);
+            case RESTART_WITH_LOST_CLAIM_REPLY -> 1000 + r.nextInt(1000);
+            default -> 0;
+          };
+      events.add(new Event(at, f, r.nextInt(config.workers()), duration));
+    }
+    return events;
+  }
+
+  /** Runs the scenario and checks it. */
+  Checker.Result run() throws Exception {
+    List<Event> events = schedule(config);
+    out.printf(
+        "relay-faults: seed %d, mode %s, %d workers, %d items, %d s of faults, %d scheduled%n",
+        config.seed(),
+        config.mode().arg(),
+        config.workers(),
+        config.items(),
+        config.faultMillis() / 1000,
+        events.size());
+    out.println("reproduce: FaultsCommand --seed " + config.seed() + " (same settings)");
+    pg = PgCluster.start(dir);
+    try (Connection c = DriverManager.getConnection(pg.jdbcUrl());
+        Statement s = c.createStatement()) {
+      s.execute("SHOW fsync");
+      PGSimpleDataSource ds = new PGSimpleDataSource();
+      ds.setUrl(pg.jdbcUrl());
+      Migrator.migrate(ds, "relay");
+      s.execute(FxSql.CREATE);
+      setSlow(c, config.baseSlowMillis());
+    }
+    workerProxy = LoopbackProxy.start("127.0.0.1", pg.port());
+    producerProxy = LoopbackProxy.start("127.0.0.1", pg.port());
+    for (int i = 0; i < config.workers(); i++) {
+      Slot slot = new Slot(i);
+      slots.add(slot);
+      slot.launch(config.killPermille());
+    }
+    monitor = new Thread(this::monitor, "faults-monitor");
+    monitor.setDaemon(true);
+    monitor.start();
+
+    Producer producer =
+        new Producer(
+            PgCluster.jdbcUrl(producerProxy.port()),
+            producerProxy,
+            config.seed() * 7919 + 1,
+            config.items(),
+            config.faultMillis() * 7 / 10,
+            Math.max(2, config.items() / 25));
+    Thread producing = new Thread(producer, "faults-producer");
+    producing.start();
+
+    long t0 = System.nanoTime();
+    int skipped = 0;
+    for (int i = 0; i < events.size(); i++) {
+      Event e = events.get(i);
+      // The first one of each kind always runs; later ones that blocking faults (pauses,
+      // stalls) pushed past the fault phase are skipped.
+      if (i >= config.faults().size()
+          && (System.nanoTime() - t0) / 1_000_000 > config.faultMillis()) {
+        skipped++;
+        continue;
+      }
+      long wait = e.atMillis() - (System.nanoTime() - t0) / 1_000_000;
+      if (wait > 0) {
+        Thread.sleep(wait);
+      }
+      inject(e);
+    }
+    if (skipped > 0) {
+      out.println("  " + skipped + " scheduled faults fell after the fault phase: skipped");
+    }
+    long rest = config.faultMillis() - (System.nanoTime() - t0) / 1_000_000;
+    if (rest > 0) {
+      Thread.sleep(rest);
+    }
+    producing.join(TimeUnit.MINUTES.toMillis(5));
+    producer.stop();
+    producing.join();
+
+    // Recovery: no more faults; every worker runs; wait until nothing is ready or running.
+    recovering = true;
+    workerProxy.stall(false);
+    for (Slot s : slots) {
+      s.resume();
+      s.ensureRunning(0);
+    }
+    try (Connection c = connectDirect()) {
+      setSlow(c, 0);
+    }
+    boolean settled = awaitSettled(config.recoveryMillis());
+    out.println(
+        settled ? "recovery: all work settled" : "recovery: timed out with work still open");
+    Thread.sleep(1500); // let ack-first's late effects land, if any
+    monitor.interrupt();
+    for (Slot s : slots) {
+      s.stop();
+    }
+    for (Producer.Tx tx : producer.log()) {
+      if (tx.status() == Producer.Status.UNCERTAIN) {
+        injected.get(Fault.LOST_COMMIT_REPLY).incrementAndGet();
+      }
+    }
+    try (Connection c = connectDirect()) {
+      return new Checker(c, producer.log(), counts()).check();
+    }
+  }
+
+  private Map<Fault, Integer> counts() {
+    Map<Fault, Integer> m = new EnumMap<>(Fault.class);
+    injected.forEach((k, v) -> m.put(k, v.get()));
+    return m;
+  }
+
+  private boolean awaitSettled(long timeoutMillis) throws InterruptedException {
+    long end = System.nanoTime() + timeoutMillis * 1_000_000;
+    while (System.nanoTime() < end) {
+      try (Connection c = connectDirect();
+          Statement s = c.createStatement();
+          ResultSet r =
+              s.executeQuery(
+                  "SELECT count(*) FROM relay.outbox WHERE state IN ('ready', 'running')")) {
+        r.next();
+        if (r.getLong(1) == 0) {
+          return true;
+        }
+      } catch (SQLException e) {
+        // retry
+      }
+      Thread.sleep(500);
+    }
+    return false;
+  }
+
+  private Connection connectDirect() throws SQLException {
+    return DriverManager.getConnection(pg.jdbcUrl());
+  }
+
+  private static void setSlow(Connection c, int millis) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(FxSql.SET_SLOW)) {
+      ps.setInt(1, millis);
+      ps.executeUpdate();
+    }
+  }
+
+  private void inject(Event e) throws Exception {
+    Slot slot = slots.get(e.worker());
+    out.printf(
+        "  +%5.1fs %s%s%n",
+        e.atMillis() / 1000.0,
+        e.fault(),
+        e.fault().name().contains("WORKER") || e.fault() == Fault.PAUSE_AND_REPLACE
+            ? " w" + e.worker()
+            : "");
+    injected.get(e.fault()).incrementAndGet();
+    switch (e.fault()) {
+      case KILL_WORKER -> {
+        slot.kill();
+        Thread.sleep(e.durationMillis());
+        slot.ensureRunning(config.killPermille());
+      }
+      case PAUSE_WORKER -> {
+        awaitHolding(slot.id(), 5_000); // pause it with work in hand
+        slot.signal("STOP");
+        Thread.sleep(e.durationMillis()); // past the lease: its claims are taken over
+        slot.signal("CONT");
+      }
+      case PAUSE_AND_REPLACE -> {
+        // An orchestrator replaces a frozen worker under the same worker ID; the frozen one
+        // wakes up later with claims that its replacement (same name) may now hold.
+        awaitHolding(slot.id(), 10_000);
+        Process old = slot.process;
+        slot.signal("STOP");
+        Thread.sleep(e.durationMillis());
+        slot.replace(config.killPermille());
+        awaitClaimBy(slot.id(), 10_000);
+        signal(old, "CONT");
+        Thread.sleep(2000);
+        old.destroyForcibly();
+        stray.remove(old);
+      }
+      case DROP_CONNECTIONS -> workerProxy.dropAll();
+      case STALL_CONNECTIONS -> {
+        workerProxy.stall(true);
+        Thread.sleep(e.durationMillis());
+        workerProxy.stall(false);
+      }
+      case CRASH_POSTGRES -> {
+        pg.crash();
+        Thread.sleep(e.durationMillis());
+        pg.startServer();
+      }
+      case SLOW_RECEIVER -> {
+        try (Connection c = connectDirect()) {
+          setSlow(c, (int) config.leaseMillis()); // past the handler timeout
+          Thread.sleep(e.durationMillis());
+          setSlow(c, config.baseSlowMillis());
+        } catch (SQLException ignored) {
+          // PostgreSQL just restarted; the fault is skipped
+        }
+      }
+      case RESTART_WITH_LOST_CLAIM_REPLY -> {
+        // Kill the worker while it holds claims with most of their lease left.
+        awaitHolding(slot.id(), 15_000, config.leaseMillis() / 2);
+        slot.kill();
+        slot.launch(0);
+        slot.awaitStarted(60_000);
+        workerProxy.dropReplyAfterNextCommit(); // its next COMMIT: a claim (it holds nothing)
+        boolean dropped = workerProxy.awaitCommitReplyDropped(Duration.ofSeconds(10));
+        out.println("    claim COMMIT reply dropped: " + dropped);
+        Thread.sleep(e.durationMillis());
+      }
+      default -> {}
+    }
+  }
+
+  /** Waits until the worker with this ID holds a live claim. */
+  private void awaitHolding(String workerId, long timeoutMillis) throws InterruptedException {
+    awaitHolding(workerId, timeoutMillis, 1000);
+  }
+
+  /** Waits until the worker with this ID holds a claim with more than {@code leftMillis} left. */
+  private void awaitHolding(String workerId, long timeoutMillis, long leftMillis)
+      throws InterruptedException {
+    long end = System.nanoTime() + timeoutMillis * 1_000_000;
+    while (System.nanoTime() < end) {
+      try (Connection c = connectDirect();
+          PreparedStatement ps =
+              c.prepareStatement(
+                  "SELECT count(*) FROM relay.outbox WHERE state = 'running' AND claimed_by = ?"
+                      + " AND lease_until > clock_timestamp() + ? * interval '1 millisecond'")) {
+        ps.setString(1, workerId);
+        ps.setLong(2, leftMillis);
+        try (ResultSet r = ps.executeQuery()) {
+          r.next();
+          if (r.getLong(1) > 0) {
+            return;
+          }
+        }
+      } catch (SQLException e) {
+        // retry
+      }
+      Thread.sleep(50);
+    }
+  }
+
+  /** Waits until a worker with this ID holds a running claim (the replacement started work). */
+  private void awaitClaimBy(String workerId, long timeoutMillis) throws InterruptedException {
+    long end = System.nanoTime() + timeoutMillis * 1_000_000;
+    while (System.nanoTime() < end) {
+      try (Connection c = connectDirect();
+          PreparedStatement ps =
+              c.prepareStatement(
+                  "SELECT count(*) FROM relay.outbox o WHERE o.state = 'running'"
+                      + " AND o.claimed_by = ? AND o.lease_until > clock_timestamp()"
+                      + " AND EXISTS (SELECT 1 FROM relay.attempt a WHERE a.work_id = o.work_id"
+                      + " AND a.ending = 'lease_expired' AND a.worker = ?)")) {
+        ps.setString(1, workerId);
+        ps.setString(2, workerId);
+        try (ResultSet r = ps.executeQuery()) {
+          r.next();
+          if (r.getLong(1) > 0) {
+            return;
+          }
+        }
+      } catch (SQLException e) {
+        // retry
+      }
+      Thread.sleep(100);
+    }
+  }
+
+  /** Restarts workers whose process ended on its own (the self-kill hook). */
+  private void monitor() {
+    while (!Thread.currentThread().isInterrupted()) {
+      try {
+        Thread.sleep(300);
+      } catch (InterruptedException e) {
+        return;
+      }
+      for (Slot s : slots) {
+        synchronized (s) {
+          if (!s.stopping && s.process != null && !s.process.isAlive() && !s.expectDead) {
+            int exit = s.process.exitValue();
+            if (exit == 137) {
+              injected.get(Fault.SELF_KILL_AFTER_EFFECT).incrementAndGet();
+            } else {
+              out.printf("  worker w%d exited with %d (see its log): restarting%n", s.index, exit);
+              unexpectedExits.incrementAndGet();
+              if (unexpectedExits.get() > 20) {
+                continue; // something is broken: the checker will report the unfinished work
+              }
+            }
+            try {
+              s.launch(recovering ? 0 : config.killPermille());
+            } catch (IOException e) {
+              out.println("  cannot restart w" + s.index + ": " + e);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  private static void signal(Process p, String sig) {
+    if (p == null || !p.isAlive()) {
+      return;
+    }
+    try {
+      new ProcessBuilder("kill", "-" + sig, Long.toString(p.pid())).start().waitFor();
+    } catch (IOException | InterruptedException e) {
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** One worker position: an ID (reused across restarts) and its current process. */
+  private final class Slot {
+    final int index;
+    Process process;
+    boolean expectDead;
+    boolean stopping;
+    int launches;
+    Path log;
+
+    Slot(int index) {
+      this.index = index;
+    }
+
+    String id() {
+      return "w" + index;
+    }
+
+    synchronized void launch(int permille) throws IOException {
+      launches++;
+      String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+      List<String> cmd =
+          List.of(
+              java,
+              "-Xmx192m",
+              "-XX:+UseSerialGC",
+              "-XX:TieredStopAtLevel=1",
+              "-Duser.timezone=America/St_Johns",
+              "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+              "-Dorg.slf4j.simpleLogger.log.dev.relay.internal.runtime.Claimer=info",
+              "-cp",
+              System.getProperty("java.class.path"),
+              WorkerMain.class.getName(),
+              "--url",
+              PgCluster.jdbcUrl(workerProxy.port()) + "&socketTimeout=30",
+              "--receiver-url",
+              pg.jdbcUrl() + "&socketTimeout=30",
+              "--worker-id",
+              id(),
+              "--mode",
+              config.mode().arg(),
+              "--seed",
+              Long.toString(config.seed() * 1_000_003L + index * 1000L + launches),
+              "--kill-permille",
+              Integer.toString(permille),
+              "--lease-ms",
+              Long.toString(config.leaseMillis()),
+              "--concurrency",
+              "4",
+              "--parent-pid",
+              Long.toString(ProcessHandle.current().pid()));
+      log = dir.resolve(id() + "-" + launches + ".log");
+      process =
+          new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+      stray.add(process);
+      expectDead = false;
+    }
+
+    /** Waits until the current process printed that its Relay started. */
+    void awaitStarted(long timeoutMillis) throws InterruptedException {
+      long end = System.nanoTime() + timeoutMillis * 1_000_000;
+      while (System.nanoTime() < end) {
+        try {
+          if (Files.readString(log).contains(" started, mode ")) {
+            return;
+          }
+        } catch (IOException e) {
+          // not written yet
+        }
+        Thread.sleep(50);
+      }
+    }
+
+    synchronized void kill() {
+      expectDead = true;
+      if (process != null) {
+        process.destroyForcibly();
+        try {
+          process.waitFor(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    }
+
+    synchronized void ensureRunning(int permille) throws IOException {
+      if (process == null || !process.isAlive()) {
+        launch(permille);
+      }
+    }
+
+    /** Starts a new process under the same ID, leaving the old (paused) one to the caller. */
+    synchronized void replace(int permille) throws IOException {
+      launch(permille);
+    }
+
+    synchronized void signal(String sig) {
+      Scenario.signal(process, sig);
+    }
+
+    synchronized void resume() {
+      Scenario.signal(process, "CONT");
+    }
+
+    void stop() throws InterruptedException {
+      Process p;
+      synchronized (this) {
+        stopping = true;
+        p = process;
+      }
+      if (p != null && p.isAlive()) {
+        p.destroy(); // SIGTERM: Relay closes gracefully
+        if (!p.waitFor(20, TimeUnit.SECONDS)) {
+          p.destroyForcibly();
+          p.waitFor(10, TimeUnit.SECONDS);
+        }
+      }
+    }
+  }
+
+  /** Stops every process this run started and deletes its directory. */
+  @Override
+  public synchronized void close() {
+    if (monitor != null) {
+      monitor.interrupt();
+    }
+    for (Process p : stray) {
+      signal(p, "CONT");
+      p.destroyForcibly();
+    }
+    for (Process p : stray) {
+      try {
+        p.waitFor(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    stray.clear();
+    if (workerProxy != null) {
+      workerProxy.close();
+    }
+    if (producerProxy != null) {
+      producerProxy.close();
+    }
+    if (pg != null) {
+      pg.close();
+      pg = null;
+    }
+    if (!Boolean.getBoolean("faults.keep")) {
+      Files2.deleteTree(dir);
+    }
+    try {
+      Runtime.getRuntime().removeShutdownHook(hook);
+    } catch (IllegalStateException e) {
+      // already shutting down: this is the hook
+    }
+  }
+
+  Path dir() {
+    return dir;
+  }
+}
