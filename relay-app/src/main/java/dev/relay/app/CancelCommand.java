@@ -18,7 +18,7 @@ import picocli.CommandLine.Parameters;
     description = {
       "Cancels work, audited with --actor and --reason. Ready work (also work waiting for a retry) is cancelled at once. Running work gets a cancel request that its worker sees at the next lease renewal; a call already in flight is NOT recalled, and if it completes, the work is recorded done (the effect happened).",
       "",
-      "Give one ID (exit 1 when not found, or when it already ended done or failed), or filters (with --limit) to cancel unfinished work in bulk.",
+      "Give one ID (exit 1 when not found, or when it already ended done), or filters (with --limit) to cancel unfinished or failed work in bulk. Cancelling a failed item releases the ordering key it holds.",
       ""
     })
 final class CancelCommand extends DbCommand {

@@ -180,8 +180,8 @@ public final class Admin {
    * under its own new ID, a {@code supersedes} row links it to the old work, and the old work is
    * cancelled as {@link #cancel(String, String, String)} does (ready: cancelled at once; running: a
    * cancel request, which its worker answers at its next renewal, and an in-flight call is not
-   * recalled; failed or cancelled: left as it is). Repeating the same supersede is recognised and
-   * changes nothing.
+   * recalled; failed: cancelled, its evidence kept; cancelled: left as it is). Repeating the same
+   * supersede is recognised and changes nothing.
    *
    * @throws WorkNotFoundException if the old work does not exist
    * @throws SupersedeRefusedException if the old work is done (its effect happened: correct it with
@@ -205,7 +205,8 @@ public final class Admin {
 
   /**
    * Cancels one item exactly as {@link Relay#cancel} does, audited with {@code actor} and {@code
-   * reason}: ready work at once, running work by request (an in-flight call is not recalled).
+   * reason}: ready and failed work at once (a failed item holds its ordering key until then),
+   * running work by request (an in-flight call is not recalled).
    */
   public CancelResult cancel(String workId, String actor, String reason) {
     requireWorkId(workId);
@@ -215,8 +216,8 @@ public final class Admin {
   }
 
   /**
-   * Cancels up to {@code limit} unfinished (ready or running) items matching {@code filter}, oldest
-   * first, each in its own transaction as {@link #cancel(String, String, String)}.
+   * Cancels up to {@code limit} items that are ready, running or failed and match {@code filter},
+   * oldest first, each in its own transaction as {@link #cancel(String, String, String)}.
    */
   public List<CancelResult> cancel(WorkFilter filter, String actor, String reason, int limit) {
     requireFilter(filter);
@@ -225,7 +226,8 @@ public final class Admin {
     requireLimit(limit, MAX_BATCH);
     List<String> ids =
         withConnection(
-            "select work", c -> store.select(c, filter, List.of("ready", "running"), limit));
+            "select work",
+            c -> store.select(c, filter, List.of("ready", "running", "failed"), limit));
     List<CancelResult> results = new ArrayList<>();
     for (String id : ids) {
       results.add(withConnection("cancel " + id, c -> store.cancel(c, id, actor, reason)));
