@@ -1,5 +1,6 @@
 package dev.relay;
 
+import java.time.Duration;
 import java.time.Instant;
 
 /**
@@ -53,6 +54,18 @@ public interface Claim {
 
   /** When the lease ends on the database clock, as last claimed or renewed. */
   Instant leaseUntil();
+
+  /**
+   * How long this worker may still assume it holds the lease, measured on a monotonic local clock
+   * from the moment of the claim (or last renewal): the right figure for bounding a call so it ends
+   * before another worker may take the work over. Never negative. The default derives it from
+   * {@link #leaseUntil()} and this machine's wall clock, which clock skew distorts; the runtime's
+   * claims override it.
+   */
+  default Duration leaseRemaining() {
+    Duration d = Duration.between(Instant.now(), leaseUntil());
+    return d.isNegative() ? Duration.ZERO : d;
+  }
 
   /** When the work was enqueued (database clock). */
   Instant createdAt();

@@ -15,8 +15,12 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /** Runs {@code relay demo} as its own process, as a newcomer would, and reads what it printed. */
+// The demo owns the fixed schemas relay_demo and shop_demo of its database and recreates them on
+// every run: its two tests must not run side by side (this module runs tests concurrently).
+@ResourceLock("relay-demo-schemas")
 @RelayDatabaseTest
 class DemoCommandTest {
   @TempDir Path tmp;

@@ -127,6 +127,12 @@ final class LiveClaim implements Claim {
   }
 
   @Override
+  public Duration leaseRemaining() {
+    long left = localLeaseDeadline() - System.nanoTime();
+    return left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
+  }
+
+  @Override
   public String orderingKey() {
     return work.orderingKey();
   }

@@ -76,9 +76,10 @@ import javax.sql.DataSource;
  * </table>
  *
  * <p>Timeouts stay inside the lease: the connect and request timeouts are each capped by the time
- * left until {@link Claim#leaseUntil()} (less a margin), measured on this machine's clock at send
- * time, so an attempt gives up before another worker may take the work over. The JDK client does
- * not retry a POST and follows no redirects: Relay's retry is the only one. A stop signal (cancel,
+ * left on the lease (less a margin), {@link Claim#leaseRemaining()}: for the runtime's claims a
+ * monotonic local measure from the claim, never this machine's wall clock against the database's,
+ * so an attempt gives up before another worker may take the work over. The JDK client does not
+ * retry a POST and follows no redirects: Relay's retry is the only one. A stop signal (cancel,
  * lease lost, handler timeout) interrupts the handler thread, which aborts the call: its effect is
  * then unknown. It never claims the receiver did nothing unless nothing was sent.
  */
@@ -208,7 +209,7 @@ public final class HttpTransport implements Handler {
     if (route == null) {
       return Outcome.fail("no HTTP route for kind " + claim.kind(), Effect.NOT_DELIVERED);
     }
-    Duration left = Duration.between(Instant.now(), claim.leaseUntil()).minus(LEASE_MARGIN);
+    Duration left = claim.leaseRemaining().minus(LEASE_MARGIN);
     if (left.toMillis() < 1) {
       return Outcome.retry("lease nearly over before sending; not sent", Effect.NOT_DELIVERED);
     }
