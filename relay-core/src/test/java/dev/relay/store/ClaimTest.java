@@ -1,11 +1,14 @@
 package dev.relay.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.relay.Rows;
 import dev.relay.Work;
 import dev.relay.internal.store.ClaimBatch;
+import dev.relay.internal.store.ClaimPosition;
+import dev.relay.internal.store.ClaimRequest;
 import dev.relay.internal.store.ClaimedWork;
 import dev.relay.internal.store.RetiredWork;
 import dev.relay.test.RelayDatabaseTest;
@@ -14,6 +17,8 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -267,5 +272,104 @@ class ClaimTest {
     assertThat(f.count("SELECT count(*) FROM {schema}.outbox WHERE state = 'running'"))
         .isEqualTo(7);
     assertThat(ids).hasSize(7);
+  }
+
+  @Test
+  void resumedClaimStartsAfterThePositionAndLeavesEarlierRowsToAFullScan() {
+    Instant base = Instant.parse("2026-01-01T00:00:00Z");
+    List<Work> works = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      works.add(Work.of("w-" + i, "k", "{}").availableAt(base.plusMillis(i)));
+    }
+    f.enqueue(works);
+
+    ClaimBatch first = f.claim("worker-a", 2, Duration.ofMinutes(1));
+    assertThat(first.claimed()).extracting(ClaimedWork::workId).containsExactly("w-0", "w-1");
+    assertThat(first.last().workId()).isEqualTo("w-1");
+    assertThat(first.last().availableAt().toInstant()).isEqualTo(base.plusMillis(1));
+
+    // A row before the position becomes eligible again (its claim released).
+    releaseToReady("w-0");
+    ClaimBatch resumed = f.claim("worker-b", 2, Duration.ofMinutes(1), first.last());
+    assertThat(resumed.claimed()).extracting(ClaimedWork::workId).containsExactly("w-2", "w-3");
+
+    // Only a scan from the start finds it.
+    ClaimBatch full = f.claim("worker-c", 1, Duration.ofMinutes(1));
+    assertThat(full.claimed()).extracting(ClaimedWork::workId).containsExactly("w-0");
+  }
+
+  @Test
+  void resumedClaimStaysWithinThePositionsPriority() {
+    Instant t = Instant.parse("2026-01-01T00:00:00Z");
+    f.enqueue(
+        Work.of("high-1", "k", "{}").priority(5).availableAt(t),
+        Work.of("high-2", "k", "{}").priority(5).availableAt(t.plusMillis(1)),
+        Work.of("low-1", "k", "{}").priority(0).availableAt(t.minusSeconds(60)));
+
+    ClaimBatch first = f.claim("worker-a", 1, Duration.ofMinutes(1));
+    assertThat(first.claimed()).extracting(ClaimedWork::workId).containsExactly("high-1");
+
+    ClaimBatch resumed = f.claim("worker-a", 10, Duration.ofMinutes(1), first.last());
+    assertThat(resumed.claimed()).extracting(ClaimedWork::workId).containsExactly("high-2");
+    assertThat(f.claim("worker-a", 10, Duration.ofMinutes(1)).claimed())
+        .extracting(ClaimedWork::workId)
+        .containsExactly("low-1");
+  }
+
+  @Test
+  void lastPositionFollowsTheDatabasesOrderOfTiedWorkIds() {
+    // Same priority and available_at: the work ID decides, in the column's collation, which may
+    // order mixed case differently from Java's String.compareTo.
+    Instant t = Instant.parse("2026-01-01T00:00:00Z");
+    List<String> ids = List.of("B-2", "a-1", "b-3", "A-4", "_-5", "1-6");
+    List<Work> works = new ArrayList<>();
+    ids.forEach(id -> works.add(Work.of(id, "k", "{}").availableAt(t)));
+    f.enqueue(works);
+    String dbLast =
+        f.with(
+            c -> {
+              try (PreparedStatement ps =
+                      c.prepareStatement(
+                          "SELECT work_id FROM "
+                              + f.schema
+                              + ".outbox ORDER BY priority DESC, available_at, work_id DESC"
+                              + " LIMIT 1");
+                  var rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getString(1);
+              }
+            });
+
+    ClaimBatch all = f.claim("worker-a", 10, Duration.ofMinutes(1));
+
+    assertThat(all.claimed()).hasSize(ids.size());
+    assertThat(all.last().workId()).isEqualTo(dbLast);
+    assertThat(f.claim("worker-a", 10, Duration.ofMinutes(1), all.last()).claimed()).isEmpty();
+  }
+
+  @Test
+  void resumingNeedsExactlyOneQueue() {
+    ClaimPosition at = new ClaimPosition(0, OffsetDateTime.now(ZoneOffset.UTC), "w");
+    assertThatThrownBy(
+            () ->
+                new ClaimRequest(
+                    "w", List.of("a", "b"), List.of("k"), 10, Duration.ofMinutes(1), at))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("resumeAfter needs exactly one queue");
+  }
+
+  private void releaseToReady(String workId) {
+    f.with(
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "UPDATE "
+                      + f.schema
+                      + ".outbox SET state = 'ready', claimed_by = NULL, lease_until = NULL"
+                      + " WHERE work_id = ?")) {
+            ps.setString(1, workId);
+            return ps.executeUpdate();
+          }
+        });
   }
 }

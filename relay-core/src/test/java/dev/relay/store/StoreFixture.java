@@ -6,6 +6,7 @@ import dev.relay.Work;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.Timeouts;
 import dev.relay.internal.store.ClaimBatch;
+import dev.relay.internal.store.ClaimPosition;
 import dev.relay.internal.store.ClaimRequest;
 import dev.relay.internal.store.WorkStore;
 import java.sql.Connection;
@@ -61,9 +62,13 @@ final class StoreFixture {
   }
 
   ClaimBatch claim(String worker, int limit, Duration lease) {
+    return claim(worker, limit, lease, null);
+  }
+
+  ClaimBatch claim(String worker, int limit, Duration lease, ClaimPosition resumeAfter) {
     try (Connection c = ds.getConnection()) {
       return store.claim(
-          c, new ClaimRequest(worker, List.of("default"), List.of("k"), limit, lease));
+          c, new ClaimRequest(worker, List.of("default"), List.of("k"), limit, lease, resumeAfter));
     } catch (SQLException e) {
       throw new IllegalStateException(e);
     }

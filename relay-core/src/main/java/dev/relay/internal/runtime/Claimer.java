@@ -4,6 +4,7 @@ import dev.relay.CommitOutcomeUnknownException;
 import dev.relay.KindPolicy;
 import dev.relay.RelayException;
 import dev.relay.internal.store.ClaimBatch;
+import dev.relay.internal.store.ClaimPosition;
 import dev.relay.internal.store.ClaimRequest;
 import dev.relay.internal.store.ClaimedWork;
 import dev.relay.internal.store.RetiredWork;
@@ -29,10 +30,22 @@ import org.slf4j.LoggerFactory;
 final class Claimer implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(Claimer.class);
 
+  /**
+   * In a backlog, each claim resumes where the previous one stopped instead of reading the claim
+   * index from its start, where the entries of every row already taken lie until vacuum removes
+   * them (and a long-open transaction elsewhere can keep vacuum from removing any). A row that
+   * becomes eligible behind that position (higher priority, an expired lease, the next item of an
+   * ordering key) is found by a scan from the start: after any short claim, and at least this
+   * often.
+   */
+  static final long FULL_SCAN_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+
   private final Engine engine;
   private final Object lock = new Object();
   private final List<String> kinds;
   private long signals; // guarded by lock
+  private ClaimPosition resumeAfter; // claimer thread only
+  private long lastFullScan; // claimer thread only
   private boolean wakeRequested; // guarded by lock
   private volatile boolean running = true;
 
@@ -128,13 +141,16 @@ final class Claimer implements Runnable {
   /** One claim transaction; returns the rows it took or ended, or -1 on failure. */
   private int claimOnce(int n) {
     long sent = System.nanoTime();
+    ClaimPosition after =
+        resumeAfter != null && sent - lastFullScan < FULL_SCAN_EVERY_NANOS ? resumeAfter : null;
+    resumeAfter = null; // kept only after a full batch, below
     ClaimBatch batch;
     try (Connection c = engine.connection("claim")) {
       batch =
           engine.store.claim(
               c,
               new ClaimRequest(
-                  engine.workerId, engine.config.queues(), kinds, n, engine.config.lease()));
+                  engine.workerId, engine.config.queues(), kinds, n, engine.config.lease(), after));
     } catch (UncertainClaimException e) {
       log.warn("the connection was lost while committing a claim; re-reading the claimed rows");
       engine.events.error("claim", e.getCause()); // the public CommitOutcomeUnknownException
@@ -153,7 +169,14 @@ final class Claimer implements Runnable {
       engine.events.retired(r.workId(), r.kind(), r.queue(), r.state(), r.reason());
     }
     accept(batch.claimed(), sent);
-    return batch.claimed().size() + batch.retired().size();
+    int got = batch.claimed().size() + batch.retired().size();
+    if (after == null) {
+      lastFullScan = sent;
+    }
+    if (got >= n && engine.config.queues().size() == 1) {
+      resumeAfter = batch.last();
+    }
+    return got;
   }
 
   /**

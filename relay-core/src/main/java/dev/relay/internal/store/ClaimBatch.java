@@ -8,8 +8,15 @@ import java.util.List;
  *
  * @param claimed rows now held by this worker
  * @param retired rows ended by a cap instead (deadline, exhausted attempts, cancel request)
+ * @param last the last of those rows in claim order, where a following claim may resume; {@code
+ *     null} when the batch is empty
  */
-public record ClaimBatch(List<ClaimedWork> claimed, List<RetiredWork> retired) {
+public record ClaimBatch(List<ClaimedWork> claimed, List<RetiredWork> retired, ClaimPosition last) {
+  /** A batch without a resume position. */
+  public ClaimBatch(List<ClaimedWork> claimed, List<RetiredWork> retired) {
+    this(claimed, retired, null);
+  }
+
   /** Copies the lists. */
   public ClaimBatch {
     claimed = List.copyOf(claimed);

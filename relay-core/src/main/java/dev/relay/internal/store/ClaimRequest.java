@@ -11,9 +11,27 @@ import java.util.List;
  * @param kinds the kinds this worker can run (at least one)
  * @param limit the most rows to claim (1-10,000)
  * @param lease how long the claim lasts on the database clock
+ * @param resumeAfter where the previous claim of a backlog stopped, or {@code null} to scan from
+ *     the start of the claim order. With a position, only rows of its priority after it are
+ *     considered (one queue only): the scan starts there instead of walking index entries of rows
+ *     already taken, which vacuum cannot remove while an old transaction holds the xmin horizon.
+ *     Eligible rows before the position (a higher priority, an expired lease, a released ordering
+ *     key) are found by the next claim without one, so the caller must scan from the start again
+ *     whenever a resumed claim comes back short, and regularly in any case.
  */
 public record ClaimRequest(
-    String workerId, List<String> queues, List<String> kinds, int limit, Duration lease) {
+    String workerId,
+    List<String> queues,
+    List<String> kinds,
+    int limit,
+    Duration lease,
+    ClaimPosition resumeAfter) {
+  /** A claim that scans from the start of the claim order. */
+  public ClaimRequest(
+      String workerId, List<String> queues, List<String> kinds, int limit, Duration lease) {
+    this(workerId, queues, kinds, limit, lease, null);
+  }
+
   /** Validates and copies. */
   public ClaimRequest {
     if (workerId == null || workerId.isEmpty()) {
@@ -29,6 +47,9 @@ public record ClaimRequest(
     }
     if (lease == null || lease.toMillis() < 1) {
       throw new IllegalArgumentException("lease must be at least 1 ms, was " + lease);
+    }
+    if (resumeAfter != null && queues.size() != 1) {
+      throw new IllegalArgumentException("resumeAfter needs exactly one queue, was " + queues);
     }
   }
 }

@@ -59,14 +59,14 @@ public final class Enqueuer {
       callerOrder.put(works.get(i).workId(), i);
     }
     try {
-      Set<String> inserted = insert(c, sorted, callerOrder);
+      Set<String> notInserted = insert(c, sorted, callerOrder);
       Map<String, EnqueueResult> byId = new HashMap<>();
       List<Work> skipped = new ArrayList<>();
       for (Work w : sorted) {
-        if (inserted.contains(w.workId())) {
-          byId.put(w.workId(), new EnqueueResult(w.workId(), EnqueueResult.Status.ENQUEUED));
-        } else {
+        if (notInserted.contains(w.workId())) {
           skipped.add(w);
+        } else {
+          byId.put(w.workId(), new EnqueueResult(w.workId(), EnqueueResult.Status.ENQUEUED));
         }
       }
       if (!skipped.isEmpty()) {
@@ -82,6 +82,7 @@ public final class Enqueuer {
     }
   }
 
+  /** Inserts what it can; returns the IDs it skipped (taken or tombstoned), usually none. */
   private Set<String> insert(Connection c, List<Work> works, Map<String, Integer> callerOrder)
       throws SQLException {
     int n = works.size();
@@ -127,7 +128,7 @@ public final class Enqueuer {
         keyed
             ? (notify ? sql.enqueueKeyedNotify : sql.enqueueKeyed)
             : (notify ? sql.enqueueManyNotify : sql.enqueueMany);
-    Set<String> inserted = new HashSet<>();
+    Set<String> notInserted = new HashSet<>();
     try (PreparedStatement ps = c.prepareStatement(statement)) {
       ps.setArray(1, c.createArrayOf("text", ids));
       ps.setArray(2, c.createArrayOf("text", kinds));
@@ -144,11 +145,14 @@ public final class Enqueuer {
       }
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          inserted.add(rs.getString(1));
+          String id = rs.getString(1);
+          if (id != null) {
+            notInserted.add(id);
+          }
         }
       }
     }
-    return inserted;
+    return notInserted;
   }
 
   private void compare(Connection c, List<Work> skipped, Map<String, EnqueueResult> byId)

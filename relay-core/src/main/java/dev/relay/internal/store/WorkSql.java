@@ -57,6 +57,12 @@ final class WorkSql {
   final String claimBatchQueues;
 
   /**
+   * {@link #claimBatch} resuming after a position of the claim order, within its priority: see
+   * {@link ClaimRequest#resumeAfter()}.
+   */
+  final String claimBatchResume;
+
+  /**
    * Step one of every guarded write: lock the named rows in work-ID order (so two batches cannot
    * deadlock). The guard is evaluated by the next statement, after any wait here. A single UPDATE
    * with the lease condition in its WHERE evaluates that condition when it first reads the row,
@@ -117,35 +123,46 @@ final class WorkSql {
   final String auditCancel;
 
   WorkSql(SchemaName schema) {
+    // The statement returns the IDs it did NOT insert (taken, or tombstoned): in the usual case
+    // none, so a batch of 1,000 new items sends back no rows instead of 1,000 IDs.
     String insertMany =
         """
+        WITH u AS (
+            SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::int4[],
+                                 ?::text[], ?::int8[], ?::int4[], ?::text[])
+                   AS u(work_id, kind, payload, queue, priority,
+                        available_at, delay_ms, max_attempts, deadline)
+        ), inserted AS (
             INSERT INTO ${relay_schema}.outbox
                    (work_id, kind, payload, queue, priority, available_at, max_attempts, deadline)
             SELECT u.work_id, u.kind, u.payload::jsonb, u.queue, u.priority,
                    coalesce(u.available_at::timestamptz,
                             clock_timestamp() + u.delay_ms * interval '1 millisecond'),
                    u.max_attempts, u.deadline::timestamptz
-              FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::int4[],
-                          ?::text[], ?::int8[], ?::int4[], ?::text[])
-                   AS u(work_id, kind, payload, queue, priority,
-                        available_at, delay_ms, max_attempts, deadline)
+              FROM u
              WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.tombstone t
                                 WHERE t.work_id = u.work_id)
                 ON CONFLICT (work_id) DO NOTHING
             RETURNING work_id
-            """;
-    enqueueMany = schema.inject(insertMany);
-    enqueueManyNotify =
-        schema.inject(
-            "WITH inserted AS (\n"
-                + insertMany
-                + """
-                ), notified AS (
-                    SELECT pg_notify('relay_${relay_schema}', '')
-                      FROM (SELECT 1 FROM inserted LIMIT 1) AS any_row
-                )
-                SELECT work_id FROM inserted CROSS JOIN (SELECT count(*) FROM notified) AS n
-                """);
+        )
+        """;
+    String skipped =
+        "SELECT u.work_id FROM u WHERE u.work_id NOT IN (SELECT work_id FROM inserted)";
+    String notified =
+        """
+        , notified AS (
+            SELECT pg_notify('relay_${relay_schema}', '')
+              FROM (SELECT 1 FROM inserted LIMIT 1) AS any_row
+        )
+        """;
+    // The aggregate over notified is the outer side of the join, so it is always evaluated (and
+    // notifies when the insert added a row); the join yields one NULL row when nothing was skipped.
+    String skippedAfterNotify =
+        "SELECT s.work_id FROM (SELECT count(*) FROM notified) AS n LEFT JOIN ("
+            + skipped
+            + ") AS s ON true";
+    enqueueMany = schema.inject(insertMany + skipped);
+    enqueueManyNotify = schema.inject(insertMany + notified + skippedAfterNotify);
     lockKeys =
         schema.inject(
             """
@@ -191,17 +208,8 @@ final class WorkSql {
             RETURNING work_id
         )
         """;
-    enqueueKeyed = schema.inject(keyedCtes + "SELECT work_id FROM inserted");
-    enqueueKeyedNotify =
-        schema.inject(
-            keyedCtes
-                + """
-                , notified AS (
-                    SELECT pg_notify('relay_${relay_schema}', '')
-                      FROM (SELECT 1 FROM inserted LIMIT 1) AS any_row
-                )
-                SELECT work_id FROM inserted CROSS JOIN (SELECT count(*) FROM notified) AS n
-                """);
+    enqueueKeyed = schema.inject(keyedCtes + skipped);
+    enqueueKeyedNotify = schema.inject(keyedCtes + notified + skippedAfterNotify);
     identityCheck =
         schema.inject(
             """
@@ -238,7 +246,7 @@ final class WorkSql {
                        END AS decision
                   FROM ${relay_schema}.outbox o
                  WHERE o.state IN ('ready', 'running')
-                   AND {queue_condition}
+                   AND {queue_condition}{resume_condition}
                    AND o.kind = ANY (?::text[])
                    AND o.available_at <= (SELECT clock_timestamp())
                    AND (o.lease_until IS NULL OR o.lease_until <= (SELECT clock_timestamp()))
@@ -290,6 +298,7 @@ final class WorkSql {
                   FROM candidates c
                  WHERE j.work_id = c.work_id
              RETURNING j.work_id, j.kind, j.queue, j.payload::text AS payload,
+                       j.priority, j.available_at,
                        j.claim_generation, j.attempts, j.max_attempts, j.lease_until,
                        j.deadline, j.created_at, j.first_attempt_at, j.state,
                        c.decision, c.prev_state, c.prev_owner, c.prev_generation,
@@ -311,13 +320,26 @@ final class WorkSql {
                   FROM updated u
                  WHERE u.prev_state = 'running'
             )
-            SELECT * FROM updated
+            -- in claim order, sorted by the database's collation: the last row is where a
+            -- following claim may resume
+            SELECT * FROM updated ORDER BY priority DESC, available_at, work_id
             """);
     // One queue: equality on the index's leading column, so the scan returns rows in claim order
     // and stops after the batch. Several queues: = ANY on the leading column does not keep that
     // order, so the planner reads every eligible row of those queues and sorts them.
-    claimBatch = claimTemplate.replace("{queue_condition}", "o.queue = ?");
-    claimBatchQueues = claimTemplate.replace("{queue_condition}", "o.queue = ANY (?::text[])");
+    String oneQueue = claimTemplate.replace("{queue_condition}", "o.queue = ?");
+    claimBatch = oneQueue.replace("{resume_condition}", "");
+    // Equality on the index's first two columns and a row comparison on the next two: the scan
+    // starts right after the position instead of walking every entry before it.
+    claimBatchResume =
+        oneQueue.replace(
+            "{resume_condition}",
+            "\n                   AND o.priority = ?"
+                + " AND (o.available_at, o.work_id) > (?::timestamptz, ?)");
+    claimBatchQueues =
+        claimTemplate
+            .replace("{queue_condition}", "o.queue = ANY (?::text[])")
+            .replace("{resume_condition}", "");
     lockClaimed =
         schema.inject(
             """
@@ -371,10 +393,15 @@ final class WorkSql {
                                         ELSE o.milestone END
                   FROM input i, clock k
                  WHERE o.work_id = i.work_id
-                   AND o.state = 'running'
-                   AND o.claimed_by = ?
-                   AND o.claim_generation = i.generation
-                   AND o.lease_until > k.now
+                   -- The guard is one CASE so that the planner cannot split it into conditions
+                   -- on outbox alone: each row is then found by primary key from its input row.
+                   -- Split, with statistics that show few running rows, it scanned this worker's
+                   -- running rows by owner and compared each with every input row (quadratic).
+                   AND CASE WHEN o.state = 'running'
+                             AND o.claimed_by = ?
+                             AND o.claim_generation = i.generation
+                             AND o.lease_until > k.now
+                            THEN true ELSE false END
              RETURNING o.work_id, o.claimed_at
             ), history AS (
                 INSERT INTO ${relay_schema}.attempt
@@ -412,10 +439,12 @@ final class WorkSql {
                    SET lease_until = k.now + ? * interval '1 millisecond'
                   FROM input i, clock k
                  WHERE o.work_id = i.work_id
-                   AND o.state = 'running'
-                   AND o.claimed_by = ?
-                   AND o.claim_generation = i.generation
-                   AND o.lease_until > k.now
+                   -- one CASE, so rows are found by primary key (see settleIfOwned)
+                   AND CASE WHEN o.state = 'running'
+                             AND o.claimed_by = ?
+                             AND o.claim_generation = i.generation
+                             AND o.lease_until > k.now
+                            THEN true ELSE false END
              RETURNING o.work_id, o.lease_until, o.cancel_requested_at IS NOT NULL AS cancel_requested
             ), stale AS (
                 INSERT INTO ${relay_schema}.attempt

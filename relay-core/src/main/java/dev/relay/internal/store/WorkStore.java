@@ -57,20 +57,35 @@ public final class WorkStore {
   private ClaimBatch claimRows(Connection tx, ClaimRequest request) throws SQLException {
     List<ClaimedWork> claimed = new ArrayList<>();
     List<RetiredWork> retired = new ArrayList<>();
+    ClaimPosition last = null;
     boolean oneQueue = request.queues().size() == 1;
-    try (PreparedStatement ps =
-        tx.prepareStatement(oneQueue ? sql.claimBatch : sql.claimBatchQueues)) {
+    ClaimPosition after = request.resumeAfter();
+    String text =
+        after != null ? sql.claimBatchResume : oneQueue ? sql.claimBatch : sql.claimBatchQueues;
+    try (PreparedStatement ps = tx.prepareStatement(text)) {
+      int i = 1;
       if (oneQueue) {
-        ps.setString(1, request.queues().get(0));
+        ps.setString(i++, request.queues().get(0));
       } else {
-        ps.setArray(1, tx.createArrayOf("text", request.queues().toArray()));
+        ps.setArray(i++, tx.createArrayOf("text", request.queues().toArray()));
       }
-      ps.setArray(2, tx.createArrayOf("text", request.kinds().toArray()));
-      ps.setInt(3, request.limit());
-      ps.setString(4, request.workerId());
-      ps.setLong(5, request.lease().toMillis());
+      if (after != null) {
+        ps.setInt(i++, after.priority());
+        ps.setObject(i++, after.availableAt());
+        ps.setString(i++, after.workId());
+      }
+      ps.setArray(i++, tx.createArrayOf("text", request.kinds().toArray()));
+      ps.setInt(i++, request.limit());
+      ps.setString(i++, request.workerId());
+      ps.setLong(i, request.lease().toMillis());
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
+          // rows come in claim order (the statement sorts them): the last one read is the last
+          last =
+              new ClaimPosition(
+                  rs.getInt("priority"),
+                  rs.getObject("available_at", OffsetDateTime.class),
+                  rs.getString("work_id"));
           boolean afterExpiry = "running".equals(rs.getString("prev_state"));
           String decision = rs.getString("decision");
           if (decision.equals("claim")) {
@@ -90,7 +105,7 @@ public final class WorkStore {
       }
     }
     claimed.sort(Comparator.comparing(ClaimedWork::workId));
-    return new ClaimBatch(claimed, retired);
+    return new ClaimBatch(claimed, retired, last);
   }
 
   /**

@@ -65,7 +65,11 @@ class ClaimPlanTest {
     }
     String text = String.join("\n", plan);
     assertThat(text).as(text).contains("outbox_claim_idx").contains("outbox_key_sequence_idx");
-    assertThat(text).as(text).doesNotContain("Seq Scan on outbox").doesNotContain("Sort Method");
+    assertThat(text).as(text).doesNotContain("Seq Scan on outbox");
+    // The one sort is of the returned batch (at most the limit), to hand rows back in claim order;
+    // the eligible rows themselves are read in index order, never sorted.
+    assertThat(text.split("Sort Method", -1)).as(text).hasSize(2);
+    assertThat(text).as(text).startsWith("Sort").contains("Sort Key: updated.priority DESC");
     // Every row the claim index scan produced or filtered: the batch, plus the 1,000 blocked
     // successors it had to pass; never the 10,000 future-dated rows or the whole table.
     long visited = 0;
@@ -80,5 +84,104 @@ class ClaimPlanTest {
       visited += Long.parseLong(m.group(2));
     }
     assertThat(visited).as(text).isLessThan(2_000);
+  }
+
+  @Test
+  void resumedClaimStartsItsIndexScanAfterThePosition(TestDatabase db) throws Exception {
+    String s = db.schema();
+    db.execute(
+        """
+        INSERT INTO {schema}.outbox (work_id, kind, payload, available_at)
+        SELECT 'w-' || lpad(g::text, 6, '0'), 'k', '{}',
+               timestamptz '2026-01-01 00:00:00+00' + g * interval '1 ms'
+          FROM generate_series(1, 20000) g;
+        ANALYZE {schema}.outbox;
+        """);
+    String claim = new WorkSql(SchemaName.of(s)).claimBatchResume;
+    String text;
+    try (Connection c = db.connection()) {
+      c.setAutoCommit(false);
+      try (PreparedStatement ps = c.prepareStatement(EXPLAIN + claim)) {
+        ps.setString(1, "default");
+        ps.setInt(2, 0);
+        ps.setObject(3, java.time.OffsetDateTime.parse("2026-01-01T00:00:15Z")); // row 15,000
+        ps.setString(4, "w-015000");
+        ps.setArray(5, c.createArrayOf("text", new String[] {"k"}));
+        ps.setInt(6, 10);
+        ps.setString(7, "planner");
+        ps.setLong(8, 60_000);
+        text = lines(ps);
+      }
+      c.rollback();
+    }
+    // The position is part of the index condition: the 15,000 rows before it are never read.
+    assertThat(text).as(text).contains("Index Scan using outbox_claim_idx");
+    String scan = text.substring(text.indexOf("Index Scan using outbox_claim_idx"));
+    scan = scan.substring(0, scan.indexOf("SubPlan"));
+    assertThat(scan).as(text).containsPattern("Index Cond: \\(.*ROW\\(available_at, work_id\\) >");
+    assertThat(scan).as(text).contains("actual rows=10.").doesNotContain("Rows Removed by Filter");
+  }
+
+  @Test
+  void settlementFindsItsRowsByPrimaryKeyWhateverTheStatisticsSay(TestDatabase db)
+      throws Exception {
+    String s = db.schema();
+    // Statistics taken while nothing runs: the planner believes this worker holds no rows. (On a
+    // small table a sequential scan and a hash join are as good, and the planner may take them.)
+    db.execute(
+        """
+        INSERT INTO {schema}.outbox (work_id, kind, payload)
+        SELECT 'w-' || lpad(g::text, 6, '0'), 'k', '{}' FROM generate_series(1, 100000) g;
+        ANALYZE {schema}.outbox;
+        UPDATE {schema}.outbox SET state = 'running', claimed_by = 'worker-a',
+               claim_generation = 1, attempts = 1, lease_until = clock_timestamp() + interval '1 h'
+         WHERE work_id <= 'w-000400';
+        """);
+    String settle = new WorkSql(SchemaName.of(s)).settleIfOwned;
+    int n = 100;
+    String[] ids = new String[n];
+    Long[] generations = new Long[n];
+    String[] actions = new String[n];
+    for (int i = 0; i < n; i++) {
+      ids[i] = String.format("w-%06d", i + 1);
+      generations[i] = 1L;
+      actions[i] = "complete";
+    }
+    String text;
+    try (Connection c = db.connection()) {
+      c.setAutoCommit(false);
+      try (PreparedStatement ps = c.prepareStatement(EXPLAIN + settle)) {
+        ps.setArray(1, c.createArrayOf("text", ids));
+        ps.setArray(2, c.createArrayOf("int8", generations));
+        ps.setArray(3, c.createArrayOf("text", actions));
+        ps.setArray(4, c.createArrayOf("int8", new Long[n]));
+        for (int i = 5; i <= 10; i++) {
+          ps.setArray(i, c.createArrayOf("text", new String[n]));
+        }
+        ps.setString(11, "worker-a");
+        ps.setString(12, "worker-a");
+        ps.setString(13, "worker-a");
+        text = lines(ps);
+      }
+      c.rollback();
+    }
+    assertThat(text).as(text).contains("Update on outbox o (actual rows=100");
+    // Each input row probes the primary key; the 400 rows this worker holds are not each
+    // compared with every input row.
+    assertThat(text).as(text).containsPattern("Index Scan using outbox_pkey on outbox o ");
+    assertThat(text).as(text).doesNotContain("outbox_claimed_by_idx");
+    assertThat(text).as(text).doesNotContain("Rows Removed by Join Filter");
+  }
+
+  private static final String EXPLAIN = "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ";
+
+  private static String lines(PreparedStatement ps) throws java.sql.SQLException {
+    List<String> plan = new ArrayList<>();
+    try (ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        plan.add(rs.getString(1));
+      }
+    }
+    return String.join("\n", plan);
   }
 }
