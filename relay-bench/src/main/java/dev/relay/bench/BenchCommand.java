@@ -5,6 +5,8 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -26,6 +28,9 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     description = "Benchmark Relay against the PostgreSQL limit and its peers.")
 public final class BenchCommand implements Callable<Integer> {
+  /** The steady-load rate at which the issue sets the pickup targets. */
+  static final int PICKUP_TARGET_RATE = 500;
+
   @Option(
       names = "--jdbc-url",
       description = "A scratch database (default: an embedded, durable PostgreSQL).")
@@ -49,17 +54,33 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--retained", description = "Done rows for the growth scenario (default 1M).")
   Integer retained;
 
+  @Option(
+      names = "--memory-backlog",
+      description = "Backlog drained by the memory scenario (default 1,000,000).")
+  Integer memoryBacklog;
+
   @Option(names = "--json", description = "Write the report to this file.")
   Path json;
 
   @Option(names = "--peers", description = "Also run db-scheduler, JobRunr, transaction-outbox.")
   boolean peers;
 
-  @Option(names = "--full", description = "Larger sizes: 5M retained rows.")
+  @Option(
+      names = "--full",
+      description =
+          "Larger sizes: 5M retained rows, 3 memory runs, transaction-outbox at every rate.")
   boolean full;
 
   @Option(names = "--quick", description = "Tiny sizes, one run each (seconds): a smoke run.")
   boolean quick;
+
+  @Option(
+      names = "--only",
+      split = ",",
+      description =
+          "Relay's parts to run (default all): enqueue, burn-down, growth, steady, memory;"
+              + " the peers run with --peers whatever this says.")
+  Set<String> only;
 
   private final PrintStream out;
 
@@ -95,7 +116,9 @@ public final class BenchCommand implements Callable<Integer> {
           1_000,
           List.of(100, 500),
           or(seconds, 1),
-          or(retained, 2_000));
+          or(retained, 2_000),
+          or(memoryBacklog, 1_000),
+          1);
     }
     return new Sizes(
         or(runs, 3),
@@ -106,21 +129,33 @@ public final class BenchCommand implements Callable<Integer> {
         50_000,
         List.of(100, 500, 2_000),
         or(seconds, 15),
-        or(retained, full ? 5_000_000 : 1_000_000));
+        or(retained, full ? 5_000_000 : 1_000_000),
+        or(memoryBacklog, 1_000_000),
+        full ? or(runs, 3) : 1);
   }
 
   private static int or(Integer value, int fallback) {
     return value == null ? fallback : value;
   }
 
+  private static final Set<String> PARTS =
+      Set.of("enqueue", "burn-down", "growth", "steady", "memory");
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
   @Override
   public Integer call() throws Exception {
+    if (only != null && !PARTS.containsAll(only)) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), "--only takes " + new TreeSet<>(PARTS) + ", not " + only);
+    }
     Sizes sizes = sizes();
     Report report = new Report(out);
     report.meta("sizes", sizes.toString());
     report.meta("cores", Runtime.getRuntime().availableProcessors());
     report.meta("java", System.getProperty("java.version"));
     long t0 = System.nanoTime();
+    started = t0;
     try (BenchDb db = BenchDb.open(jdbcUrl)) {
       Map<String, String> settings = db.settings();
       report.log("relay bench: " + sizes);
@@ -135,14 +170,19 @@ public final class BenchCommand implements Callable<Integer> {
       LimitBench limit = new LimitBench(db, sizes, report);
       limit.setUp();
 
-      step(report, "enqueue: relay");
-      relay.enqueue();
-      step(report, "enqueue: postgres-limit");
-      limit.insert();
-      step(report, "burn-down: relay");
-      Map<Integer, Scenario> burn = relay.burnDown();
-      step(report, "claim+complete: postgres-limit");
-      limit.claimComplete();
+      if (runs("enqueue")) {
+        step(report, "enqueue: relay");
+        relay.enqueue();
+        step(report, "enqueue: postgres-limit");
+        limit.insert();
+      }
+      Map<Integer, Scenario> burn = Map.of();
+      if (runs("burn-down")) {
+        step(report, "burn-down: relay");
+        burn = relay.burnDown();
+        step(report, "claim+complete: postgres-limit");
+        limit.claimComplete();
+      }
       if (peers) {
         DbSchedulerPeer dbs = new DbSchedulerPeer(db, sizes, report);
         dbs.setUp();
@@ -155,15 +195,27 @@ public final class BenchCommand implements Callable<Integer> {
         TransactionOutboxPeer txno = new TransactionOutboxPeer(db, sizes, report);
         step(report, "burn-down: transaction-outbox");
         txno.burnDown();
+        // The pickup targets are set at 500 jobs/s: the peer that runs work in-process after
+        // commit is measured there (all rates with --full).
         for (int rate : sizes.rates()) {
-          step(report, "steady: transaction-outbox " + rate + "/s");
-          txno.steady(rate);
+          if (full || rate == PICKUP_TARGET_RATE) {
+            step(report, "steady: transaction-outbox " + rate + "/s");
+            txno.steady(rate);
+          }
         }
       }
-      step(report, "growth: relay");
-      relay.growth(burn.get(1));
-      step(report, "steady: relay");
-      relay.steady();
+      if (runs("growth")) {
+        step(report, "growth: relay");
+        relay.growth(burn.get(1));
+      }
+      if (runs("steady")) {
+        step(report, "steady: relay");
+        relay.steady();
+      }
+      if (runs("memory")) {
+        step(report, "memory: relay");
+        relay.memoryBacklog();
+      }
       Ratios.add(report, sizes);
     }
     report.meta("elapsed_s", Math.round(RelayBench.seconds(t0)));
@@ -177,7 +229,13 @@ public final class BenchCommand implements Callable<Integer> {
     return 0;
   }
 
-  private static void step(Report report, String what) {
-    report.log("-- " + what);
+  private long started = System.nanoTime();
+
+  private boolean runs(String part) {
+    return only == null || only.contains(part);
+  }
+
+  private void step(Report report, String what) {
+    report.log(String.format(Locale.ROOT, "-- [%.0f s] %s", RelayBench.seconds(started), what));
   }
 }

@@ -10,13 +10,20 @@ import java.util.Map;
  */
 final class Latencies {
   private final long[] committed;
+  private final long[] claimed;
   private final long[] started;
   private final long[] completed;
 
   Latencies(int total) {
     committed = new long[total];
+    claimed = new long[total];
     started = new long[total];
     completed = new long[total];
+  }
+
+  /** The claim transaction that took item {@code i} returned (a Relay event); 0 if not seen. */
+  void claimed(int i) {
+    claimed[i] = System.nanoTime();
   }
 
   void committed(int i) {
@@ -46,6 +53,26 @@ final class Latencies {
         report.add(new Scenario("steady-pickup-p99", system, params, "ms")),
         report.add(new Scenario("steady-completion-p50", system, params, "ms")),
         report.add(new Scenario("steady-completion-p99", system, params, "ms")));
+  }
+
+  /**
+   * Pickup split in two, for Relay: commit to the claim transaction's return (the wake-up, the
+   * claim and its commit) and from there to the handler's start (buffer, dispatch, thread
+   * hand-off).
+   */
+  static List<Scenario> claimScenarios(Report report, String system, Map<String, Object> params) {
+    return List.of(
+        report.add(new Scenario("steady-claimed-p50", system, params, "ms")),
+        report.add(new Scenario("steady-claimed-to-start-p50", system, params, "ms")));
+  }
+
+  static void recordClaims(List<Scenario> s, Latencies lat) {
+    long[] toStart = new long[lat.claimed.length];
+    for (int i = 0; i < toStart.length; i++) {
+      toStart[i] = Math.max(0, lat.started[i] - lat.claimed[i]);
+    }
+    s.get(0).add(new Percentiles(lat.deltas(lat.claimed)).millis(50));
+    s.get(1).add(new Percentiles(toStart).millis(50));
   }
 
   static void record(List<Scenario> s, Latencies lat) {

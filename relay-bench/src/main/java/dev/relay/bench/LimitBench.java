@@ -70,17 +70,33 @@ final class LimitBench {
     }
   }
 
+  /**
+   * The rows Relay's enqueue writes (the same eight columns, defaults and expressions, from the
+   * same nine typed arrays), without what Relay adds to the statement: the tombstone check, {@code
+   * ON CONFLICT DO NOTHING}, {@code RETURNING} and the notification.
+   */
+  private static final String INSERT_MANY =
+      "INSERT INTO "
+          + TABLE
+          + " (work_id, kind, payload, queue, priority, available_at, max_attempts, deadline)"
+          + " SELECT u.work_id, u.kind, u.payload::jsonb, u.queue, u.priority,"
+          + " coalesce(u.available_at::timestamptz,"
+          + " clock_timestamp() + u.delay_ms * interval '1 millisecond'),"
+          + " u.max_attempts, u.deadline::timestamptz"
+          + " FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::int4[], ?::text[],"
+          + " ?::int8[], ?::int4[], ?::text[])"
+          + " AS u(work_id, kind, payload, queue, priority, available_at, delay_ms, max_attempts,"
+          + " deadline)";
+
   private double insertRun(int items, int perTx) throws SQLException {
     try (Connection c = db.pool().getConnection();
         PreparedStatement one =
             c.prepareStatement(
-                "INSERT INTO " + TABLE + " (work_id, kind, payload) VALUES (?, ?, ?::jsonb)");
-        PreparedStatement many =
-            c.prepareStatement(
                 "INSERT INTO "
                     + TABLE
-                    + " (work_id, kind, payload) SELECT * FROM unnest(?::text[], ?::text[],"
-                    + " ?::jsonb[])")) {
+                    + " (work_id, kind, payload, queue, priority, available_at, max_attempts)"
+                    + " VALUES (?, ?, ?::jsonb, ?, ?, clock_timestamp(), ?)");
+        PreparedStatement many = c.prepareStatement(INSERT_MANY)) {
       c.setAutoCommit(false);
       long t0 = System.nanoTime();
       for (int i = 0; i < items; i += perTx) {
@@ -89,19 +105,38 @@ final class LimitBench {
           one.setString(1, "l-" + i);
           one.setString(2, RelayBench.KIND);
           one.setString(3, "{\"n\":" + i + "}");
+          one.setString(4, "default");
+          one.setInt(5, 0);
+          one.setInt(6, 25);
           one.executeUpdate();
         } else {
           String[] ids = new String[n];
           String[] kinds = new String[n];
           String[] payloads = new String[n];
+          String[] queues = new String[n];
+          Integer[] priorities = new Integer[n];
+          String[] availableAt = new String[n];
+          Long[] delays = new Long[n];
+          Integer[] maxAttempts = new Integer[n];
+          String[] deadlines = new String[n];
           for (int k = 0; k < n; k++) {
             ids[k] = "l-" + (i + k);
             kinds[k] = RelayBench.KIND;
             payloads[k] = "{\"n\":" + (i + k) + "}";
+            queues[k] = "default";
+            priorities[k] = 0;
+            delays[k] = 0L;
+            maxAttempts[k] = 25;
           }
           many.setArray(1, c.createArrayOf("text", ids));
           many.setArray(2, c.createArrayOf("text", kinds));
           many.setArray(3, c.createArrayOf("text", payloads));
+          many.setArray(4, c.createArrayOf("text", queues));
+          many.setArray(5, c.createArrayOf("int4", priorities));
+          many.setArray(6, c.createArrayOf("text", availableAt));
+          many.setArray(7, c.createArrayOf("int8", delays));
+          many.setArray(8, c.createArrayOf("int4", maxAttempts));
+          many.setArray(9, c.createArrayOf("text", deadlines));
           many.executeUpdate();
         }
         c.commit();

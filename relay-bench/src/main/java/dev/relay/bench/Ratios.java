@@ -92,5 +92,33 @@ final class Ratios {
             met);
       }
     }
+    ceiling(out, r, "steady-pickup-p50", 2.0);
+    ceiling(out, r, "steady-pickup-p99", 10.0);
+    Scenario peak = r.find("memory-heap-peak-live", "relay", null, null);
+    if (peak != null) {
+      row(out, "memory-heap-peak-live (MiB, " + peak.paramText() + ")", peak.median(), 64.0);
+    }
+  }
+
+  /** A latency target at 500 jobs/s with NOTIFY: met when at or below it. */
+  private static void ceiling(PrintStream out, Report r, String name, double ceiling) {
+    for (Scenario s : r.scenarios()) {
+      if (s.name().equals(name)
+          && s.system().equals("relay")
+          && "500".equals(String.valueOf(s.params().get("rate")))
+          && "true".equals(String.valueOf(s.params().get("notify")))) {
+        row(out, name + " (ms, 500/s, notify)", s.median(), ceiling);
+      }
+    }
+  }
+
+  private static void row(PrintStream out, String what, double value, double ceiling) {
+    out.printf(
+        Locale.ROOT,
+        "| %s | %s | <= %s | %s |%n",
+        what,
+        Report.fmt(value),
+        Report.fmt(ceiling),
+        value <= ceiling ? "yes" : "NO");
   }
 }

@@ -14,6 +14,8 @@ import java.util.List;
  * @param rates steady-load producer rates, jobs/s
  * @param steadySeconds duration of each steady-load run
  * @param retained done rows kept in the table for the growth scenario
+ * @param memoryBacklog backlog drained by the memory scenario
+ * @param memoryRuns runs of the memory scenario
  */
 record Sizes(
     int runs,
@@ -24,4 +26,6 @@ record Sizes(
     int enqueueBulk,
     List<Integer> rates,
     int steadySeconds,
-    int retained) {}
+    int retained,
+    int memoryBacklog,
+    int memoryRuns) {}

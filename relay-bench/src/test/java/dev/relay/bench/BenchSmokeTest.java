@@ -3,7 +3,9 @@ package dev.relay.bench;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
 import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -43,10 +45,24 @@ class BenchSmokeTest {
           "\"growth-retained\"",
           "\"growth-xmin-held\"",
           "\"memory-heap-after-burn-down\"",
+          "\"memory-heap-peak-live\"",
           "\"memory-bytes-per-retained-row\""
         }) {
       assertThat(report).contains("\"name\":" + name);
     }
     assertThat(report).contains("\"median\":").contains("\"unit\":").contains("\"runs\":[");
+  }
+
+  @Test
+  void unknownPartIsRefusedByNameBeforeAnythingRuns() {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    CommandLine cmd =
+        new CommandLine(new BenchCommand(new PrintStream(OutputStream.nullOutputStream())));
+    cmd.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
+    int exit = cmd.execute("--only", "burn-down,warp-drive");
+    assertThat(exit).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains("--only takes")
+        .contains("warp-drive");
   }
 }
