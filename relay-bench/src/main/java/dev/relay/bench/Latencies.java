@@ -39,9 +39,13 @@ final class Latencies {
   }
 
   private long[] deltas(long[] to) {
-    long[] d = new long[committed.length];
+    return deltas(committed, to);
+  }
+
+  private static long[] deltas(long[] from, long[] to) {
+    long[] d = new long[from.length];
     for (int i = 0; i < d.length; i++) {
-      d[i] = Math.max(0, to[i] - committed[i]);
+      d[i] = Math.max(0, to[i] - from[i]);
     }
     return d;
   }
@@ -67,12 +71,8 @@ final class Latencies {
   }
 
   static void recordClaims(List<Scenario> s, Latencies lat) {
-    long[] toStart = new long[lat.claimed.length];
-    for (int i = 0; i < toStart.length; i++) {
-      toStart[i] = Math.max(0, lat.started[i] - lat.claimed[i]);
-    }
     s.get(0).add(new Percentiles(lat.deltas(lat.claimed)).millis(50));
-    s.get(1).add(new Percentiles(toStart).millis(50));
+    s.get(1).add(new Percentiles(deltas(lat.claimed, lat.started)).millis(50));
   }
 
   static void record(List<Scenario> s, Latencies lat) {
