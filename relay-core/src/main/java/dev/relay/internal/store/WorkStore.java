@@ -464,6 +464,56 @@ public final class WorkStore {
     return new CancelRow(result, state);
   }
 
+  /**
+   * Records outcomes this worker gave up (see {@link AbandonedOutcome}) in the attempt history, one
+   * row per claim with ending {@code abandoned}, in one transaction. Never touches the work rows.
+   * Safe to repeat: a claim already recorded as abandoned is skipped, so a call whose COMMIT
+   * outcome was unknown can simply be made again. Two items for the same claim in one call keep the
+   * first.
+   *
+   * @return how many rows were added (0 when every claim was recorded before)
+   */
+  public int recordAbandoned(Connection c, String workerId, List<AbandonedOutcome> items) {
+    if (items.isEmpty()) {
+      return 0;
+    }
+    int n = items.size();
+    String[] ids = new String[n];
+    Long[] generations = new Long[n];
+    String[] actions = new String[n];
+    String[] errorKinds = new String[n];
+    String[] errors = new String[n];
+    String[] outcomes = new String[n];
+    String[] receiverRefs = new String[n];
+    for (int i = 0; i < n; i++) {
+      AbandonedOutcome a = items.get(i);
+      ids[i] = a.ref().workId();
+      generations[i] = a.ref().generation();
+      actions[i] = a.operation().sql();
+      errorKinds[i] = a.errorKind();
+      errors[i] = a.error();
+      outcomes[i] = a.evidence() == null ? null : a.evidence().sql();
+      receiverRefs[i] = a.receiverRef();
+    }
+    return Tx.run(
+        c,
+        timeouts,
+        "record abandoned outcomes",
+        tx -> {
+          try (PreparedStatement ps = tx.prepareStatement(sql.recordAbandoned)) {
+            ps.setString(1, workerId);
+            ps.setArray(2, tx.createArrayOf("text", ids));
+            ps.setArray(3, tx.createArrayOf("int8", generations));
+            ps.setArray(4, tx.createArrayOf("text", actions));
+            ps.setArray(5, tx.createArrayOf("text", errorKinds));
+            ps.setArray(6, tx.createArrayOf("text", errors));
+            ps.setArray(7, tx.createArrayOf("text", outcomes));
+            ps.setArray(8, tx.createArrayOf("text", receiverRefs));
+            return ps.executeUpdate();
+          }
+        });
+  }
+
   private Set<String> settleLocked(Connection tx, String workerId, List<Settlement> sorted)
       throws SQLException {
     int n = sorted.size();
