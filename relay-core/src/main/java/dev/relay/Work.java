@@ -33,7 +33,7 @@ public final class Work {
   private final Instant availableAt;
   private final Duration delay;
   private final Instant deadline;
-  private final int maxAttempts;
+  private final Integer maxAttempts; // null: not named by the producer
   private final String orderingKey;
 
   private Work(
@@ -45,7 +45,7 @@ public final class Work {
       Instant availableAt,
       Duration delay,
       Instant deadline,
-      int maxAttempts,
+      Integer maxAttempts,
       String orderingKey) {
     this.workId = workId;
     this.kind = kind;
@@ -68,8 +68,7 @@ public final class Work {
    * @param payloadJson one JSON value (at most the outbox's payload limit, 1 MiB by default)
    */
   public static Work of(String workId, String kind, String payloadJson) {
-    return new Work(
-        workId, kind, payloadJson, DEFAULT_QUEUE, 0, null, null, null, DEFAULT_MAX_ATTEMPTS, null);
+    return new Work(workId, kind, payloadJson, DEFAULT_QUEUE, 0, null, null, null, null, null);
   }
 
   /** A copy in {@code queue} (1-100 characters from {@code A-Z a-z 0-9 . _ - :}). */
@@ -212,9 +211,21 @@ public final class Work {
     return deadline;
   }
 
-  /** The attempt cap. */
+  /**
+   * The attempt cap named by {@link #maxAttempts(int)}, or {@link #DEFAULT_MAX_ATTEMPTS} when none
+   * was named (then the kind's registered policy decides, and this default applies only to a kind
+   * with none).
+   */
   public int maxAttempts() {
-    return maxAttempts;
+    return maxAttempts == null ? DEFAULT_MAX_ATTEMPTS : maxAttempts;
+  }
+
+  /**
+   * Whether the producer named a cap with {@link #maxAttempts(int)}. Only a named cap is stored
+   * with the work; the claim applies the lower of it and the kind's registered cap.
+   */
+  public boolean hasMaxAttempts() {
+    return maxAttempts != null;
   }
 
   /** The ordering key, or {@code null} for unordered work. */
@@ -233,7 +244,7 @@ public final class Work {
         && Objects.equals(availableAt, w.availableAt)
         && Objects.equals(delay, w.delay)
         && Objects.equals(deadline, w.deadline)
-        && maxAttempts == w.maxAttempts
+        && Objects.equals(maxAttempts, w.maxAttempts)
         && Objects.equals(orderingKey, w.orderingKey);
   }
 

@@ -1,4 +1,4 @@
--- Relay schema, version 6: abandoned outcomes in the attempt history.
+-- Relay schema, version 6: abandoned outcomes in the attempt history; attempt caps from the kind.
 --
 -- ${relay_schema} is replaced by the validated schema name; see V1__core.sql.
 
@@ -20,3 +20,11 @@ ALTER TABLE ${relay_schema}.attempt ADD COLUMN receiver_ref text;
 -- One abandoned row per claim: recording it again (a retry after a lost COMMIT) adds nothing.
 CREATE UNIQUE INDEX attempt_abandoned_once_idx ON ${relay_schema}.attempt (work_id, generation)
     WHERE ending = 'abandoned';
+
+-- The attempt cap is stored only when the producer names one; otherwise NULL, and the claim and
+-- settle statements apply coalesce(least(outbox.max_attempts, kind.max_attempts), 25), so a
+-- kind's registered cap (lower or higher than 25) takes effect at claim time. Existing rows keep
+-- the value they were given (25 when their producer named none): rewriting them could not tell a
+-- named 25 from the old default, so they keep their behaviour until they finish.
+ALTER TABLE ${relay_schema}.outbox ALTER COLUMN max_attempts DROP DEFAULT;
+ALTER TABLE ${relay_schema}.outbox ALTER COLUMN max_attempts DROP NOT NULL;

@@ -1,6 +1,7 @@
 package dev.relay.internal.admin;
 
 import dev.relay.internal.jdbc.SchemaName;
+import dev.relay.internal.store.AttemptCap;
 
 /**
  * Every statement of the admin API and of retention, one constant per operation, with the validated
@@ -44,8 +45,11 @@ final class AdminSql {
   static final String ITEM_COLUMNS =
       """
       o.work_id, o.kind, o.queue, o.state, o.priority, o.claim_generation, o.attempts,
-      o.max_attempts, o.created_at, o.available_at, o.first_attempt_at, o.claimed_by,
-      o.lease_until, o.completed_at, o.deadline, o.ordering_key, o.sequence, o.last_error_kind,
+      """
+          + AttemptCap.of("o")
+          + """
+           AS max_attempts, o.created_at, o.available_at, o.first_attempt_at, o.claimed_by,
+          o.lease_until, o.completed_at, o.deadline, o.ordering_key, o.sequence, o.last_error_kind,
       o.last_error, o.outcome, o.receiver_ref, o.cancel_requested_at
       """;
 

@@ -108,7 +108,8 @@ public final class Enqueuer {
       availableAt[i] = instantText(w.availableAt());
       Duration d = w.delay();
       delays[i] = d == null ? 0L : d.toMillis();
-      maxAttempts[i] = w.maxAttempts();
+      // NULL unless the producer named a cap: the kind's registered cap then applies
+      maxAttempts[i] = w.hasMaxAttempts() ? w.maxAttempts() : null;
       deadlines[i] = instantText(w.deadline());
       keys[i] = w.orderingKey();
       order[i] = callerOrder.get(w.workId());

@@ -248,9 +248,11 @@ final class WorkSql {
                        o.claim_generation AS prev_generation, o.claimed_at AS prev_claimed_at,
                        CASE WHEN o.cancel_requested_at IS NOT NULL THEN 'cancelled'
                             WHEN o.deadline <= (SELECT clock_timestamp()) THEN 'deadline'
-                            WHEN o.attempts >= o.max_attempts THEN 'attempts_exhausted'
+                            WHEN o.attempts >= {cap} THEN 'attempts_exhausted'
                             ELSE 'claim'
-                       END AS decision
+                       END AS decision,
+                       -- the row's own cap (only when its producer named one) and its kind's
+                       {cap} AS cap
                   FROM ${relay_schema}.outbox o
                  WHERE o.state IN ('ready', 'running')
                    AND {queue_condition}{resume_condition}
@@ -293,7 +295,7 @@ final class WorkSql {
                            WHEN 'claim' THEN j.last_error
                            WHEN 'cancelled' THEN 'cancel requested'
                            WHEN 'deadline' THEN 'deadline passed before the work could start'
-                           ELSE format('all %s attempts used', j.max_attempts) END
+                           ELSE format('all %s attempts used', c.cap) END
                            || CASE WHEN c.prev_state = 'running'
                                    THEN '; the last lease expired with the outcome unknown'
                                    ELSE '' END,
@@ -306,7 +308,7 @@ final class WorkSql {
                  WHERE j.work_id = c.work_id
              RETURNING j.work_id, j.kind, j.queue, j.payload::text AS payload,
                        j.priority, j.available_at,
-                       j.claim_generation, j.attempts, j.max_attempts, j.lease_until,
+                       j.claim_generation, j.attempts, c.cap AS max_attempts, j.lease_until,
                        j.deadline, j.created_at, j.first_attempt_at, j.state,
                        c.decision, c.prev_state, c.prev_owner, c.prev_generation,
                        c.prev_claimed_at, j.ordering_key, j.sequence,
@@ -330,7 +332,8 @@ final class WorkSql {
             -- in claim order, sorted by the database's collation: the last row is where a
             -- following claim may resume
             SELECT * FROM updated ORDER BY priority DESC, available_at, work_id
-            """);
+            """
+                .replace("{cap}", AttemptCap.of("o")));
     // One queue: equality on the index's leading column, so the scan returns rows in claim order
     // and stops after the batch. Several queues: = ANY on the leading column does not keep that
     // order, so the planner reads every eligible row of those queues and sorts them.
@@ -358,11 +361,34 @@ final class WorkSql {
     settleIfOwned =
         schema.inject(
             """
-            WITH input AS (
+            WITH requested AS (
                 SELECT * FROM unnest(?::text[], ?::int8[], ?::text[], ?::int8[], ?::text[],
                                      ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
-                       AS i(work_id, generation, action, delay_ms, error_kind,
+                       AS r(work_id, generation, action, delay_ms, error_kind,
                             error, outcome, receiver_ref, result, milestone)
+            ), capped AS (
+                -- The rows are locked (step one), so the attempts read here are current.
+                SELECT r.*, w.attempts, {cap} AS cap
+                  FROM requested r
+                  LEFT JOIN ${relay_schema}.outbox w ON w.work_id = r.work_id
+                  LEFT JOIN ${relay_schema}.kind kd ON kd.kind = w.kind
+            ), input AS (
+                -- A retry past the attempt cap (the row's and its kind's, as at claim time)
+                -- fails instead, whatever the worker's local policy said.
+                SELECT c.work_id, c.generation, c.action AS requested_action,
+                       CASE WHEN c.exhausted THEN 'fail' ELSE c.action END AS action,
+                       c.delay_ms,
+                       CASE WHEN c.exhausted THEN 'attempts_exhausted' ELSE c.error_kind END
+                           AS error_kind,
+                       CASE WHEN c.exhausted
+                            THEN format('all %s attempts used; last error (%s): %s',
+                                        c.cap, c.error_kind, c.error)
+                            ELSE c.error END AS error,
+                       c.outcome, c.receiver_ref, c.result, c.milestone
+                  FROM (SELECT capped.*,
+                               capped.action = 'retry' AND capped.attempts >= capped.cap
+                                   AS exhausted
+                          FROM capped) AS c
             ), clock AS (
                 SELECT clock_timestamp() AS now   -- sampled after the rows were locked
             ), settled AS (
@@ -423,9 +449,9 @@ final class WorkSql {
                  WHERE i.action <> 'complete'
                 UNION ALL
                 SELECT i.work_id, i.generation, ?, NULL, k.now, 'stale_write',
-                       'stale_' || i.action,
+                       'stale_' || i.requested_action,
                        format('refused %s: stored state %s, generation %s, owner %s,'
-                              ' lease until %s', i.action, o.state, o.claim_generation,
+                              ' lease until %s', i.requested_action, o.state, o.claim_generation,
                               o.claimed_by, o.lease_until),
                        NULL
                   FROM input i
@@ -433,7 +459,8 @@ final class WorkSql {
                  WHERE NOT EXISTS (SELECT 1 FROM settled s WHERE s.work_id = i.work_id)
             )
             SELECT work_id FROM settled
-            """);
+            """
+                .replace("{cap}", AttemptCap.joined("w", "kd")));
     renewIfOwned =
         schema.inject(
             """
@@ -470,7 +497,7 @@ final class WorkSql {
         schema.inject(
             """
             SELECT j.work_id, j.kind, j.queue, j.payload::text AS payload, j.claim_generation,
-                   j.attempts, j.max_attempts, j.lease_until, j.deadline, j.created_at,
+                   j.attempts, {cap_j} AS max_attempts, j.lease_until, j.deadline, j.created_at,
                    j.first_attempt_at, j.ordering_key, j.sequence,
                    CASE WHEN j.ordering_key IS NOT NULL THEN
                        (SELECT p.sequence FROM ${relay_schema}.outbox p
@@ -483,7 +510,8 @@ final class WorkSql {
                AND state = 'running'
                AND lease_until > clock_timestamp()
              ORDER BY work_id
-            """);
+            """
+                .replace("{cap_j}", AttemptCap.of("j")));
     readStates =
         schema.inject(
             """
