@@ -2,6 +2,7 @@ package dev.relay;
 
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.Timeouts;
+import dev.relay.internal.jdbc.Tx;
 import dev.relay.internal.store.ClaimBatch;
 import dev.relay.internal.store.ClaimRequest;
 import dev.relay.internal.store.ClaimedWork;
@@ -157,7 +158,7 @@ public final class ManualClaims {
       Collection<String> kinds,
       int limit,
       Duration lease) {
-    Objects.requireNonNull(c, "connection");
+    requireAutoCommit(c, "claim");
     ClaimRequest request =
         new ClaimRequest(workerId, List.copyOf(queues), List.copyOf(kinds), limit, lease);
     long started = System.nanoTime();
@@ -208,7 +209,7 @@ public final class ManualClaims {
   }
 
   private Write write(Connection c, HeldClaim claim, Settlement settlement) {
-    Objects.requireNonNull(c, "connection");
+    requireAutoCommit(c, "settle");
     boolean applied = store.settle(c, claim.workerId(), List.of(settlement)).get(0).applied();
     if (!applied) {
       claim.lost();
@@ -224,7 +225,7 @@ public final class ManualClaims {
    * @throws IllegalArgumentException if {@code lease} is under 1 ms
    */
   public Write renew(Connection c, HeldClaim claim, Duration lease) {
-    Objects.requireNonNull(c, "connection");
+    requireAutoCommit(c, "renew");
     if (lease == null || lease.toMillis() < 1) {
       throw new IllegalArgumentException("lease must be at least 1 ms, was " + lease);
     }
@@ -281,7 +282,7 @@ public final class ManualClaims {
    * leases, so each returned claim's {@link HeldClaim#leaseRemaining()} is zero: renew it first.
    */
   public List<HeldClaim> recover(Connection c, String workerId) {
-    Objects.requireNonNull(c, "connection");
+    requireAutoCommit(c, "recover");
     long started = System.nanoTime();
     List<HeldClaim> held = new ArrayList<>();
     for (ClaimedWork w : store.recover(c, workerId)) {
@@ -289,6 +290,19 @@ public final class ManualClaims {
       held.add(new HeldClaim(w, workerId, started, Duration.ZERO));
     }
     return held;
+  }
+
+  /**
+   * Refuses a connection that is null, closed or inside a transaction before anything is sent, so
+   * that a caller's open transaction is neither committed nor rolled back by this call.
+   */
+  private static void requireAutoCommit(Connection c, String what) {
+    if (!Tx.requireOpen(c)) {
+      throw new TransactionRequiredException(
+          what
+              + " runs its own transaction: pass a connection in auto-commit mode, not one inside"
+              + " a transaction");
+    }
   }
 
   private static Settlement settlement(HeldClaim claim, Outcome outcome) {
