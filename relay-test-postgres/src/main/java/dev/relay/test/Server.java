@@ -2,13 +2,9 @@ package dev.relay.test;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
-import java.lang.ProcessBuilder.Redirect;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -47,7 +43,7 @@ final class Server {
   private final String database;
   private final String user;
   private final List<String> urlParameters; // raw "key=value" parts of the URL's query
-  private final EmbeddedPostgres embedded; // null for an external server
+  private final EmbeddedServer embedded; // null for an external server
   private final HikariDataSource pool;
   private final SchemaPool schemas;
   private volatile int versionNum;
@@ -59,7 +55,7 @@ final class Server {
       String database,
       String user,
       List<String> urlParameters,
-      EmbeddedPostgres embedded) {
+      EmbeddedServer embedded) {
     this.name = name;
     this.host = host;
     this.port = port;
@@ -132,46 +128,23 @@ final class Server {
   }
 
   private static Server startEmbedded(boolean durable, String name) {
-    Path log;
+    EmbeddedServer postgres;
     try {
-      log = Files.createTempFile("relay-test-postgres-", ".log");
+      postgres = EmbeddedServer.builder().durable(durable).start();
     } catch (IOException e) {
-      throw new IllegalStateException("Cannot create a log file for embedded PostgreSQL", e);
-    }
-    log.toFile().deleteOnExit();
-    EmbeddedPostgres.Builder builder =
-        EmbeddedPostgres.builder()
-            .setServerConfig("listen_addresses", "127.0.0.1")
-            .setPGStartupWait(Duration.ofSeconds(90))
-            .setRegisterShutdownHook(false) // stopAll stops it after closing the pools
-            .setOutputRedirector(Redirect.appendTo(log.toFile()))
-            .setErrorRedirector(Redirect.appendTo(log.toFile()));
-    if (durable) {
-      // zonky passes -F (fsync off) and synchronous_commit=off; later -c settings win.
-      builder
-          .setServerConfig("fsync", "on")
-          .setServerConfig("synchronous_commit", "on")
-          .setServerConfig("full_page_writes", "on");
-    }
-    EmbeddedPostgres postgres;
-    try {
-      postgres = builder.start();
-    } catch (IOException | RuntimeException e) {
       throw new IllegalStateException(
           "Embedded PostgreSQL did not start. As root, zonky runs PostgreSQL through"
               + " 'unshare -U' (util-linux, needs user namespaces). Alternatively set "
               + URL_VARIABLE
-              + " to a running server. Server log "
-              + log
-              + ":\n"
-              + tail(log),
+              + " to a running server. "
+              + e.getMessage(),
           e);
     }
     try {
       return new Server(
           name,
           "127.0.0.1",
-          postgres.getPort(),
+          postgres.port(),
           "postgres",
           "postgres",
           List.of("user=postgres"),
@@ -179,15 +152,6 @@ final class Server {
     } catch (RuntimeException e) {
       closeQuietly(postgres);
       throw e;
-    }
-  }
-
-  private static String tail(Path log) {
-    try {
-      List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
-      return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
-    } catch (IOException e) {
-      return "(unreadable: " + e + ")";
     }
   }
 
@@ -210,7 +174,7 @@ final class Server {
     }
   }
 
-  private static void closeQuietly(EmbeddedPostgres postgres) {
+  private static void closeQuietly(EmbeddedServer postgres) {
     try {
       postgres.close();
     } catch (IOException | RuntimeException e) {
