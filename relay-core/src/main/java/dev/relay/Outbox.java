@@ -39,7 +39,10 @@ import java.util.regex.Pattern;
  * as a {@link RetryableException} (SQLState 40001).
  *
  * <p>Validation happens before anything is sent: a refused item throws {@link InvalidWorkException}
- * and the transaction is untouched. Thread-safe; holds no connection.
+ * and the transaction is untouched. A payload must be one JSON value that {@code jsonb} accepts, at
+ * most {@link #DEFAULT_MAX_PAYLOAD_BYTES} of UTF-8 unless configured, nested at most 512 levels of
+ * arrays and objects (deeper JSON is refused as "too deeply nested"). Thread-safe; holds no
+ * connection.
  */
 public final class Outbox {
   /** The payload limit used when none is configured: 1 MiB of UTF-8. */

@@ -3,8 +3,8 @@ package dev.relay;
 /**
  * A work ID is already used by a different intention: another kind, or a payload that is not
  * jsonb-equal to the stored one (also when the stored work was purged and only its tombstone
- * remains). Relay never merges the two silently. The caller must roll back its transaction: the
- * business change that wanted this work cannot commit without it.
+ * remains: see {@link #purged()}). Relay never merges the two silently. The caller must roll back
+ * its transaction: the business change that wanted this work cannot commit without it.
  *
  * <p>A corrected intention belongs under a new work ID (see supersede in the guide).
  */
@@ -16,6 +16,7 @@ public final class WorkConflictException extends RelayException {
   private final String requestedKind;
   private final String storedPayloadDigest;
   private final String requestedPayloadDigest;
+  private final boolean purged;
 
   /**
    * @param workId the contested ID
@@ -51,6 +52,7 @@ public final class WorkConflictException extends RelayException {
     this.requestedKind = requestedKind;
     this.storedPayloadDigest = storedPayloadDigest;
     this.requestedPayloadDigest = requestedPayloadDigest;
+    this.purged = purged;
   }
 
   /** The contested work ID. */
@@ -76,5 +78,14 @@ public final class WorkConflictException extends RelayException {
   /** Hex SHA-256 of the requested payload in canonical form. */
   public String requestedPayloadDigest() {
     return requestedPayloadDigest;
+  }
+
+  /**
+   * Whether the stored work was purged and only its tombstone remains: the ID stays taken by the
+   * old intention (kind and payload digest) although its row, history and payload are gone. A
+   * tombstone is not a live conflict to inspect in the admin view; use a new work ID.
+   */
+  public boolean purged() {
+    return purged;
   }
 }

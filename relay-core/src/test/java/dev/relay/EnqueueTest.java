@@ -141,7 +141,8 @@ class EnqueueTest {
               WorkConflictException.class,
               e -> {
                 assertThat(e.workId()).isEqualTo("w1");
-                assertThat(e.getMessage()).contains("'w1'");
+                assertThat(e.purged()).as("the stored work is live").isFalse();
+                assertThat(e.getMessage()).contains("'w1'").doesNotContain("tombstone");
                 assertThat(e.storedPayloadDigest()).isNotEqualTo(e.requestedPayloadDigest());
               });
     }
@@ -233,7 +234,13 @@ class EnqueueTest {
       assertThat(enqueue(Work.of("old-1", "k", "{\"total\":29.0}")).status())
           .isEqualTo(EnqueueResult.Status.ALREADY_ENQUEUED);
       assertThatThrownBy(() -> enqueue(Work.of("old-1", "k", "{\"total\":31.00}")))
-          .isInstanceOf(WorkConflictException.class)
+          .isInstanceOfSatisfying(
+              WorkConflictException.class,
+              e -> {
+                assertThat(e.purged()).as("conflict with a tombstone says so").isTrue();
+                assertThat(e.storedKind()).isEqualTo("k");
+                assertThat(e.storedPayloadDigest()).isNotEqualTo(e.requestedPayloadDigest());
+              })
           .hasMessageContaining("tombstone");
       assertThat(outboxRows()).isZero();
     }

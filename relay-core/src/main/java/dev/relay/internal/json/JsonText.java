@@ -11,7 +11,9 @@ import dev.relay.InvalidConfigurationException;
  */
 public final class JsonText {
   /**
-   * Nesting deeper than this is refused (jsonb itself stops far later; deep payloads are a bug).
+   * The most levels of arrays and objects a value may nest (a top-level array or object is level
+   * 1). Deeper JSON is refused as "too deeply nested" although it is valid JSON: jsonb itself stops
+   * far later, but payloads that deep are a bug, and the limit bounds this scanner's stack.
    */
   public static final int MAX_DEPTH = 512;
 
@@ -89,14 +91,20 @@ public final class JsonText {
     return n;
   }
 
+  /** A value inside {@code depth} enclosing arrays and objects. */
   private void value(int depth) {
-    if (depth > MAX_DEPTH) {
-      throw error("nests deeper than " + MAX_DEPTH + " levels");
-    }
     if (pos >= s.length()) {
       throw error("ends where a value was expected");
     }
     char c = s.charAt(pos);
+    if ((c == '{' || c == '[') && depth >= MAX_DEPTH) {
+      // Valid JSON may nest deeper; say what the limit is instead of calling it invalid.
+      throw new Invalid(
+          "is too deeply nested: more than "
+              + MAX_DEPTH
+              + " levels of arrays and objects (Relay's limit) at character "
+              + pos);
+    }
     switch (c) {
       case '{' -> object(depth);
       case '[' -> array(depth);

@@ -62,9 +62,25 @@ class JsonTextTest {
   }
 
   @org.junit.jupiter.api.Test
-  void refusesDeepNesting() {
-    String deep = "[".repeat(JsonText.MAX_DEPTH + 2) + "]".repeat(JsonText.MAX_DEPTH + 2);
-    assertThat(JsonText.problem(deep, 1 << 20)).contains("deeper");
+  void acceptsNestingUpToTheLimit() {
+    String array = "[".repeat(JsonText.MAX_DEPTH) + "]".repeat(JsonText.MAX_DEPTH);
+    String object =
+        "{\"a\":".repeat(JsonText.MAX_DEPTH - 1) + "[1]" + "}".repeat(JsonText.MAX_DEPTH - 1);
+
+    assertThat(JsonText.problem(array, 1 << 20)).isNull();
+    assertThat(JsonText.problem(object, 1 << 20)).isNull();
+  }
+
+  @org.junit.jupiter.api.Test
+  void validJsonNestedPastTheLimitIsTooDeeplyNestedNotInvalid() {
+    String deep = "[".repeat(JsonText.MAX_DEPTH + 1) + "]".repeat(JsonText.MAX_DEPTH + 1);
+    String deeper = "{\"a\":".repeat(JsonText.MAX_DEPTH) + "[]" + "}".repeat(JsonText.MAX_DEPTH);
+
+    assertThat(JsonText.problem(deep, 1 << 20))
+        .startsWith("is too deeply nested")
+        .contains("more than 512 levels")
+        .doesNotContain("not valid JSON");
+    assertThat(JsonText.problem(deeper, 1 << 20)).startsWith("is too deeply nested");
   }
 
   @org.junit.jupiter.api.Test

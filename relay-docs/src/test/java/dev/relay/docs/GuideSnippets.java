@@ -1,0 +1,61 @@
+package dev.relay.docs;
+
+import dev.relay.CancelResult;
+import dev.relay.Milestone;
+import dev.relay.Outcome;
+import dev.relay.Relay;
+import dev.relay.transport.http.HttpRoute;
+import dev.relay.transport.http.HttpTransport;
+import java.net.URI;
+import java.time.Duration;
+import javax.sql.DataSource;
+
+/** The code of docs/guide.md. */
+final class GuideSnippets {
+  private GuideSnippets() {}
+
+  /** A mail service's reply. */
+  interface Receipt {
+    String messageId();
+  }
+
+  /** A mail service that takes an idempotency key. */
+  interface Mailer {
+    Receipt send(String idempotencyKey, String payload);
+  }
+
+  static void worker(DataSource dataSource, Mailer mailer) {
+    // docs:begin guide-worker
+    Relay relay = Relay.builder(dataSource)
+        .handle("order_received", claim -> {
+          Receipt r = mailer.send(claim.workId(), claim.payload());    // work ID = idempotency key
+          return Outcome.done(r.messageId(), null, Milestone.QUEUED);
+        })
+        .lease(Duration.ofMinutes(1))
+        .build();                 // validates every setting; nothing touches the database yet
+    relay.start();                // registers each kind's policy, then claims
+    // ...
+    relay.close();                // on shutdown (it is AutoCloseable)
+    // docs:end
+  }
+
+  static CancelResult cancel(Relay relay) {
+    // docs:begin guide-cancel
+    CancelResult r = relay.cancel("order-103-ack", "mina@ops", "customer withdrew the order");
+    // docs:end
+    return r;
+  }
+
+  static Relay httpTransport(DataSource dataSource) {
+    // docs:begin guide-http-transport
+    HttpTransport http = HttpTransport.builder()
+        .route(HttpRoute.of("order_received", URI.create("http://127.0.0.1:8081/mail"))
+            .withReceiverRefField("email_id")           // or withReceiverRefHeader("X-Message-Id")
+            .withMilestone(Milestone.QUEUED)             // what the mail service's 2xx means
+            .withTimeouts(Duration.ofSeconds(2), Duration.ofSeconds(10)))
+        .build();
+    Relay relay = Relay.builder(dataSource).handle("order_received", http).build();
+    // docs:end
+    return relay;
+  }
+}
