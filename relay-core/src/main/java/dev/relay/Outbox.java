@@ -38,6 +38,12 @@ import java.util.regex.Pattern;
  * Under REPEATABLE READ or SERIALIZABLE, a duplicate inserted by a concurrent transaction surfaces
  * as a {@link RetryableException} (SQLState 40001).
  *
+ * <p>What enqueueing promises, and what it does not: committed work will be attempted by a running
+ * worker, and rolled-back work never exists. It does not make the receiver's effect happen exactly
+ * once (delivery can repeat; the receiver deduplicates on the work ID), it orders nothing except
+ * work that shares an ordering key (by its sequence), and purging the work later does not make a
+ * receiver forget it: its tombstone only keeps the ID bound to this payload.
+ *
  * <p>Validation happens before anything is sent: a refused item throws {@link InvalidWorkException}
  * and the transaction is untouched. A payload must be one JSON value that {@code jsonb} accepts, at
  * most {@link #DEFAULT_MAX_PAYLOAD_BYTES} of UTF-8 unless configured, nested at most 512 levels of

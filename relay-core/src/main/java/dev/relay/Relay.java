@@ -42,10 +42,13 @@ import javax.sql.DataSource;
  * with the guard checked per row.
  *
  * <p>What it promises: committed work is attempted while a worker runs and recovered after any
- * worker stops; a stale claim (lease expired, newer generation) never records an outcome. What it
- * never claims: that an external effect happened exactly once, that a lease expiry stopped the old
- * attempt's call, or that a {@code failed} row had no effect at the receiver. Receivers make
- * repeats safe by deduplicating on {@link Claim#workId()}; see {@code docs/guide.md}.
+ * worker stops; a stale claim (lease expired, newer generation) never records an outcome; an
+ * attempt whose effect is unknown is never recorded as "did not happen". What it never claims: that
+ * an external effect happened exactly once, that a lease expiry stopped the old attempt's call,
+ * that a {@code failed} or {@code cancelled} row had no effect at the receiver, that a purged row
+ * was forgotten by the receiver, or any order beyond what an ordering key and its sequence define.
+ * Delivery can repeat: receivers make repeats safe by deduplicating on {@link Claim#workId()} (the
+ * inbox in {@code dev.relay.receiver} does); see {@code docs/guide.md}.
  *
  * <p>Several Relay instances (in one process or many) may share one database; each needs its own
  * worker ID (the default is unique). Thread-safe. Connections come from the {@link DataSource} for
