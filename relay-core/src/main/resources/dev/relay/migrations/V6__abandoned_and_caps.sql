@@ -1,4 +1,5 @@
--- Relay schema, version 6: abandoned outcomes in the attempt history; attempt caps from the kind.
+-- Relay schema, version 6: abandoned outcomes in the attempt history, attempt caps from the kind,
+-- a retry window that a redrive restarts.
 --
 -- ${relay_schema} is replaced by the validated schema name; see V1__core.sql.
 
@@ -28,3 +29,9 @@ CREATE UNIQUE INDEX attempt_abandoned_once_idx ON ${relay_schema}.attempt (work_
 -- named 25 from the old default, so they keep their behaviour until they finish.
 ALTER TABLE ${relay_schema}.outbox ALTER COLUMN max_attempts DROP DEFAULT;
 ALTER TABLE ${relay_schema}.outbox ALTER COLUMN max_attempts DROP NOT NULL;
+
+-- Where the retry window (a kind's max_elapsed) starts: the first claim, and again the first claim
+-- after a redrive, which clears it, so a redrive gives a fresh window as well as fresh attempts.
+-- first_attempt_at keeps the first claim ever: the receiver's deduplication horizon is measured
+-- from it. Existing rows stay NULL; their next claim takes first_attempt_at (none needs a rewrite).
+ALTER TABLE ${relay_schema}.outbox ADD COLUMN retry_window_start timestamptz;

@@ -282,7 +282,10 @@ final class AdminSql {
                    completed_at = NULL,
                    cancel_requested_at = NULL,
                    available_at = clock_timestamp(),
-                   attempts = 0
+                   attempts = 0,
+                   -- a fresh budget: attempts and the retry window; first_attempt_at stays, as
+                   -- the receiver's deduplication horizon is measured from it
+                   retry_window_start = NULL
              WHERE work_id = ?
             """);
     auditRedrive =

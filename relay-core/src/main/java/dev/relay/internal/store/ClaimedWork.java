@@ -15,7 +15,8 @@ import java.time.Instant;
  * @param leaseUntil the lease deadline on the database clock
  * @param deadline the business deadline, or {@code null}
  * @param createdAt when the work was enqueued
- * @param firstAttemptAt when the work was first claimed
+ * @param firstAttemptAt when the current retry window started: the work's first claim, or the first
+ *     claim after its last redrive
  * @param reclaimed whether this claim took over an expired lease of another claim
  * @param previousOwner the worker whose lease expired, when {@code reclaimed}
  * @param orderingKey the ordering key, or {@code null}

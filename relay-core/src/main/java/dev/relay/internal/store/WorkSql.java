@@ -287,6 +287,14 @@ final class WorkSql {
                        first_attempt_at = CASE WHEN c.decision = 'claim'
                                                THEN coalesce(j.first_attempt_at, clock_timestamp())
                                                ELSE j.first_attempt_at END,
+                       -- A redrive clears the window (and attempts): its first claim starts a
+                       -- new one. A row from before V6 has none yet: its first attempt's.
+                       retry_window_start = CASE WHEN c.decision = 'claim'
+                                                 THEN coalesce(j.retry_window_start,
+                                                               CASE WHEN j.attempts = 0
+                                                                    THEN clock_timestamp()
+                                                                    ELSE j.first_attempt_at END)
+                                                 ELSE j.retry_window_start END,
                        completed_at = CASE WHEN c.decision = 'claim' THEN NULL
                                            ELSE clock_timestamp() END,
                        last_error_kind = CASE WHEN c.decision = 'claim' THEN j.last_error_kind
@@ -309,7 +317,7 @@ final class WorkSql {
              RETURNING j.work_id, j.kind, j.queue, j.payload::text AS payload,
                        j.priority, j.available_at,
                        j.claim_generation, j.attempts, c.cap AS max_attempts, j.lease_until,
-                       j.deadline, j.created_at, j.first_attempt_at, j.state,
+                       j.deadline, j.created_at, j.retry_window_start, j.state,
                        c.decision, c.prev_state, c.prev_owner, c.prev_generation,
                        c.prev_claimed_at, j.ordering_key, j.sequence,
                        -- the last delivered item before this one: a cancelled item in between
@@ -498,7 +506,8 @@ final class WorkSql {
             """
             SELECT j.work_id, j.kind, j.queue, j.payload::text AS payload, j.claim_generation,
                    j.attempts, {cap_j} AS max_attempts, j.lease_until, j.deadline, j.created_at,
-                   j.first_attempt_at, j.ordering_key, j.sequence,
+                   coalesce(j.retry_window_start, j.first_attempt_at) AS retry_window_start,
+                   j.ordering_key, j.sequence,
                    CASE WHEN j.ordering_key IS NOT NULL THEN
                        (SELECT p.sequence FROM ${relay_schema}.outbox p
                          WHERE p.ordering_key = j.ordering_key

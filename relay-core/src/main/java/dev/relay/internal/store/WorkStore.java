@@ -627,7 +627,7 @@ public final class WorkStore {
         instant(rs, "lease_until"),
         instant(rs, "deadline"),
         instant(rs, "created_at"),
-        instant(rs, "first_attempt_at"),
+        instant(rs, "retry_window_start"),
         reclaimed,
         previousOwner,
         rs.getString("ordering_key"),
