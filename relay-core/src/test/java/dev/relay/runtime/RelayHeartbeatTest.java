@@ -50,6 +50,8 @@ class RelayHeartbeatTest {
                     runs.incrementAndGet();
                     return longJob(claim);
                   }));
+      f.enqueue(Work.of("r", "report", "{}"));
+      await().atMost(RelayFixture.PATIENCE).until(() -> events.count("started r") == 1);
       // A second worker that would take the work over if the lease ever lapsed.
       f.start(
           f.builder(db.newDataSource("relay-b", 4))
@@ -62,7 +64,6 @@ class RelayHeartbeatTest {
                     runs.incrementAndGet();
                     return Outcome.done("taken-over");
                   }));
-      f.enqueue(Work.of("r", "report", "{}"));
 
       await().atMost(RelayFixture.PATIENCE.plus(RUN)).until(() -> "done".equals(f.state("r")));
       assertThat(f.row("r"))

@@ -174,7 +174,8 @@ public final class Engine {
    * thread of this runtime gets another one: nothing is written after this returns.
    */
   public void close() {
-    long graceEnd = System.nanoTime() + config.shutdownGrace().toNanos();
+    long graceNanos = config.shutdownGrace().toNanos();
+    long graceEnd = System.nanoTime() + graceNanos;
     long hardEnd = graceEnd + CLOSE_SLACK_NANOS;
     log.info("relay worker {} closing", workerId);
     // 1. Stop taking work.
@@ -233,8 +234,9 @@ public final class Engine {
       ownedExecutor.shutdownNow();
     }
     log.info(
-        "relay worker {} closed ({} claims left to their leases, {} stale writes refused)",
+        "relay worker {} closed in {} ms ({} claims left to their leases, {} stale writes refused)",
         workerId,
+        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - (graceEnd - graceNanos)),
         live.size(),
         staleWrites.get());
   }

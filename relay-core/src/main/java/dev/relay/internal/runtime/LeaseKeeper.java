@@ -172,6 +172,9 @@ final class LeaseKeeper implements Runnable {
         }
         next = Math.min(next, timeoutAt);
       }
+      if (c.isRecording()) {
+        continue; // its outcome is being written now; looked at again only if that write fails
+      }
       long lostAt = c.localLeaseDeadline();
       if (now - lostAt >= 0) {
         log.warn(
@@ -201,6 +204,10 @@ final class LeaseKeeper implements Runnable {
             held.add(c); // not being recorded now; recording waits until this renewal ends
           }
         }
+        if (held.isEmpty()) {
+          renewing.set(false); // all of them began recording meanwhile
+          return next;
+        }
         try {
           renewer.execute(() -> renewInBackground(held));
         } catch (RejectedExecutionException e) {
@@ -216,7 +223,7 @@ final class LeaseKeeper implements Runnable {
   private void renewInBackground(List<LiveClaim> claims) {
     boolean ok = false;
     try {
-      ok = claims.isEmpty() || renew(claims);
+      ok = renew(claims);
     } catch (RuntimeException e) {
       log.error("renewing leases failed unexpectedly; retrying", e);
     } finally {

@@ -264,6 +264,13 @@ final class LiveClaim implements Claim {
     }
   }
 
+  /** Whether the completer is writing this claim's outcome now. */
+  boolean isRecording() {
+    synchronized (writeLock) {
+      return recording;
+    }
+  }
+
   void renewalEnded() {
     synchronized (writeLock) {
       renewing = false;
