@@ -20,11 +20,16 @@ public interface Claim {
     /** An operator asked to cancel the work ({@link Relay#cancel}); seen at a lease renewal. */
     CANCEL_REQUESTED,
     /**
-     * The lease could not be renewed: the claim is stale, another worker may own the work, and this
-     * attempt's outcome will be refused.
+     * The claim is lost: a renewal was refused (the claim is stale), or a full lease passed on this
+     * worker's monotonic clock since the last renewal that succeeded (for example while the worker
+     * was cut off from PostgreSQL, where no refusal can arrive). Another worker may own the work
+     * now, and this attempt's outcome will be refused unless the lease turns out to be still held.
      */
     LEASE_LOST,
-    /** The handler ran past its kind's timeout; its lease is no longer renewed. */
+    /**
+     * The handler ran past its kind's {@link KindPolicy#maxRunTime()}: it is interrupted and its
+     * lease is no longer renewed, so another worker takes the work when the lease ends.
+     */
     TIMED_OUT
   }
 
@@ -57,14 +62,46 @@ public interface Claim {
 
   /**
    * How long this worker may still assume it holds the lease, measured on a monotonic local clock
-   * from the moment of the claim (or last renewal): the right figure for bounding a call so it ends
-   * before another worker may take the work over. Never negative. The default derives it from
-   * {@link #leaseUntil()} and this machine's wall clock, which clock skew distorts; the runtime's
-   * claims override it.
+   * from the moment the claim (or the last successful renewal) was sent; zero once the claim is
+   * known lost. While the handler runs the lease keeper extends it, so this is <em>not</em> the
+   * bound for a call (see {@link #runTimeRemaining()}); it says how long the current authority
+   * lasts if no further renewal succeeds. Never negative. The default derives it from {@link
+   * #leaseUntil()} and this machine's wall clock, which clock skew distorts; the runtime's claims
+   * override it.
    */
   default Duration leaseRemaining() {
     Duration d = Duration.between(Instant.now(), leaseUntil());
     return d.isNegative() ? Duration.ZERO : d;
+  }
+
+  /**
+   * How long this attempt may still run: until its kind's {@link KindPolicy#maxRunTime()} (counted
+   * on a monotonic local clock from the handler's start) or the business {@link #deadline()},
+   * whichever comes first. Never negative. This, not {@link #leaseRemaining()}, is the bound for a
+   * call the handler makes: the lease is renewed while the handler runs, so a call may outlast many
+   * leases. The runtime's claims estimate the deadline against the database clock (the lease's
+   * start plus monotonic time since); the default here has no run-time limit to go on and returns
+   * {@link #leaseRemaining()}, or the time to the deadline on this machine's wall clock if that is
+   * shorter.
+   */
+  default Duration runTimeRemaining() {
+    Duration left = leaseRemaining();
+    if (deadline() != null) {
+      Duration toDeadline = Duration.between(Instant.now(), deadline());
+      if (toDeadline.compareTo(left) < 0) {
+        left = toDeadline;
+      }
+    }
+    return left.isNegative() ? Duration.ZERO : left;
+  }
+
+  /**
+   * Whether this worker knows its claim is lost (see {@link StopReason#LEASE_LOST}), whatever stop
+   * reason arrived first. Once true it stays true; {@link #leaseRemaining()} is then zero. The
+   * default derives it from {@link #stopReason()}; the runtime's claims override it.
+   */
+  default boolean isLeaseLost() {
+    return stopReason() == StopReason.LEASE_LOST;
   }
 
   /** When the work was enqueued (database clock). */
@@ -99,7 +136,7 @@ public interface Claim {
   /** Whether an operator asked to cancel this work (seen at a lease renewal). */
   boolean isCancelRequested();
 
-  /** Whether the handler should stop: cancel requested, lease lost, or timed out. */
+  /** Whether the handler should stop: cancel requested, lease lost, or past its max run time. */
   boolean shouldStop();
 
   /** The first reason to stop that arrived, or {@code null}. */

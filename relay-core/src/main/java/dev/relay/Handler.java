@@ -15,12 +15,12 @@ package dev.relay;
  * <ul>
  *   <li>The same work may run more than once (a retry, or a takeover after a lease expired while a
  *       call was in flight). Pass {@link Claim#workId()} to the receiver as its deduplication key.
- *   <li>Throwing, or running past the kind's handler timeout, means "effect unknown": the kind's
- *       {@link UnknownOutcomePolicy} decides what happens next. Return {@link Outcome#retry} or
- *       {@link Outcome#fail} when you know better.
+ *   <li>Throwing, or running past the kind's {@link KindPolicy#maxRunTime()}, means "effect
+ *       unknown": the kind's {@link UnknownOutcomePolicy} decides what happens next. Return {@link
+ *       Outcome#retry} or {@link Outcome#fail} when you know better.
  *   <li>Watch {@link Claim#shouldStop()} (or register {@link Claim#onStop}) in long work: it turns
- *       true when an operator asks to cancel, when the lease was lost, or at the timeout (the
- *       thread is then also interrupted).
+ *       true when an operator asks to cancel, when the lease was lost, or at the max run time (the
+ *       thread is then also interrupted). Bound calls by {@link Claim#runTimeRemaining()}.
  *   <li>Disable or bound the retries of the client library you call: Relay retries the whole
  *       attempt, and retry layers multiply.
  * </ul>

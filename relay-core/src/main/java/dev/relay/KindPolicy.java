@@ -21,8 +21,12 @@ import java.util.Objects;
  * @param backoffCap the largest backoff ceiling
  * @param maxAttempts attempts allowed (also capped by the work's own {@code maxAttempts})
  * @param maxElapsed the retry window, from the first attempt: no retry is scheduled past it
- * @param handlerTimeout how long one attempt may run; {@code null} means three quarters of the
- *     lease. Past it the handler is interrupted and its lease no longer renewed
+ * @param maxRunTime how long one attempt may run, independent of the lease: while the handler runs
+ *     its lease is renewed by heartbeats (every {@link Relay.Builder#renewInterval}), so an attempt
+ *     may run far longer than one lease. Past {@code maxRunTime} the handler is interrupted ({@link
+ *     Claim.StopReason#TIMED_OUT}) and its claim is no longer renewed: it is left to its lease,
+ *     after which another worker takes the work. Stored in the {@code kind} table's {@code
+ *     handler_timeout} column
  * @param dedupHorizon how long the receiver remembers a work ID ({@link Duration#ZERO}: it does not
  *     deduplicate). With {@link UnknownOutcomePolicy#retry()} the retry window may not exceed it
  * @param unknownOutcome what an attempt whose effect is unknown gets
@@ -32,7 +36,7 @@ public record KindPolicy(
     Duration backoffCap,
     int maxAttempts,
     Duration maxElapsed,
-    Duration handlerTimeout,
+    Duration maxRunTime,
     Duration dedupHorizon,
     UnknownOutcomePolicy unknownOutcome) {
 
@@ -48,6 +52,13 @@ public record KindPolicy(
   /** Default retry window: 24 h. */
   public static final Duration DEFAULT_MAX_ELAPSED = Duration.ofHours(24);
 
+  /**
+   * Default longest run of one attempt: 1 h. A handler that may run longer needs a larger value; a
+   * crashed worker is still noticed after about one lease, because the lease is renewed only while
+   * the worker is alive.
+   */
+  public static final Duration DEFAULT_MAX_RUN_TIME = Duration.ofHours(1);
+
   /** Default receiver deduplication horizon: 24 h (a common provider idempotency-key retention). */
   public static final Duration DEFAULT_DEDUP_HORIZON = Duration.ofHours(24);
 
@@ -55,8 +66,8 @@ public record KindPolicy(
   public static final int MAX_ATTEMPTS_LIMIT = 10_000;
 
   /**
-   * The defaults: backoff 1 s doubling to 5 min, 25 attempts within 24 h, handler timeout three
-   * quarters of the lease, a 24 h receiver horizon, and retry on an unknown outcome.
+   * The defaults: backoff 1 s doubling to 5 min, 25 attempts within 24 h, a run time of at most 1 h
+   * per attempt, a 24 h receiver horizon, and retry on an unknown outcome.
    */
   public static final KindPolicy DEFAULT =
       new KindPolicy(
@@ -64,12 +75,13 @@ public record KindPolicy(
           DEFAULT_BACKOFF_CAP,
           DEFAULT_MAX_ATTEMPTS,
           DEFAULT_MAX_ELAPSED,
-          null,
+          DEFAULT_MAX_RUN_TIME,
           DEFAULT_DEDUP_HORIZON,
           UnknownOutcomePolicy.retry());
 
-  /** Requires every setting except {@code handlerTimeout}. */
+  /** Requires every setting. */
   public KindPolicy {
+    Objects.requireNonNull(maxRunTime, "maxRunTime");
     Objects.requireNonNull(backoffBase, "backoffBase");
     Objects.requireNonNull(backoffCap, "backoffCap");
     Objects.requireNonNull(maxElapsed, "maxElapsed");
@@ -80,36 +92,39 @@ public record KindPolicy(
   /** A copy with backoff ceilings starting at {@code base}, doubling, capped at {@code cap}. */
   public KindPolicy withBackoff(Duration base, Duration cap) {
     return new KindPolicy(
-        base, cap, maxAttempts, maxElapsed, handlerTimeout, dedupHorizon, unknownOutcome);
+        base, cap, maxAttempts, maxElapsed, maxRunTime, dedupHorizon, unknownOutcome);
   }
 
   /** A copy allowing {@code n} attempts. */
   public KindPolicy withMaxAttempts(int n) {
     return new KindPolicy(
-        backoffBase, backoffCap, n, maxElapsed, handlerTimeout, dedupHorizon, unknownOutcome);
+        backoffBase, backoffCap, n, maxElapsed, maxRunTime, dedupHorizon, unknownOutcome);
   }
 
   /** A copy with a retry window of {@code window} from the first attempt. */
   public KindPolicy withMaxElapsed(Duration window) {
     return new KindPolicy(
-        backoffBase, backoffCap, maxAttempts, window, handlerTimeout, dedupHorizon, unknownOutcome);
+        backoffBase, backoffCap, maxAttempts, window, maxRunTime, dedupHorizon, unknownOutcome);
   }
 
-  /** A copy whose attempts may run for {@code timeout} (must be shorter than the lease). */
-  public KindPolicy withHandlerTimeout(Duration timeout) {
+  /**
+   * A copy whose attempts may run for {@code limit} (1 ms-30 days), however long the lease: the
+   * lease is renewed while the handler runs, up to this limit.
+   */
+  public KindPolicy withMaxRunTime(Duration limit) {
     return new KindPolicy(
-        backoffBase, backoffCap, maxAttempts, maxElapsed, timeout, dedupHorizon, unknownOutcome);
+        backoffBase, backoffCap, maxAttempts, maxElapsed, limit, dedupHorizon, unknownOutcome);
   }
 
   /** A copy whose receiver remembers work IDs for {@code horizon}. */
   public KindPolicy withDedupHorizon(Duration horizon) {
     return new KindPolicy(
-        backoffBase, backoffCap, maxAttempts, maxElapsed, handlerTimeout, horizon, unknownOutcome);
+        backoffBase, backoffCap, maxAttempts, maxElapsed, maxRunTime, horizon, unknownOutcome);
   }
 
   /** A copy with {@code policy} for attempts whose effect is unknown. */
   public KindPolicy withUnknownOutcome(UnknownOutcomePolicy policy) {
     return new KindPolicy(
-        backoffBase, backoffCap, maxAttempts, maxElapsed, handlerTimeout, dedupHorizon, policy);
+        backoffBase, backoffCap, maxAttempts, maxElapsed, maxRunTime, dedupHorizon, policy);
   }
 }

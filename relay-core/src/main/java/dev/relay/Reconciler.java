@@ -4,7 +4,7 @@ package dev.relay;
  * Asks a receiver whether it accepted a work ID, for kinds whose {@link UnknownOutcomePolicy} is
  * {@link UnknownOutcomePolicy#reconcile}. Runs on the handler's thread, under the same claim (its
  * lease is renewed meanwhile), and within nothing else: it may wait for the receiver to settle, but
- * the kind's handler timeout does not apply to it, so bound its own calls.
+ * the kind's max run time does not apply to it, so bound its own calls.
  */
 @FunctionalInterface
 public interface Reconciler {

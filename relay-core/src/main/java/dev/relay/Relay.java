@@ -37,9 +37,10 @@ import javax.sql.DataSource;
  *
  * <p>Inside, a claimer polls (with jitter) and wakes on {@code LISTEN/NOTIFY}; claimed work waits
  * in a bounded local buffer for one of {@code concurrency} handler slots; a lease keeper renews
- * every running claim of this worker in one guarded transaction per tick, enforces handler timeouts
- * and passes cancel requests on; a completer records outcomes in batches, one transaction per batch
- * with the guard checked per row.
+ * every claim this worker holds in one guarded transaction per tick (heartbeats: a handler may run
+ * far longer than one lease, up to its kind's {@link KindPolicy#maxRunTime()}), tells a handler at
+ * once when its claim is lost, and passes cancel requests on; a completer records outcomes in
+ * batches, one transaction per batch with the guard checked per row.
  *
  * <p>What it promises: committed work is attempted while a worker runs and recovered after any
  * worker stops; a stale claim (lease expired, newer generation) never records an outcome; an
@@ -95,6 +96,21 @@ public final class Relay implements AutoCloseable {
   /** Default longest wait for a completion batch to fill: 20 ms. */
   public static final Duration DEFAULT_COMPLETION_MAX_DELAY = Duration.ofMillis(20);
 
+  /** Default {@code statement_timeout} of Relay's own transactions: 30 s. */
+  public static final Duration DEFAULT_STATEMENT_TIMEOUT = Duration.ofSeconds(30);
+
+  /** Default {@code lock_timeout} of Relay's own transactions: 10 s. */
+  public static final Duration DEFAULT_LOCK_TIMEOUT = Duration.ofSeconds(10);
+
+  /** Default {@code idle_in_transaction_session_timeout} of Relay's own transactions: 60 s. */
+  public static final Duration DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT = Duration.ofSeconds(60);
+
+  /** Longest {@code maxRunTime} a kind may have: 30 days. */
+  static final Duration MAX_RUN_TIME_LIMIT = Duration.ofDays(30);
+
+  /** Longest database timeout: 24 h. */
+  static final Duration MAX_DATABASE_TIMEOUT = Duration.ofHours(24);
+
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._\\-:]{1,100}");
 
   private final DataSource dataSource;
@@ -115,7 +131,13 @@ public final class Relay implements AutoCloseable {
     this.listener = b.listener;
     this.listenConnections =
         b.listenConnections != null ? b.listenConnections : b.dataSource::getConnection;
-    this.store = new WorkStore(SchemaName.of(config.schema()), Timeouts.DEFAULT);
+    this.store =
+        new WorkStore(
+            SchemaName.of(config.schema()),
+            new Timeouts(
+                config.statementTimeout(),
+                config.lockTimeout(),
+                config.idleInTransactionTimeout()));
   }
 
   /** A builder for a runtime that uses {@code dataSource} for its connections. */
@@ -197,8 +219,10 @@ public final class Relay implements AutoCloseable {
    * take it at once), waits up to the shutdown grace period for running handlers and records their
    * outcomes. Handlers still running after that are interrupted and left to their lease: their
    * claims are not released while a call may be in flight, and another worker takes the work when
-   * the lease ends. Returns within about the grace period plus a few seconds; never blocks forever.
-   * Idempotent.
+   * the lease ends. Outcomes already reported are recorded (their leases still renewed) until the
+   * grace period plus 1.5 s; then every connection of this runtime still in use is aborted and no
+   * thread of it gets another one, so it returns within about the grace period plus 1.5 s even when
+   * the database hangs, and writes nothing after it returned. Idempotent.
    */
   @Override
   public void close() {
@@ -216,13 +240,6 @@ public final class Relay implements AutoCloseable {
       throw new InvalidWorkException(
           null, field, "has " + value.length() + " characters; the limit is " + max);
     }
-  }
-
-  /** Opens the dedicated connection that LISTENs for wake-ups. */
-  @FunctionalInterface
-  public interface ConnectionFactory {
-    /** Opens a new connection (auto-commit), which Relay closes when done with it. */
-    Connection open() throws SQLException;
   }
 
   /**
@@ -248,6 +265,9 @@ public final class Relay implements AutoCloseable {
     private Duration shutdownGrace = DEFAULT_SHUTDOWN_GRACE;
     private int completionBatchSize = DEFAULT_COMPLETION_BATCH_SIZE;
     private Duration completionMaxDelay = DEFAULT_COMPLETION_MAX_DELAY;
+    private Duration statementTimeout = DEFAULT_STATEMENT_TIMEOUT;
+    private Duration lockTimeout = DEFAULT_LOCK_TIMEOUT;
+    private Duration idleInTransactionTimeout = DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT;
     private Executor executor;
     private RelayEventListener listener = RelayEventListener.NONE;
     private ConnectionFactory listenConnections;
@@ -309,13 +329,21 @@ public final class Relay implements AutoCloseable {
 
     /**
      * How long a claim lasts without renewal, on the database clock (100 ms-24 h; default 60 s).
+     * While a handler runs (and until its outcome is recorded) the lease is renewed every {@link
+     * #renewInterval}, so a handler may run far longer than one lease, up to its kind's {@link
+     * KindPolicy#maxRunTime()}; the lease only decides how soon the work of a worker that stopped
+     * (or was cut off from PostgreSQL) is taken over.
      */
     public Builder lease(Duration lease) {
       this.lease = lease;
       return this;
     }
 
-    /** How often running claims are renewed (10 ms up to the lease; default a third of it). */
+    /**
+     * How often held claims are renewed (10 ms up to the lease; default a third of it). Each
+     * renewal runs with statement, lock and idle timeouts no longer than this interval, so one that
+     * cannot finish in time fails and is tried again.
+     */
     public Builder renewInterval(Duration renewInterval) {
       this.renewInterval = renewInterval;
       return this;
@@ -378,9 +406,41 @@ public final class Relay implements AutoCloseable {
       return this;
     }
 
-    /** The longest an outcome waits for its batch to fill (0-10 s; default 20 ms). */
+    /**
+     * The longest an outcome waits for its batch to fill (0-10 s; default 20 ms). It must be
+     * shorter than the lease minus the renew interval, the least lease a claim may have left when
+     * its handler returns, so that waiting for a batch alone can never make an outcome stale.
+     */
     public Builder completionMaxDelay(Duration completionMaxDelay) {
       this.completionMaxDelay = completionMaxDelay;
+      return this;
+    }
+
+    /**
+     * The {@code statement_timeout} set (with {@code SET LOCAL}) on each of Relay's own
+     * transactions (1 ms-24 h; default 30 s). Lease renewals use at most the renew interval.
+     */
+    public Builder statementTimeout(Duration statementTimeout) {
+      this.statementTimeout = statementTimeout;
+      return this;
+    }
+
+    /**
+     * The {@code lock_timeout} set on each of Relay's own transactions (1 ms-24 h; default 10 s).
+     * Lease renewals use at most the renew interval.
+     */
+    public Builder lockTimeout(Duration lockTimeout) {
+      this.lockTimeout = lockTimeout;
+      return this;
+    }
+
+    /**
+     * The {@code idle_in_transaction_session_timeout} set on each of Relay's own transactions (1
+     * ms-24 h; default 60 s): a transaction of a worker that stalls mid-way is ended by the server
+     * and its row locks freed. Lease renewals use at most the renew interval.
+     */
+    public Builder idleInTransactionTimeout(Duration idleInTransactionTimeout) {
+      this.idleInTransactionTimeout = idleInTransactionTimeout;
       return this;
     }
 
@@ -452,12 +512,32 @@ public final class Relay implements AutoCloseable {
       }
       range("shutdownGrace", shutdownGrace, Duration.ZERO, Duration.ofHours(1));
       range("completionMaxDelay", completionMaxDelay, Duration.ZERO, Duration.ofSeconds(10));
+      Duration leastLeaseLeft = lease.minus(renew);
+      if (completionMaxDelay.compareTo(leastLeaseLeft) >= 0) {
+        throw new InvalidConfigurationException(
+            "completionMaxDelay",
+            "must be shorter than the lease minus the renew interval ("
+                + lease
+                + " - "
+                + renew
+                + " = "
+                + leastLeaseLeft
+                + "), the least lease a claim may have left when its handler returns, was "
+                + completionMaxDelay);
+      }
+      range("statementTimeout", statementTimeout, Duration.ofMillis(1), MAX_DATABASE_TIMEOUT);
+      range("lockTimeout", lockTimeout, Duration.ofMillis(1), MAX_DATABASE_TIMEOUT);
+      range(
+          "idleInTransactionTimeout",
+          idleInTransactionTimeout,
+          Duration.ofMillis(1),
+          MAX_DATABASE_TIMEOUT);
       if (notifications) {
         Channels.channelFor(schemaName, "schema");
       }
       Map<String, KindPolicy> resolved = new LinkedHashMap<>();
       for (Map.Entry<String, KindPolicy> e : policies.entrySet()) {
-        resolved.put(e.getKey(), resolve(e.getKey(), e.getValue(), lease));
+        resolved.put(e.getKey(), resolve(e.getKey(), e.getValue()));
       }
       RelayConfig config =
           new RelayConfig(
@@ -476,11 +556,14 @@ public final class Relay implements AutoCloseable {
               shutdownGrace,
               completionBatchSize,
               completionMaxDelay,
+              statementTimeout,
+              lockTimeout,
+              idleInTransactionTimeout,
               resolved);
       return new Relay(this, config);
     }
 
-    private static KindPolicy resolve(String kind, KindPolicy p, Duration lease) {
+    private static KindPolicy resolve(String kind, KindPolicy p) {
       if (kind == null || !NAME.matcher(kind).matches()) {
         throw new InvalidConfigurationException(
             "handle(kind)", "'" + kind + "' must be 1-100 characters from A-Z a-z 0-9 . _ - :");
@@ -491,13 +574,8 @@ public final class Relay implements AutoCloseable {
       range(at + "maxAttempts", p.maxAttempts(), 1, KindPolicy.MAX_ATTEMPTS_LIMIT);
       range(at + "maxElapsed", p.maxElapsed(), Duration.ofMillis(1), Duration.ofDays(3650));
       range(at + "dedupHorizon", p.dedupHorizon(), Duration.ZERO, Duration.ofDays(3650));
-      Duration timeout =
-          p.handlerTimeout() != null ? p.handlerTimeout() : lease.multipliedBy(3).dividedBy(4);
-      if (timeout.compareTo(Duration.ofMillis(1)) < 0 || timeout.compareTo(lease) >= 0) {
-        throw new InvalidConfigurationException(
-            at + "handlerTimeout",
-            "must be at least 1 ms and shorter than the lease (" + lease + "), was " + timeout);
-      }
+      // Independent of the lease: heartbeats keep the claim while the handler runs.
+      range(at + "maxRunTime", p.maxRunTime(), Duration.ofMillis(1), MAX_RUN_TIME_LIMIT);
       if (p.unknownOutcome() instanceof UnknownOutcomePolicy.Retry
           && p.maxElapsed().compareTo(p.dedupHorizon()) > 0) {
         throw new InvalidConfigurationException(
@@ -510,7 +588,7 @@ public final class Relay implements AutoCloseable {
                 + " work ID may repeat the effect. Shorten maxElapsed, or choose park or"
                 + " reconcile for unknown outcomes");
       }
-      return p.withHandlerTimeout(timeout);
+      return p;
     }
 
     private static void range(String setting, int value, int min, int max) {

@@ -8,7 +8,7 @@ import java.util.Map;
 
 /**
  * A {@link Relay}'s validated, immutable settings, as built by {@link Relay.Builder#build()}. Every
- * default has been resolved (a kind's handler timeout included).
+ * default has been resolved.
  *
  * @param workerId this worker's ID, stored in {@code claimed_by}
  * @param schema the schema holding Relay's tables
@@ -25,6 +25,12 @@ import java.util.Map;
  * @param shutdownGrace how long {@link Relay#close()} waits for running handlers
  * @param completionBatchSize the most outcomes recorded in one transaction
  * @param completionMaxDelay the longest an outcome waits for its batch to fill
+ * @param statementTimeout the {@code statement_timeout} of Relay's own transactions (lease renewals
+ *     use at most the renew interval)
+ * @param lockTimeout the {@code lock_timeout} of Relay's own transactions (renewals: at most the
+ *     renew interval)
+ * @param idleInTransactionTimeout the {@code idle_in_transaction_session_timeout} of Relay's own
+ *     transactions (renewals: at most the renew interval)
  * @param kinds each kind's resolved policy, in registration order
  */
 public record RelayConfig(
@@ -43,6 +49,9 @@ public record RelayConfig(
     Duration shutdownGrace,
     int completionBatchSize,
     Duration completionMaxDelay,
+    Duration statementTimeout,
+    Duration lockTimeout,
+    Duration idleInTransactionTimeout,
     Map<String, KindPolicy> kinds) {
   /** Copies the collections. */
   public RelayConfig {

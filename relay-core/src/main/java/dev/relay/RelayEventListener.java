@@ -26,7 +26,7 @@ import java.time.Duration;
  *   <tr><td>{@link #released}</td><td>an unstarted claim was given back</td><td>-</td></tr>
  *   <tr><td>{@link #stale}</td><td>a guarded write (outcome or renewal) was refused</td>
  *       <td>-</td></tr>
- *   <tr><td>{@link #timedOut}</td><td>a handler passed its timeout</td><td>finished, later</td></tr>
+ *   <tr><td>{@link #timedOut}</td><td>a handler passed its kind's max run time</td><td>finished, later</td></tr>
  *   <tr><td>{@link #cancelRequested}</td><td>a renewal saw a cancel request</td><td>-</td></tr>
  *   <tr><td>{@link #retired}</td><td>the claim statement ended work by a cap (deadline,
  *       attempts, cancel request)</td><td>-</td></tr>
@@ -75,7 +75,10 @@ public interface RelayEventListener {
    */
   default void stale(Claim claim, String operation) {}
 
-  /** A handler passed its timeout: interrupted, and its lease is no longer renewed. */
+  /**
+   * A handler passed its kind's {@link KindPolicy#maxRunTime()}: interrupted, and its lease is no
+   * longer renewed.
+   */
   default void timedOut(Claim claim) {}
 
   /** A renewal saw that an operator asked to cancel the work. */

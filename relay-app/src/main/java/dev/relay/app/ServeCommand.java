@@ -56,7 +56,7 @@ import picocli.CommandLine.ParameterException;
       "   \"retention\": {\"work\": \"7d\", \"history\": \"30d\", \"identity\": \"90d\"},",
       "   \"kinds\": {\"order_received\": {\"handler\": \"log\", \"max_attempts\": 8,",
       "     \"backoff_base\": \"1s\", \"backoff_cap\": \"5m\", \"max_elapsed\": \"24h\",",
-      "     \"handler_timeout\": \"30s\", \"dedup_horizon\": \"24h\",",
+      "     \"max_run_time\": \"1h\", \"dedup_horizon\": \"24h\",",
       "     \"unknown_outcome\": \"retry\"},",
       "     \"mail\": {\"handler\": \"http\", \"url\": \"http://127.0.0.1:8025/mail\",",
       "       \"receiver_ref_field\": \"email_id\", \"milestone\": \"queued\",",

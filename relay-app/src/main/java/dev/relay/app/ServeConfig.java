@@ -35,7 +35,7 @@ import java.util.Set;
  *   "retention": {"work": "7d", "history": "30d", "identity": "90d"},
  *   "kinds": {
  *     "order_received": {"handler": "log", "max_attempts": 8, "backoff_base": "2s",
- *                        "backoff_cap": "10m", "max_elapsed": "12h", "handler_timeout": "30s",
+ *                        "backoff_cap": "10m", "max_elapsed": "12h", "max_run_time": "30m",
  *                        "dedup_horizon": "24h", "unknown_outcome": "retry"},
  *     "mail": {"handler": "http", "url": "http://127.0.0.1:8025/mail",
  *              "receiver_ref_field": "email_id", "milestone": "queued",
@@ -90,7 +90,7 @@ record ServeConfig(
           "backoff_base",
           "backoff_cap",
           "max_elapsed",
-          "handler_timeout",
+          "max_run_time",
           "dedup_horizon",
           "unknown_outcome",
           "url",
@@ -189,7 +189,7 @@ record ServeConfig(
             duration(node, "backoff_base", p.backoffBase(), where),
             duration(node, "backoff_cap", p.backoffCap(), where));
     p = p.withMaxElapsed(duration(node, "max_elapsed", p.maxElapsed(), where));
-    p = p.withHandlerTimeout(duration(node, "handler_timeout", null, where));
+    p = p.withMaxRunTime(duration(node, "max_run_time", p.maxRunTime(), where));
     p = p.withDedupHorizon(duration(node, "dedup_horizon", p.dedupHorizon(), where));
     String unknown = node.path("unknown_outcome").asText("retry");
     p =

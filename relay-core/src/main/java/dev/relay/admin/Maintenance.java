@@ -1,7 +1,7 @@
 package dev.relay.admin;
 
+import dev.relay.ConnectionFactory;
 import dev.relay.InvalidConfigurationException;
-import dev.relay.Relay;
 import dev.relay.RelayException;
 import dev.relay.internal.admin.AdminStore;
 import dev.relay.internal.jdbc.SchemaName;
@@ -43,7 +43,7 @@ public final class Maintenance implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Maintenance.class);
 
   private final DataSource dataSource;
-  private final Relay.ConnectionFactory lockConnections;
+  private final ConnectionFactory lockConnections;
   private final MaintenanceConfig config;
   private final SchemaName schema;
   private final AdminStore store;
@@ -53,7 +53,7 @@ public final class Maintenance implements AutoCloseable {
   private ScheduledExecutorService scheduler; // guarded by lock
 
   private Maintenance(
-      DataSource dataSource, Relay.ConnectionFactory lockConnections, MaintenanceConfig config) {
+      DataSource dataSource, ConnectionFactory lockConnections, MaintenanceConfig config) {
     this.dataSource = dataSource;
     this.lockConnections = lockConnections;
     this.config = config;
@@ -71,7 +71,7 @@ public final class Maintenance implements AutoCloseable {
    * @throws InvalidConfigurationException if a setting is out of range
    */
   public static Maintenance create(
-      DataSource dataSource, Relay.ConnectionFactory lockConnections, MaintenanceConfig config) {
+      DataSource dataSource, ConnectionFactory lockConnections, MaintenanceConfig config) {
     Objects.requireNonNull(dataSource, "dataSource");
     Objects.requireNonNull(lockConnections, "lockConnections");
     if (config == null) {

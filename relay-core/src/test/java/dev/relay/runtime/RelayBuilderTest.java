@@ -75,9 +75,29 @@ class RelayBuilderTest {
             "between 1 and 10000",
             b -> b.handle("k", p.withMaxAttempts(0), c -> null)),
         bad(
-            "kind k: handlerTimeout",
-            "shorter than the lease",
-            b -> b.handle("k", p.withHandlerTimeout(Duration.ofSeconds(60)), c -> null)),
+            "kind k: maxRunTime",
+            "between PT0.001S and PT720H",
+            b -> b.handle("k", p.withMaxRunTime(Duration.ZERO), c -> null)),
+        bad(
+            "kind k: maxRunTime",
+            "between PT0.001S and PT720H",
+            b -> b.handle("k", p.withMaxRunTime(Duration.ofDays(31)), c -> null)),
+        bad(
+            "completionMaxDelay",
+            "shorter than the lease minus the renew interval (PT1S - PT0.5S = PT0.5S)",
+            b ->
+                b.lease(Duration.ofSeconds(1))
+                    .renewInterval(Duration.ofMillis(500))
+                    .completionMaxDelay(Duration.ofMillis(500))),
+        bad(
+            "statementTimeout",
+            "between PT0.001S and PT24H",
+            b -> b.statementTimeout(Duration.ZERO)),
+        bad("lockTimeout", "between PT0.001S and PT24H", b -> b.lockTimeout(Duration.ofDays(2))),
+        bad(
+            "idleInTransactionTimeout",
+            "between PT0.001S and PT24H",
+            b -> b.idleInTransactionTimeout(null)),
         bad(
             "kind k: maxElapsed",
             "deduplication horizon",
@@ -125,6 +145,16 @@ class RelayBuilderTest {
   }
 
   @Test
+  void aRunTimeFarLongerThanTheLeaseIsAccepted() {
+    Relay relay =
+        valid()
+            .lease(Duration.ofSeconds(6))
+            .handle("long", KindPolicy.DEFAULT.withMaxRunTime(Duration.ofHours(2)), c -> null)
+            .build();
+    assertThat(relay.config().kinds().get("long").maxRunTime()).isEqualTo(Duration.ofHours(2));
+  }
+
+  @Test
   void defaultsAreResolvedFromTheLease() {
     RelayConfig config =
         valid()
@@ -135,7 +165,12 @@ class RelayBuilderTest {
             .config();
     assertThat(config.renewInterval()).isEqualTo(Duration.ofSeconds(8).dividedBy(3));
     assertThat(config.startMargin()).isEqualTo(Duration.ofSeconds(2));
-    assertThat(config.kinds().get("k").handlerTimeout()).isEqualTo(Duration.ofSeconds(6));
+    // The run time is independent of the lease: heartbeats keep the claim while the handler runs.
+    assertThat(config.kinds().get("k").maxRunTime()).isEqualTo(KindPolicy.DEFAULT_MAX_RUN_TIME);
+    assertThat(config.statementTimeout()).isEqualTo(Relay.DEFAULT_STATEMENT_TIMEOUT);
+    assertThat(config.lockTimeout()).isEqualTo(Relay.DEFAULT_LOCK_TIMEOUT);
+    assertThat(config.idleInTransactionTimeout())
+        .isEqualTo(Relay.DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT);
     assertThat(config.queues()).isEqualTo(List.of("default"));
     assertThat(Relay.builder(new PGSimpleDataSource()).handle("k", c -> null).build().config())
         .satisfies(

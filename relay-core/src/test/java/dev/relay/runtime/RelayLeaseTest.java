@@ -6,10 +6,13 @@ import static org.awaitility.Awaitility.await;
 import dev.relay.Claim;
 import dev.relay.KindPolicy;
 import dev.relay.Outcome;
+import dev.relay.RelayEventListener;
 import dev.relay.Work;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -25,7 +28,7 @@ class RelayLeaseTest {
   void hungHandlerIsTakenOverAfterItsLeaseAndItsLateOutcomeIsRefused(TestDatabase db) {
     CountDownLatch unblock = new CountDownLatch(1);
     AtomicBoolean sawInterrupt = new AtomicBoolean();
-    KindPolicy policy = KindPolicy.DEFAULT.withHandlerTimeout(Duration.ofMillis(700));
+    KindPolicy policy = KindPolicy.DEFAULT.withMaxRunTime(Duration.ofMillis(700));
     try (RelayFixture f = new RelayFixture(db)) {
       RelayFixture.Recorder eventsA = new RelayFixture.Recorder();
       RelayFixture.Recorder eventsB = new RelayFixture.Recorder();
@@ -151,6 +154,78 @@ class RelayLeaseTest {
       assertThat(f.column("b", "receiver_ref")).isEqualTo("renewed");
       assertThat(f.attempts("a")).isEmpty();
       assertThat(f.attempts("b")).isEmpty();
+    }
+  }
+
+  @Test
+  void anOutcomeWaitingToBeRecordedKeepsItsLeaseUntilRecorded(TestDatabase db) throws Exception {
+    CountDownLatch firstBeingRecorded = new CountDownLatch(1);
+    CountDownLatch letRecordingGoOn = new CountDownLatch(1);
+    CountDownLatch secondReturned = new CountDownLatch(1);
+    try (RelayFixture f = new RelayFixture(db)) {
+      // A slow step of the completer (here its listener call for x) holds back y's outcome,
+      // which waits in the completer's queue for longer than a lease.
+      List<String> staleWrites = new CopyOnWriteArrayList<>();
+      RelayEventListener slowCompleter =
+          new RelayEventListener() {
+            @Override
+            public void stale(Claim claim, String operation) {
+              staleWrites.add(claim.workId() + " " + operation + " " + claim.generation());
+            }
+
+            @Override
+            public void completed(Claim claim) {
+              if (claim.workId().equals("x")) {
+                firstBeingRecorded.countDown();
+                try {
+                  letRecordingGoOn.await(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              }
+            }
+          };
+      f.start(
+          f.builder()
+              .lease(LEASE)
+              .renewInterval(RENEW)
+              .concurrency(2)
+              .listener(slowCompleter)
+              .handle(
+                  "quick",
+                  claim -> {
+                    if (claim.workId().equals("y")) {
+                      firstBeingRecorded.await(60, TimeUnit.SECONDS);
+                      secondReturned.countDown();
+                    }
+                    return Outcome.done("ref-" + claim.workId() + "-" + claim.generation());
+                  }));
+      f.enqueue(Work.of("x", "quick", "{}"), Work.of("y", "quick", "{}"));
+      assertThat(secondReturned.await(60, TimeUnit.SECONDS)).isTrue();
+      String leaseWhenReturned = f.column("y", "lease_until");
+
+      // A full lease passes on the database clock while y's outcome waits to be recorded.
+      await()
+          .atMost(RelayFixture.PATIENCE)
+          .until(
+              () ->
+                  "true"
+                      .equals(
+                          db.queryString(
+                              "SELECT (clock_timestamp() > '"
+                                  + leaseWhenReturned
+                                  + "'::timestamptz + interval '"
+                                  + LEASE.toMillis()
+                                  + " milliseconds')::text")));
+      letRecordingGoOn.countDown();
+
+      await().atMost(RelayFixture.PATIENCE).until(() -> "done".equals(f.state("y")));
+      assertThat(f.row("y"))
+          .containsEntry("receiver_ref", "ref-y-1")
+          .containsEntry("claim_generation", "1")
+          .containsEntry("attempts", "1");
+      assertThat(f.attempts("y")).isEmpty();
+      assertThat(staleWrites).isEmpty();
     }
   }
 

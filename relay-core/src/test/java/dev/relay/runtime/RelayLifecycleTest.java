@@ -62,14 +62,14 @@ class RelayLifecycleTest {
                       RelayFixture::done)
                   .handle("ping", RelayFixture::done));
 
-      assertThat(relay.config().kinds().get("ping").handlerTimeout())
-          .isEqualTo(Duration.ofSeconds(45));
+      assertThat(relay.config().kinds().get("ping").maxRunTime())
+          .isEqualTo(KindPolicy.DEFAULT_MAX_RUN_TIME);
       assertThat(
               db.queryString(
                   "SELECT concat_ws(' ', backoff_base, backoff_cap, max_attempts, max_elapsed,"
                       + " handler_timeout, dedup_horizon, unknown_outcome, registered_by)"
                       + " FROM {schema}.kind WHERE kind = 'mail'"))
-          .isEqualTo("00:00:02 00:10:00 7 06:00:00 00:00:45 12:00:00 park worker-a");
+          .isEqualTo("00:00:02 00:10:00 7 06:00:00 01:00:00 12:00:00 park worker-a");
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.kind")).isEqualTo(2);
     }
   }

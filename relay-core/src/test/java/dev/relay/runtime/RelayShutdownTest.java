@@ -7,6 +7,7 @@ import dev.relay.KindPolicy;
 import dev.relay.Outcome;
 import dev.relay.Relay;
 import dev.relay.Work;
+import dev.relay.test.LoopbackProxy;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.time.Duration;
@@ -14,6 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
 
 @RelayDatabaseTest
 class RelayShutdownTest {
@@ -89,7 +91,7 @@ class RelayShutdownTest {
                   .listener(eventsA)
                   .handle(
                       "job",
-                      KindPolicy.DEFAULT.withHandlerTimeout(Duration.ofMillis(2500)),
+                      KindPolicy.DEFAULT.withMaxRunTime(Duration.ofMillis(2500)),
                       claim -> {
                         while (true) {
                           try {
@@ -123,6 +125,62 @@ class RelayShutdownTest {
           .containsEntry("receiver_ref", "taken-over")
           .containsEntry("claim_generation", "2");
       finishHung.countDown();
+    }
+  }
+
+  @Test
+  void closeReturnsWithinItsBoundWhileTheDatabaseHangsAndNothingIsSentAfterwards(TestDatabase db)
+      throws Exception {
+    Duration grace = Duration.ofSeconds(1);
+    CountDownLatch finish = new CountDownLatch(1);
+    try (LoopbackProxy proxy = LoopbackProxy.start(db.host(), db.port());
+        RelayFixture f = new RelayFixture(db)) {
+      PGSimpleDataSource viaProxy = new PGSimpleDataSource();
+      viaProxy.setUrl(db.jdbcUrlVia("127.0.0.1", proxy.port()));
+      RelayFixture.Recorder eventsA = new RelayFixture.Recorder();
+      Relay a =
+          f.start(
+              f.builder(viaProxy)
+                  .workerId("a")
+                  .lease(Duration.ofSeconds(3))
+                  .shutdownGrace(grace)
+                  .listener(eventsA)
+                  .handle(
+                      "job",
+                      claim -> {
+                        finish.await(60, TimeUnit.SECONDS);
+                        return Outcome.done("by-a");
+                      }));
+      f.enqueue(Work.of("w", "job", "{}"));
+      await().atMost(RelayFixture.PATIENCE).until(() -> eventsA.count("started w") == 1);
+
+      proxy.stall(true); // the database hangs for worker a
+      finish.countDown(); // its outcome now waits for a database that does not answer
+
+      long start = System.nanoTime();
+      a.close();
+      Duration took = Duration.ofNanos(System.nanoTime() - start);
+      long bytesAtClose = proxy.bytesFromClients();
+      int connectionsAtClose = proxy.connectionsAccepted();
+      assertThat(took).isLessThanOrEqualTo(grace.plusSeconds(2));
+
+      // Another worker takes the work over once a's lease ends; meanwhile nothing of a's may move.
+      RelayFixture.Recorder eventsB = new RelayFixture.Recorder();
+      f.start(
+          f.builder(db.newDataSource("relay-b", 4))
+              .workerId("b")
+              .lease(Duration.ofSeconds(3))
+              .listener(eventsB)
+              .handle("job", claim -> Outcome.done("by-b")));
+      await().atMost(RelayFixture.PATIENCE).until(() -> "done".equals(f.state("w")));
+      assertThat(f.row("w"))
+          .containsEntry("receiver_ref", "by-b")
+          .containsEntry("claim_generation", "2");
+      assertThat(eventsB.events).contains("reclaimed w a");
+      assertThat(proxy.bytesFromClients()).isEqualTo(bytesAtClose);
+      assertThat(proxy.connectionsAccepted()).isEqualTo(connectionsAtClose);
+      assertThat(eventsA.events).doesNotContain("completed w");
+      proxy.stall(false);
     }
   }
 }

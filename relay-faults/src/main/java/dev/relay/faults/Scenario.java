@@ -365,7 +365,7 @@ final class Scenario implements AutoCloseable {
       }
       case SLOW_RECEIVER -> {
         try (Connection c = connectDirect()) {
-          setSlow(c, (int) config.leaseMillis()); // past the handler timeout
+          setSlow(c, (int) config.leaseMillis()); // past the kind's max run time
           Thread.sleep(e.durationMillis());
           setSlow(c, config.baseSlowMillis());
         } catch (SQLException ignored) {

@@ -89,7 +89,9 @@ public final class WorkerMain {
             .withBackoff(Duration.ofMillis(50), Duration.ofSeconds(1))
             .withMaxAttempts(1000)
             .withMaxElapsed(Duration.ofHours(1))
-            .withDedupHorizon(Duration.ofHours(1));
+            .withDedupHorizon(Duration.ofHours(1))
+            // Short enough that a slow receiver (SLOW_RECEIVER) passes it and the lease lapses.
+            .withMaxRunTime(lease.multipliedBy(3).dividedBy(4));
     Relay relay =
         Relay.builder(relayPool)
             .workerId(workerId)

@@ -21,6 +21,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,6 +59,7 @@ public final class LoopbackProxy implements AutoCloseable {
   private final ServerSocket listener;
   private final Set<Link> links = ConcurrentHashMap.newKeySet();
   private final AtomicInteger accepted = new AtomicInteger();
+  private final AtomicLong clientBytes = new AtomicLong();
   private final Object stallLock = new Object();
   private boolean stalled; // guarded by stallLock
   private final Object dropLock = new Object();
@@ -102,6 +104,17 @@ public final class LoopbackProxy implements AutoCloseable {
    */
   public int connectionsAccepted() {
     return accepted.get();
+  }
+
+  /**
+   * How many bytes the proxy has read from its clients so far, relayed or (while stalled) held.
+   * While stalled, each connection has at most one message read and held, so a rise shows that a
+   * client opened a connection or sent on one that had nothing pending.
+   *
+   * @return the count
+   */
+  public long bytesFromClients() {
+    return clientBytes.get();
   }
 
   /**
@@ -238,6 +251,7 @@ public final class LoopbackProxy implements AutoCloseable {
         while (true) {
           int length = in.readInt();
           byte[] frame = readFrame(in, -1, length);
+          clientBytes.addAndGet(frame.length);
           int code = length >= 8 ? ByteBuffer.wrap(frame, 4, 4).getInt() : 0;
           boolean negotiation = code == SSL_REQUEST || code == GSSENC_REQUEST;
           serverExpects.put(negotiation ? EXPECT_BYTE : EXPECT_MESSAGES);
@@ -260,6 +274,7 @@ public final class LoopbackProxy implements AutoCloseable {
             return;
           }
           byte[] frame = readFrame(in, type, in.readInt());
+          clientBytes.addAndGet(frame.length);
           noticeCommit(type, frame);
           relay(out, frame);
         }

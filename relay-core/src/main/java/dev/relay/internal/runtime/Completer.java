@@ -138,6 +138,8 @@ final class Completer implements Runnable {
         pending = unresolved;
         continue;
       }
+      // Lifetime hook: no lease renewal of these claims runs while their outcomes are written.
+      pending.forEach(i -> i.claim().recordingStarts());
       try (Connection c = engine.connection("record outcomes")) {
         List<WriteResult> results =
             engine.store.settle(
@@ -155,6 +157,7 @@ final class Completer implements Runnable {
       } catch (RelayException | SQLException e) {
         log.warn("recording {} outcomes failed; retrying: {}", pending.size(), e.toString());
         engine.events.error("record outcomes", e);
+        pending.forEach(i -> i.claim().recordingFailed()); // rolled back: renew them meanwhile
         pending = dropLapsed(pending);
         pause(++failures);
       }

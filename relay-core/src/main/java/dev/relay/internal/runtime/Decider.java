@@ -53,7 +53,7 @@ final class Decider {
     String kind = timedOut ? "timeout" : "exception";
     String text =
         timedOut
-            ? "handler timed out after " + c.policy.handlerTimeout() + ": " + describe(error)
+            ? "handler passed its max run time of " + c.policy.maxRunTime() + ": " + describe(error)
             : describe(error);
     return forUnknown(c, kind, text, reconciliation);
   }

@@ -1,10 +1,10 @@
 package dev.relay.internal.runtime;
 
+import dev.relay.ConnectionFactory;
 import dev.relay.Handler;
 import dev.relay.KindPolicy;
 import dev.relay.Outcome;
 import dev.relay.Reconciliation;
-import dev.relay.Relay;
 import dev.relay.RelayConfig;
 import dev.relay.RelayEventListener;
 import dev.relay.RelayException;
@@ -15,12 +15,15 @@ import dev.relay.internal.jdbc.Timeouts;
 import dev.relay.internal.store.ClaimRef;
 import dev.relay.internal.store.Settlement;
 import dev.relay.internal.store.WorkStore;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
@@ -32,6 +35,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,11 +43,21 @@ import org.slf4j.LoggerFactory;
 /**
  * The running parts of one {@link Relay}: claimer, dispatcher, handler slots, lease keeper,
  * completer and (optionally) notifier, and the table of this worker's live claims they share. Built
- * and driven by {@link Relay}; not for direct use.
+ * and driven by {@link dev.relay.Relay}; not for direct use.
+ *
+ * <p>Every connection the parts use comes through {@link #connection} (or, for the LISTEN
+ * connection, {@link #listenConnection}), which keeps the ones in use in a table: when {@link
+ * #close()} reaches its bound it aborts those still in use ({@link Connection#abort}) and hands out
+ * no more, so no Relay thread can start a database write after {@code close()} returned.
  */
 public final class Engine {
   private static final Logger log = LoggerFactory.getLogger(Engine.class);
-  private static final long JOIN_MILLIS = 5_000;
+
+  /**
+   * How long {@link #close()} may take beyond the shutdown grace period to stop its threads and
+   * record the outcomes already reported; then it aborts what is still in use and returns.
+   */
+  static final long CLOSE_SLACK_NANOS = TimeUnit.MILLISECONDS.toNanos(1_500);
 
   final RelayConfig config;
   final String workerId;
@@ -65,6 +79,8 @@ public final class Engine {
   private final Completer completer;
   private final Notifier notifier;
   private final Object handlerMonitor = new Object();
+  private final Set<Connection> inUse = ConcurrentHashMap.newKeySet();
+  private volatile boolean connectionsClosed;
   private final List<Thread> threads = new ArrayList<>();
   private volatile boolean dispatching = true;
   private Thread claimerThread;
@@ -80,13 +96,16 @@ public final class Engine {
       Map<String, Handler> handlers,
       Executor executor,
       RelayEventListener listener,
-      Relay.ConnectionFactory listenConnections) {
+      ConnectionFactory listenConnections) {
     this.dataSource = dataSource;
     this.config = config;
     this.workerId = config.workerId();
     this.handlers = Map.copyOf(handlers);
     SchemaName schema = SchemaName.of(config.schema());
-    this.store = new WorkStore(schema, Timeouts.DEFAULT);
+    Timeouts timeouts =
+        new Timeouts(
+            config.statementTimeout(), config.lockTimeout(), config.idleInTransactionTimeout());
+    this.store = new WorkStore(schema, timeouts);
     this.events = new Events(listener);
     this.slots = new Semaphore(config.concurrency());
     if (executor == null) {
@@ -98,11 +117,15 @@ public final class Engine {
       this.executor = executor;
     }
     this.claimer = new Claimer(this);
-    this.keeper = new LeaseKeeper(this);
+    // Renewals must fail fast rather than outlive the interval they keep: their own timeouts.
+    this.keeper = new LeaseKeeper(this, new WorkStore(schema, renewalTimeouts(timeouts, config)));
     this.completer = new Completer(this);
     this.notifier =
         config.notifications()
-            ? new Notifier(this, listenConnections, Channels.channelFor(schema, "schema"))
+            ? new Notifier(
+                this,
+                () -> listenConnection(listenConnections),
+                Channels.channelFor(schema, "schema"))
             : null;
   }
 
@@ -118,7 +141,7 @@ public final class Engine {
               p.backoffCap(),
               p.maxAttempts(),
               p.maxElapsed(),
-              p.handlerTimeout(),
+              p.maxRunTime(), // stored in the handler_timeout column
               p.dedupHorizon(),
               p.unknownOutcome().storedName()));
     }
@@ -144,21 +167,28 @@ public final class Engine {
         config.notifications() ? "on" : "off");
   }
 
-  /** See {@link Relay#close()}. */
+  /**
+   * See {@link dev.relay.Relay#close()}. One deadline bounds the whole shutdown: the grace period
+   * for running handlers, then {@link #CLOSE_SLACK_NANOS} more to record the outcomes already
+   * reported and stop the threads. At that bound, connections still in use are aborted, and no
+   * thread of this runtime gets another one: nothing is written after this returns.
+   */
   public void close() {
-    long graceEnd = System.nanoTime() + config.shutdownGrace().toNanos();
+    long graceNanos = config.shutdownGrace().toNanos();
+    long graceEnd = System.nanoTime() + graceNanos;
+    long hardEnd = graceEnd + CLOSE_SLACK_NANOS;
     log.info("relay worker {} closing", workerId);
     // 1. Stop taking work.
     claimer.stop();
     if (notifier != null) {
       notifier.stop();
     }
-    join(claimerThread);
     dispatching = false;
     if (dispatcherThread != null) {
       dispatcherThread.interrupt();
     }
-    join(dispatcherThread);
+    join(claimerThread, hardEnd);
+    join(dispatcherThread, hardEnd);
     // 2. Hand back what never started, so another worker can take it at once.
     for (LiveClaim c : live.values()) {
       if (c.phase.compareAndSet(LiveClaim.Phase.BUFFERED, LiveClaim.Phase.RELEASING)) {
@@ -177,7 +207,9 @@ public final class Engine {
         }
       }
     }
-    // 4. Leave the rest to their leases: never release a claim whose call may be in flight.
+    // 4. Leave the rest to their leases: never release a claim whose call may be in flight, and
+    // renew it no more. Outcomes waiting to be recorded are still renewed until step 5 ends.
+    keeper.closing();
     for (LiveClaim c : live.values()) {
       if (c.phase.get() == LiveClaim.Phase.RUNNING) {
         log.warn(
@@ -189,21 +221,42 @@ public final class Engine {
         c.interrupt();
       }
     }
-    keeper.stop();
-    join(keeperThread);
-    // 5. Record the outcomes already reported, within a bound.
+    // 5. Record the outcomes already reported, within the bound.
     completer.finish();
-    join(completerThread);
+    join(completerThread, hardEnd);
     completer.abandon();
-    join(notifierThread);
+    keeper.stop();
+    join(keeperThread, hardEnd);
+    join(notifierThread, hardEnd);
+    // 6. The bound: whatever still talks to the database is cut off, and nothing talks again.
+    closeConnections();
     if (ownedExecutor != null) {
       ownedExecutor.shutdownNow();
     }
     log.info(
-        "relay worker {} closed ({} claims left to their leases, {} stale writes refused)",
+        "relay worker {} closed in {} ms ({} claims left to their leases, {} stale writes refused)",
         workerId,
+        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - (graceEnd - graceNanos)),
         live.size(),
         staleWrites.get());
+  }
+
+  /** Refuses further connections and aborts those still in use. */
+  private void closeConnections() {
+    connectionsClosed = true;
+    for (Connection c : inUse) {
+      abort(c);
+    }
+  }
+
+  private static void abort(Connection c) {
+    try {
+      // Runs at once on this thread: the socket is closed, and a thread blocked on it fails.
+      c.abort(Runnable::run);
+      log.info("aborted a connection still in use when relay closed");
+    } catch (SQLException | RuntimeException e) {
+      log.debug("aborting a connection failed", e);
+    }
   }
 
   private boolean anyRunning() {
@@ -383,13 +436,88 @@ public final class Engine {
     }
   }
 
-  /** A connection from the data source for one of Relay's short transactions. */
+  /**
+   * A connection from the data source for one of Relay's short transactions, tracked while in use
+   * so {@link #close()} can abort it. After {@code close()} there are none.
+   */
   Connection connection(String what) {
+    return tracked(
+        what,
+        () -> {
+          try {
+            return dataSource.getConnection();
+          } catch (SQLException e) {
+            throw SqlErrors.translate("getting a connection to " + what, e);
+          }
+        });
+  }
+
+  /** The dedicated LISTEN connection, tracked like the others. */
+  private Connection listenConnection(ConnectionFactory factory) throws SQLException {
     try {
-      return dataSource.getConnection();
-    } catch (SQLException e) {
-      throw SqlErrors.translate("getting a connection to " + what, e);
+      return tracked(
+          "listen",
+          () -> {
+            try {
+              return factory.open();
+            } catch (SQLException e) {
+              throw SqlErrors.translate("opening the LISTEN connection", e);
+            }
+          });
+    } catch (RelayException e) {
+      throw new SQLException(e.getMessage(), e.sqlState(), e);
     }
+  }
+
+  private Connection tracked(String what, Supplier<Connection> open) {
+    if (connectionsClosed) {
+      throw new RelayException("relay is closed: no connection for " + what);
+    }
+    Connection raw = open.get();
+    Connection wrapped =
+        (Connection)
+            Proxy.newProxyInstance(
+                Connection.class.getClassLoader(),
+                new Class<?>[] {Connection.class},
+                (proxy, method, args) -> {
+                  switch (method.getName()) {
+                    case "close" -> inUse.remove(proxy);
+                    case "equals" -> {
+                      return proxy == args[0];
+                    }
+                    case "hashCode" -> {
+                      return System.identityHashCode(proxy);
+                    }
+                    default -> {}
+                  }
+                  try {
+                    return method.invoke(raw, args);
+                  } catch (InvocationTargetException e) {
+                    throw e.getCause();
+                  }
+                });
+    inUse.add(wrapped);
+    if (connectionsClosed) {
+      // close() ran while this one was being opened: it must not be used.
+      inUse.remove(wrapped);
+      abort(raw);
+      throw new RelayException("relay is closed: no connection for " + what);
+    }
+    return wrapped;
+  }
+
+  /**
+   * The timeouts for lease renewals: each no longer than the renew interval, so a renewal that
+   * cannot finish in time fails and is tried again instead of outliving the lease it keeps.
+   */
+  static Timeouts renewalTimeouts(Timeouts base, RelayConfig config) {
+    Duration cap = config.renewInterval();
+    return new Timeouts(
+        min(base.statement(), cap), min(base.lock(), cap), min(base.idleInTransaction(), cap));
+  }
+
+  private static Duration min(Duration a, Duration b) {
+    return a.compareTo(b) <= 0 ? a : b;
   }
 
   private Thread thread(String prefix, Runnable body) {
@@ -409,20 +537,24 @@ public final class Engine {
     };
   }
 
-  private static void join(Thread t) {
+  /** Waits for {@code t} to end, until {@code deadline} (nanoTime) at the latest. */
+  private static void join(Thread t, long deadline) {
     if (t == null) {
       return;
     }
     try {
-      t.join(JOIN_MILLIS);
+      long left = deadline - System.nanoTime();
+      if (left > 0) {
+        TimeUnit.NANOSECONDS.timedJoin(t, left);
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
     if (t.isAlive()) {
       log.warn(
-          "{} did not stop within {} ms; leaving it (it is a daemon thread)",
-          t.getName(),
-          JOIN_MILLIS);
+          "{} did not stop within the shutdown bound; its connection is aborted and it is left"
+              + " (a daemon thread)",
+          t.getName());
     }
   }
 }

@@ -5,6 +5,7 @@ import dev.relay.CommitOutcomeUnknownException;
 import dev.relay.RelayException;
 import dev.relay.internal.store.ClaimRef;
 import dev.relay.internal.store.Settlement;
+import dev.relay.internal.store.WorkStore;
 import dev.relay.internal.store.WriteResult;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -12,7 +13,11 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,13 +25,21 @@ import org.slf4j.LoggerFactory;
  * Keeps this worker's claims honest, on local monotonic time:
  *
  * <ul>
- *   <li>renews every running claim in <b>one</b> guarded transaction per tick, each named by ID and
- *       generation; a tick happens when the oldest renewal is {@code renewInterval} old;
+ *   <li>renews every claim it holds (handler running, or outcome waiting to be recorded) in
+ *       <b>one</b> guarded transaction per tick, each named by ID and generation; a tick happens
+ *       when the oldest renewal is {@code renewInterval} old. The renewal runs on its own thread
+ *       ({@code relay-renewer-}) with server-side timeouts no longer than the renew interval and a
+ *       client-side network timeout, so a renewal that hangs (a worker cut off from PostgreSQL)
+ *       never delays the checks below;
  *   <li>marks a claim whose renewal was refused stale and signals its handler ({@code LEASE_LOST});
- *       the same when its lease lapsed locally because renewals kept failing;
+ *       the same, at that very moment, when a full lease has passed on the monotonic clock since
+ *       the last renewal that succeeded was sent (a worker cut off from PostgreSQL never hears a
+ *       refusal). The local lease is counted from the moment the renewal was <em>sent</em>, before
+ *       the database set its new {@code lease_until}, so it never ends later than the stored one;
  *   <li>passes a cancel request seen at renewal to the handler ({@code CANCEL_REQUESTED});
- *   <li>interrupts a handler past its kind's timeout and stops renewing its claim, so that another
- *       worker can take the work once the lease ends (the slot stays busy until it returns);
+ *   <li>interrupts a handler past its kind's {@code maxRunTime} and stops renewing its claim, so
+ *       that another worker can take the work once the lease ends (the slot stays busy until it
+ *       returns);
  *   <li>releases buffered claims that can no longer start before the start margin of their lease.
  * </ul>
  */
@@ -34,19 +47,39 @@ final class LeaseKeeper implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(LeaseKeeper.class);
 
   private final Engine engine;
+  private final WorkStore renewStore;
   private final Object lock = new Object();
   private final long renewNanos;
   private final long marginNanos;
+  private final int networkMillis;
+  private final ExecutorService renewer;
+  private final AtomicBoolean renewing = new AtomicBoolean();
+  private volatile long retryAt;
+  private volatile boolean closing;
   private long signals; // guarded by lock
   private volatile boolean running = true;
 
-  LeaseKeeper(Engine engine) {
+  /**
+   * @param renewStore the store whose statement, lock and idle timeouts are no longer than the
+   *     renew interval
+   */
+  LeaseKeeper(Engine engine, WorkStore renewStore) {
     this.engine = engine;
+    this.renewStore = renewStore;
     this.renewNanos = engine.config.renewInterval().toNanos();
     this.marginNanos = engine.config.startMargin().toNanos();
+    this.networkMillis = (int) Math.min(Integer.MAX_VALUE, Math.max(1, renewNanos / 1_000_000));
+    this.retryAt = System.nanoTime();
+    this.renewer =
+        Executors.newSingleThreadExecutor(
+            r -> {
+              Thread t = new Thread(r, "relay-renewer-" + engine.workerId);
+              t.setDaemon(true);
+              return t;
+            });
   }
 
-  /** Re-plans now (a handler started, or the runtime is stopping). */
+  /** Re-plans now (a handler started, a renewal ended, or the runtime is stopping). */
   void wake() {
     synchronized (lock) {
       signals++;
@@ -54,14 +87,23 @@ final class LeaseKeeper implements Runnable {
     }
   }
 
+  /**
+   * From now on renews only outcomes waiting to be recorded: the handlers still running when the
+   * shutdown grace ended are left to their leases.
+   */
+  void closing() {
+    closing = true;
+    wake();
+  }
+
   void stop() {
     running = false;
+    renewer.shutdownNow();
     wake();
   }
 
   @Override
   public void run() {
-    long retryAt = 0;
     while (running) {
       long seen;
       synchronized (lock) {
@@ -69,15 +111,10 @@ final class LeaseKeeper implements Runnable {
       }
       long next;
       try {
-        next = tick(retryAt);
+        next = tick();
       } catch (RuntimeException e) {
         log.error("lease keeper tick failed; continuing", e);
         next = System.nanoTime() + Math.min(renewNanos, TimeUnit.SECONDS.toNanos(1));
-      }
-      if (next == Long.MIN_VALUE) {
-        // A renewal failed: try again soon, but not in a hot loop.
-        retryAt = System.nanoTime() + Math.min(renewNanos / 4, TimeUnit.SECONDS.toNanos(1));
-        continue;
       }
       synchronized (lock) {
         long wait = next - System.nanoTime();
@@ -93,11 +130,8 @@ final class LeaseKeeper implements Runnable {
     }
   }
 
-  /**
-   * One pass over the live claims. Returns when to look again, or {@code Long.MIN_VALUE} when a
-   * renewal was due and failed.
-   */
-  private long tick(long retryAt) {
+  /** One pass over the live claims. Returns when to look again. */
+  private long tick() {
     long now = System.nanoTime();
     long next = now + renewNanos;
     List<LiveClaim> renewable = new ArrayList<>();
@@ -116,29 +150,41 @@ final class LeaseKeeper implements Runnable {
         }
         continue;
       }
-      if (p != LiveClaim.Phase.RUNNING || c.timedOut || c.stale) {
+      boolean runningHandler = p == LiveClaim.Phase.RUNNING;
+      if (!(runningHandler || p == LiveClaim.Phase.FINISHING) || c.timedOut || c.stale) {
         continue;
       }
-      long timeoutAt = c.startedNanos + c.policy.handlerTimeout().toNanos();
-      if (now - timeoutAt >= 0) {
-        c.timedOut = true;
+      if (runningHandler && closing) {
+        continue; // left to its lease by close()
+      }
+      if (runningHandler) {
+        long timeoutAt = c.startedNanos + c.policy.maxRunTime().toNanos();
+        if (now - timeoutAt >= 0) {
+          c.timedOut = true;
+          log.warn(
+              "{} passed its max run time of {}: interrupting it; its lease is no longer renewed",
+              c,
+              c.policy.maxRunTime());
+          c.signal(StopReason.TIMED_OUT);
+          c.interrupt();
+          engine.events.timedOut(c);
+          continue;
+        }
+        next = Math.min(next, timeoutAt);
+      }
+      if (c.isRecording()) {
+        continue; // its outcome is being written now; looked at again only if that write fails
+      }
+      long lostAt = c.localLeaseDeadline();
+      if (now - lostAt >= 0) {
         log.warn(
-            "{} passed its handler timeout of {}: interrupting it; its lease is no longer renewed",
-            c,
-            c.policy.handlerTimeout());
-        c.signal(StopReason.TIMED_OUT);
-        c.interrupt();
-        engine.events.timedOut(c);
+            "{}: a full lease passed since the last renewal that succeeded; the claim is lost and"
+                + " its outcome will be refused unless the lease is found still held",
+            c);
+        c.leaseLost();
         continue;
       }
-      next = Math.min(next, timeoutAt);
-      if (now - c.localLeaseDeadline() >= 0) {
-        c.stale = true;
-        log.warn(
-            "the lease of {} lapsed before it could be renewed; its outcome will be refused", c);
-        c.signal(StopReason.LEASE_LOST);
-        continue;
-      }
+      next = Math.min(next, lostAt); // wake exactly when the local lease ends
       renewable.add(c);
       long dueAt = c.leaseBaseNanos() + renewNanos;
       if (now - dueAt >= 0) {
@@ -147,13 +193,49 @@ final class LeaseKeeper implements Runnable {
         next = Math.min(next, dueAt);
       }
     }
-    if (due && now - retryAt >= 0) {
-      return renew(renewable) ? System.nanoTime() : Long.MIN_VALUE;
-    }
     if (due) {
-      next = Math.min(next, retryAt);
+      long retry = retryAt;
+      if (now - retry < 0) {
+        next = Math.min(next, retry);
+      } else if (renewing.compareAndSet(false, true)) {
+        List<LiveClaim> held = new ArrayList<>();
+        for (LiveClaim c : renewable) {
+          if (c.holdForRenewal()) {
+            held.add(c); // not being recorded now; recording waits until this renewal ends
+          }
+        }
+        if (held.isEmpty()) {
+          renewing.set(false); // all of them began recording meanwhile
+          return next;
+        }
+        try {
+          renewer.execute(() -> renewInBackground(held));
+        } catch (RejectedExecutionException e) {
+          held.forEach(LiveClaim::renewalEnded);
+          renewing.set(false); // stopping
+        }
+      }
+      // While a renewal runs, its end wakes this thread.
     }
     return next;
+  }
+
+  private void renewInBackground(List<LiveClaim> claims) {
+    boolean ok = false;
+    try {
+      ok = renew(claims);
+    } catch (RuntimeException e) {
+      log.error("renewing leases failed unexpectedly; retrying", e);
+    } finally {
+      claims.forEach(LiveClaim::renewalEnded);
+      // A failed renewal is tried again soon, but not in a hot loop.
+      retryAt =
+          ok
+              ? System.nanoTime()
+              : System.nanoTime() + Math.min(renewNanos / 4, TimeUnit.SECONDS.toNanos(1));
+      renewing.set(false);
+      wake();
+    }
   }
 
   /** Renews every claim in {@code claims} in one guarded transaction. */
@@ -167,7 +249,15 @@ final class LeaseKeeper implements Runnable {
     long sent = System.nanoTime();
     List<WriteResult> results;
     try (Connection conn = engine.connection("renew leases")) {
-      results = engine.store.renew(conn, engine.workerId, refs, engine.config.lease());
+      // A worker cut off from PostgreSQL gets no server-side timeout: bound the wait client-side
+      // too (a connection that times out is broken, and the pool discards it).
+      int before = conn.getNetworkTimeout();
+      conn.setNetworkTimeout(Runnable::run, networkMillis);
+      try {
+        results = renewStore.renew(conn, engine.workerId, refs, engine.config.lease());
+      } finally {
+        restoreNetworkTimeout(conn, before);
+      }
     } catch (CommitOutcomeUnknownException e) {
       // The leases are at least as long as before; keep the old local deadlines (the safe side).
       log.warn("the connection was lost while committing a renewal of {} claims", refs.size());
@@ -180,6 +270,9 @@ final class LeaseKeeper implements Runnable {
     }
     for (WriteResult r : results) {
       LiveClaim c = byId.get(r.ref().workId());
+      if (c.stale) {
+        continue; // already given up locally; its handler was told
+      }
       if (r.applied()) {
         c.renewed(r.leaseUntil(), sent);
         if (r.cancelRequested() && !c.isCancelRequested()) {
@@ -187,15 +280,28 @@ final class LeaseKeeper implements Runnable {
           c.markCancelRequested();
           engine.events.cancelRequested(c);
         }
-      } else {
+      } else if (c.phase.get() == LiveClaim.Phase.FINISHING) {
+        // Either its outcome was recorded a moment ago, or the claim is lost; in both cases it
+        // needs no more renewal, and a lost claim's write is refused and counted by the completer.
         c.stale = true;
+      } else {
         engine.staleWrites.incrementAndGet();
         log.debug("renewal of {} refused: the claim is stale; telling its handler to stop", c);
-        c.signal(StopReason.LEASE_LOST);
-        engine.events.stale(c, "renew");
+        engine.events.stale(c, "renew"); // reported before the handler hears of it
+        c.leaseLost();
       }
     }
     return true;
+  }
+
+  private static void restoreNetworkTimeout(Connection conn, int millis) {
+    try {
+      if (!conn.isClosed()) {
+        conn.setNetworkTimeout(Runnable::run, millis);
+      }
+    } catch (SQLException e) {
+      log.debug("restoring the network timeout of a renewal connection failed", e);
+    }
   }
 
   /** The release write of a buffered claim; used by {@link Engine#release}. */

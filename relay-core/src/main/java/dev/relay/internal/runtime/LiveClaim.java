@@ -26,7 +26,10 @@ final class LiveClaim implements Claim {
     BUFFERED,
     /** The handler (or the reconciler) is running; renewed unless timed out or stale. */
     RUNNING,
-    /** The outcome is waiting for the completer. */
+    /**
+     * The outcome is waiting for the completer; still renewed (unless timed out or stale) until it
+     * is recorded, so a slow or retried batch does not turn it stale.
+     */
     FINISHING,
     /** Being released unstarted. */
     RELEASING,
@@ -49,6 +52,12 @@ final class LiveClaim implements Claim {
   volatile boolean stale;
   private volatile boolean cancelRequested;
   private volatile StopReason stopReason;
+
+  // Renewal and recording exclude each other (guarded by writeLock): a renewal that reached the row
+  // just after the outcome was committed would be refused and recorded as a stale write.
+  private final Object writeLock = new Object();
+  private boolean renewing;
+  private boolean recording;
 
   // Guarded by this.
   private Thread thread;
@@ -129,7 +138,26 @@ final class LiveClaim implements Claim {
   @Override
   public Duration leaseRemaining() {
     long left = localLeaseDeadline() - System.nanoTime();
-    return left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
+    return left > 0 && !stale ? Duration.ofNanos(left) : Duration.ZERO;
+  }
+
+  @Override
+  public Duration runTimeRemaining() {
+    long limit = policy.maxRunTime().toNanos();
+    long left = phase.get() == Phase.BUFFERED ? limit : limit - (System.nanoTime() - startedNanos);
+    Duration run = left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
+    if (work.deadline() != null) {
+      Duration toDeadline = Duration.between(estimatedDatabaseNow(), work.deadline());
+      if (toDeadline.compareTo(run) < 0) {
+        return toDeadline.isNegative() ? Duration.ZERO : toDeadline;
+      }
+    }
+    return run;
+  }
+
+  @Override
+  public boolean isLeaseLost() {
+    return stale;
   }
 
   @Override
@@ -211,6 +239,68 @@ final class LiveClaim implements Claim {
   Instant estimatedDatabaseNow() {
     long since = System.nanoTime() - leaseBaseNanos;
     return leaseUntil.minusNanos(leaseNanos).plusNanos(Math.max(0, since));
+  }
+
+  /**
+   * This worker no longer holds the claim (a renewal was refused, or the local lease passed): stop
+   * renewing it and tell the handler. Idempotent.
+   */
+  void leaseLost() {
+    stale = true;
+    signal(StopReason.LEASE_LOST);
+  }
+
+  /**
+   * Takes this claim into a renewal, unless its outcome is being recorded. Every successful call is
+   * paired with {@link #renewalEnded()}.
+   */
+  boolean holdForRenewal() {
+    synchronized (writeLock) {
+      if (recording) {
+        return false;
+      }
+      renewing = true;
+      return true;
+    }
+  }
+
+  /** Whether the completer is writing this claim's outcome now. */
+  boolean isRecording() {
+    synchronized (writeLock) {
+      return recording;
+    }
+  }
+
+  void renewalEnded() {
+    synchronized (writeLock) {
+      renewing = false;
+      writeLock.notifyAll();
+    }
+  }
+
+  /**
+   * The completer is about to write this claim's outcome: no renewal starts from now on, and one in
+   * flight is waited for (it is bounded by the renewal timeouts).
+   */
+  void recordingStarts() {
+    synchronized (writeLock) {
+      recording = true;
+      while (renewing) {
+        try {
+          writeLock.wait();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+    }
+  }
+
+  /** The outcome's write certainly did not happen (rolled back): renew it again meanwhile. */
+  void recordingFailed() {
+    synchronized (writeLock) {
+      recording = false;
+    }
   }
 
   void markCancelRequested() {

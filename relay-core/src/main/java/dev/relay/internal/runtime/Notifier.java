@@ -1,6 +1,6 @@
 package dev.relay.internal.runtime;
 
-import dev.relay.Relay;
+import dev.relay.ConnectionFactory;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -25,12 +25,12 @@ final class Notifier implements Runnable {
   private static final long HEALTH_CHECK_NANOS = TimeUnit.SECONDS.toNanos(30);
 
   private final Engine engine;
-  private final Relay.ConnectionFactory factory;
+  private final ConnectionFactory factory;
   private final String channel;
   private final Object lock = new Object();
   private volatile boolean running = true;
 
-  Notifier(Engine engine, Relay.ConnectionFactory factory, String channel) {
+  Notifier(Engine engine, ConnectionFactory factory, String channel) {
     this.engine = engine;
     this.factory = factory;
     this.channel = channel;

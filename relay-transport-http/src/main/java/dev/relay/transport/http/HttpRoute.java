@@ -20,8 +20,10 @@ import java.util.Objects;
  *
  * @param kind the kind of work this route delivers
  * @param url the endpoint; every attempt POSTs the payload to it
- * @param connectTimeout how long to wait for a TCP connection (also capped by the lease)
- * @param requestTimeout how long to wait for the whole response (also capped by the lease)
+ * @param connectTimeout how long to wait for a TCP connection (the whole request is also capped by
+ *     the run time left, {@link dev.relay.Claim#runTimeRemaining()})
+ * @param requestTimeout how long to wait for the whole response (also capped by the run time left:
+ *     the kind's max run time and the business deadline, never the lease)
  * @param receiverRefHeader a response header holding the receiver's reference, or {@code null}
  * @param receiverRefField a top-level field of a JSON response holding it, or {@code null}
  * @param milestone what a 2xx reply means (recorded with the outcome)
@@ -103,7 +105,9 @@ public record HttpRoute(
         Fencing.GENERATION);
   }
 
-  /** A copy with these timeouts (each is further capped by the lease left at send time). */
+  /**
+   * A copy with these timeouts (the request is further capped by the run time left at send time).
+   */
   public HttpRoute withTimeouts(Duration connect, Duration request) {
     return new HttpRoute(
         kind, url, connect, request, receiverRefHeader, receiverRefField, milestone, fencing);

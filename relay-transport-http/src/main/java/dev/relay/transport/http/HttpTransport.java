@@ -75,13 +75,14 @@ import javax.sql.DataSource;
  *   <tr><td>anything else</td><td>retry, effect unknown</td></tr>
  * </table>
  *
- * <p>Timeouts stay inside the lease: the connect and request timeouts are each capped by the time
- * left on the lease (less a margin), {@link Claim#leaseRemaining()}: for the runtime's claims a
- * monotonic local measure from the claim, never this machine's wall clock against the database's,
- * so an attempt gives up before another worker may take the work over. The JDK client does not
- * retry a POST and follows no redirects: Relay's retry is the only one. A stop signal (cancel,
- * lease lost, handler timeout) interrupts the handler thread, which aborts the call: its effect is
- * then unknown. It never claims the receiver did nothing unless nothing was sent.
+ * <p>Timeouts stay inside the attempt's run time: the request timeout is capped by {@link
+ * Claim#runTimeRemaining()} (less a margin), the time left before the kind's max run time or the
+ * business deadline, whichever is first. It is not capped by the lease: the lease is renewed while
+ * the handler runs, so a slow receiver may take longer than one lease (for the runtime's claims the
+ * run time is measured on a monotonic local clock, never this machine's wall clock against the
+ * database's). The JDK client does not retry a POST and follows no redirects: Relay's retry is the
+ * only one. Passing the max run time interrupts the handler thread, which aborts the call: its
+ * effect is then unknown. It never claims the receiver did nothing unless nothing was sent.
  */
 public final class HttpTransport implements Handler {
   /** The header carrying the business deadline. */
@@ -90,8 +91,8 @@ public final class HttpTransport implements Handler {
   /** Most characters of a reply body kept as evidence. */
   public static final int MAX_EVIDENCE_CHARS = 2000;
 
-  /** Time kept free before the lease ends. */
-  static final Duration LEASE_MARGIN = Duration.ofMillis(100);
+  /** Time kept free before the run time ends. */
+  static final Duration RUN_TIME_MARGIN = Duration.ofMillis(100);
 
   private static final DateTimeFormatter HTTP_DATE = DateTimeFormatter.RFC_1123_DATE_TIME;
 
@@ -209,9 +210,10 @@ public final class HttpTransport implements Handler {
     if (route == null) {
       return Outcome.fail("no HTTP route for kind " + claim.kind(), Effect.NOT_DELIVERED);
     }
-    Duration left = claim.leaseRemaining().minus(LEASE_MARGIN);
+    Duration left = claim.runTimeRemaining().minus(RUN_TIME_MARGIN);
     if (left.toMillis() < 1) {
-      return Outcome.retry("lease nearly over before sending; not sent", Effect.NOT_DELIVERED);
+      return Outcome.retry(
+          "run time or deadline nearly over before sending; not sent", Effect.NOT_DELIVERED);
     }
     HttpRequest.Builder request =
         HttpRequest.newBuilder(route.url())

@@ -2,6 +2,7 @@ package dev.relay.transport.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.relay.InvalidConfigurationException;
 import dev.relay.Milestone;
@@ -81,7 +82,7 @@ class HttpTransportTest {
     @Test
     void everyRequestCarriesKeyFencingTokenAndDeadline() throws Exception {
       try (ScriptedServer s = new ScriptedServer()) {
-        Instant deadline = Instant.parse("2026-10-22T10:16:00Z");
+        Instant deadline = Instant.parse("2099-10-22T10:16:00Z");
         transport(HttpRoute.of(KIND, s.uri()))
             .handle(TestClaim.of("order-103-ack", KIND, ACK, 8).withDeadline(deadline));
 
@@ -89,7 +90,7 @@ class HttpTransportTest {
             .containsEntry("idempotency-key", "order-103-ack")
             .containsEntry("relay-fencing-resource", "order-103-ack")
             .containsEntry("relay-fencing-token", "8")
-            .containsEntry("relay-deadline", "2026-10-22T10:16:00Z")
+            .containsEntry("relay-deadline", "2099-10-22T10:16:00Z")
             .doesNotContainKey("relay-ordering-key");
       }
     }
@@ -198,19 +199,65 @@ class HttpTransportTest {
     }
 
     @Test
-    void requestTimeoutAfterSendingIsUnknownAndStaysInsideTheLease() throws Exception {
+    void requestTimeoutAfterSendingIsUnknownAndStaysInsideTheRunTime() throws Exception {
       try (ScriptedServer s = new ScriptedServer()) {
         s.hold = true;
         long start = System.nanoTime();
         Outcome o =
             transport(HttpRoute.of(KIND, s.uri()))
                 .handle(
-                    TestClaim.of("order-103-ack", KIND, ACK, 7).withLease(Duration.ofMillis(800)));
+                    TestClaim.of("order-103-ack", KIND, ACK, 7)
+                        .withRunTime(Duration.ofMillis(800)));
 
         assertThat(o).isInstanceOf(Outcome.Retry.class);
         assertThat(((Outcome.Retry) o).effect()).isEqualTo(Effect.UNKNOWN);
-        // The route allows 10 s, the lease only 0.8 s: the call gave up inside the lease.
+        // The route allows 10 s, the run time only 0.8 s: the call gave up inside the run time.
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+      }
+    }
+
+    @Test
+    void requestTimeoutStaysBeforeTheBusinessDeadline() throws Exception {
+      try (ScriptedServer s = new ScriptedServer()) {
+        s.hold = true;
+        long start = System.nanoTime();
+        Outcome o =
+            transport(HttpRoute.of(KIND, s.uri()))
+                .handle(
+                    TestClaim.of("order-103-ack", KIND, ACK, 7)
+                        .withDeadline(Instant.now().plusMillis(800)));
+
+        assertThat(o).isInstanceOf(Outcome.Retry.class);
+        assertThat(((Outcome.Retry) o).effect()).isEqualTo(Effect.UNKNOWN);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+      }
+    }
+
+    @Test
+    void aSlowReplyMayOutlastTheLeaseWhileTheRunTimeLasts() throws Exception {
+      try (ScriptedServer s = new ScriptedServer()) {
+        s.hold = true;
+        // The lease (renewed by the runtime while the handler runs) is nearly over; the run time
+        // is not: the call must not be cut off at the lease.
+        TestClaim claim =
+            TestClaim.of("order-103-ack", KIND, ACK, 7)
+                .withLease(Duration.ofMillis(300))
+                .withRunTime(Duration.ofSeconds(30));
+        CompletableFuture<Outcome> call =
+            CompletableFuture.supplyAsync(
+                () -> {
+                  try {
+                    return transport(HttpRoute.of(KIND, s.uri())).handle(claim);
+                  } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                  }
+                });
+        await().atMost(Duration.ofSeconds(30)).until(() -> !s.lastHeaders.isEmpty());
+        await().atMost(Duration.ofSeconds(30)).until(() -> claim.leaseRemaining().isZero());
+        assertThat(call).isNotDone();
+        s.release.countDown();
+
+        assertThat(call.get(30, TimeUnit.SECONDS)).isInstanceOf(Outcome.Done.class);
       }
     }
   }
@@ -230,10 +277,10 @@ class HttpTransportTest {
   }
 
   @Test
-  void leaseAlreadyOverSendsNothing() throws Exception {
+  void runTimeAlreadyOverSendsNothing() throws Exception {
     Outcome o =
         transport(HttpRoute.of(KIND, URI.create("http://127.0.0.1:9/mail")))
-            .handle(TestClaim.of("order-103-ack", KIND, ACK, 7).withLease(Duration.ofMillis(-5)));
+            .handle(TestClaim.of("order-103-ack", KIND, ACK, 7).withRunTime(Duration.ZERO));
 
     assertThat(o).isInstanceOf(Outcome.Retry.class);
     assertThat(((Outcome.Retry) o).effect()).isEqualTo(Effect.NOT_DELIVERED);

@@ -14,7 +14,8 @@ record TestClaim(
     Instant deadline,
     String orderingKey,
     Long sequence,
-    Long previousDeliveredSequence)
+    Long previousDeliveredSequence,
+    Duration runTime)
     implements Claim {
 
   static TestClaim of(String workId, String kind, String payload, long generation) {
@@ -24,6 +25,7 @@ record TestClaim(
         payload,
         generation,
         Instant.now().plus(Duration.ofSeconds(30)),
+        null,
         null,
         null,
         null,
@@ -40,7 +42,8 @@ record TestClaim(
         deadline,
         orderingKey,
         sequence,
-        previousDeliveredSequence);
+        previousDeliveredSequence,
+        runTime);
   }
 
   TestClaim withDeadline(Instant d) {
@@ -53,12 +56,33 @@ record TestClaim(
         d,
         orderingKey,
         sequence,
-        previousDeliveredSequence);
+        previousDeliveredSequence,
+        runTime);
   }
 
   TestClaim withOrdering(String key, long seq, Long previous) {
     return new TestClaim(
-        workId, kind, payload, generation, leaseUntil, deadline, key, seq, previous);
+        workId, kind, payload, generation, leaseUntil, deadline, key, seq, previous, runTime);
+  }
+
+  /** The run time left, as the runtime's claims report it (unset: the interface's default). */
+  TestClaim withRunTime(Duration left) {
+    return new TestClaim(
+        workId,
+        kind,
+        payload,
+        generation,
+        leaseUntil,
+        deadline,
+        orderingKey,
+        sequence,
+        previousDeliveredSequence,
+        left);
+  }
+
+  @Override
+  public Duration runTimeRemaining() {
+    return runTime != null ? runTime : Claim.super.runTimeRemaining();
   }
 
   @Override
