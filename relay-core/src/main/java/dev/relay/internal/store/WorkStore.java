@@ -1,6 +1,7 @@
 package dev.relay.internal.store;
 
 import dev.relay.CommitOutcomeUnknownException;
+import dev.relay.WorkState;
 import dev.relay.internal.jdbc.BoundText;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.Timeouts;
@@ -87,7 +88,7 @@ public final class WorkStore {
                   rs.getInt("priority"),
                   rs.getObject("available_at", OffsetDateTime.class),
                   rs.getString("work_id"));
-          boolean afterExpiry = "running".equals(rs.getString("prev_state"));
+          boolean afterExpiry = WorkState.RUNNING.sql().equals(rs.getString("prev_state"));
           String decision = rs.getString("decision");
           if (decision.equals("claim")) {
             claimed.add(
@@ -279,9 +280,14 @@ public final class WorkStore {
    */
   public record StoredState(
       String workId, String state, long generation, String claimedBy, boolean leaseLive) {
+    /** {@link #state()} as a {@link WorkState}. */
+    public WorkState workState() {
+      return WorkState.fromSql(state);
+    }
+
     /** Whether {@code ref} is still a live claim of {@code workerId}: nothing settled it. */
     public boolean heldBy(String workerId, ClaimRef ref) {
-      return state.equals("running")
+      return state.equals(WorkState.RUNNING.sql())
           && workerId.equals(claimedBy)
           && generation == ref.generation()
           && leaseLive;
@@ -431,7 +437,7 @@ public final class WorkStore {
     String result;
     if (state == null) {
       result = "not_found";
-    } else if (state.equals("ready") || state.equals("failed")) {
+    } else if (state.equals(WorkState.READY.sql()) || state.equals(WorkState.FAILED.sql())) {
       // A failed item is cancelled too: that is how an operator releases an ordering key its
       // failed head holds, when redriving it is not wanted.
       try (PreparedStatement ps = tx.prepareStatement(sql.cancelReady)) {
@@ -440,7 +446,7 @@ public final class WorkStore {
         ps.executeUpdate();
       }
       result = "cancelled";
-    } else if (state.equals("running")) {
+    } else if (state.equals(WorkState.RUNNING.sql())) {
       try (PreparedStatement ps = tx.prepareStatement(sql.requestCancel)) {
         ps.setString(1, workId);
         ps.executeUpdate();
