@@ -42,7 +42,7 @@ public final class AdminStore {
   public AdminStore(SchemaName schema, Timeouts timeouts) {
     this.schema = schema;
     this.timeouts = timeouts;
-    this.sql = new AdminSql(schema);
+    this.sql = AdminSql.of(schema);
     this.store = new WorkStore(schema, timeouts);
     Outbox outbox = Outbox.builder().schema(schema.sql()).build();
     this.health = new HealthQueries(sql, timeouts);

@@ -39,7 +39,7 @@ public final class WorkStore {
 
   /** A store for {@code schema} whose transactions use {@code timeouts}. */
   public WorkStore(SchemaName schema, Timeouts timeouts) {
-    this.sql = new WorkSql(schema);
+    this.sql = WorkSql.of(schema);
     this.timeouts = timeouts;
   }
 
@@ -133,9 +133,8 @@ public final class WorkStore {
           try (PreparedStatement ps = tx.prepareStatement(sql.renewIfOwned)) {
             ps.setArray(1, tx.createArrayOf("text", ids(sorted)));
             ps.setArray(2, tx.createArrayOf("int8", generations(sorted)));
-            ps.setLong(3, lease.toMillis());
-            ps.setString(4, workerId);
-            ps.setString(5, workerId);
+            ps.setString(3, workerId);
+            ps.setLong(4, lease.toMillis());
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
                 String id = rs.getString("work_id");
@@ -577,8 +576,6 @@ public final class WorkStore {
       ps.setArray(9, BoundText.jsonArray(tx, results));
       ps.setArray(10, BoundText.textArray(tx, milestones));
       ps.setString(11, workerId);
-      ps.setString(12, workerId);
-      ps.setString(13, workerId);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           applied.add(rs.getString(1));
