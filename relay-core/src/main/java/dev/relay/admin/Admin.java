@@ -5,6 +5,7 @@ import dev.relay.Outbox;
 import dev.relay.Relay;
 import dev.relay.Work;
 import dev.relay.WorkConflictException;
+import dev.relay.WorkState;
 import dev.relay.internal.admin.AdminStore;
 import dev.relay.internal.admin.Cursor;
 import dev.relay.internal.jdbc.SchemaName;
@@ -19,6 +20,8 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import javax.sql.DataSource;
 
 /**
@@ -60,7 +63,7 @@ public final class Admin {
   public static final int MAX_REASON_LENGTH = 2_000;
 
   private static final Set<String> STATES =
-      Set.of("ready", "running", "done", "failed", "cancelled");
+      Stream.of(WorkState.values()).map(WorkState::sql).collect(Collectors.toUnmodifiableSet());
   private static final Set<String> OUTCOMES = Set.of("delivered", "not_delivered", "unknown");
 
   private final DataSource dataSource;
@@ -163,7 +166,9 @@ public final class Admin {
     requireRequest(request);
     requireLimit(limit, MAX_BATCH);
     List<String> states =
-        request.force() ? List.of("ready", "done", "failed", "cancelled") : List.of("failed");
+        request.force()
+            ? sql(WorkState.READY, WorkState.DONE, WorkState.FAILED, WorkState.CANCELLED)
+            : sql(WorkState.FAILED);
     List<String> ids = withConnection("select work", c -> store.select(c, filter, states, limit));
     List<RedriveResult> results = new ArrayList<>();
     for (String id : ids) {
@@ -227,7 +232,9 @@ public final class Admin {
     List<String> ids =
         withConnection(
             "select work",
-            c -> store.select(c, filter, List.of("ready", "running", "failed"), limit));
+            c ->
+                store.select(
+                    c, filter, sql(WorkState.READY, WorkState.RUNNING, WorkState.FAILED), limit));
     List<CancelResult> results = new ArrayList<>();
     for (String id : ids) {
       results.add(withConnection("cancel " + id, c -> store.cancel(c, id, actor, reason)));
@@ -273,6 +280,10 @@ public final class Admin {
     } catch (SQLException e) {
       throw SqlErrors.translate(what, e);
     }
+  }
+
+  private static List<String> sql(WorkState... states) {
+    return Stream.of(states).map(WorkState::sql).toList();
   }
 
   private static void requireRequest(RedriveRequest r) {

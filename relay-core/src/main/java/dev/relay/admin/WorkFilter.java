@@ -1,5 +1,6 @@
 package dev.relay.admin;
 
+import dev.relay.WorkState;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -58,6 +59,11 @@ public final class WorkFilter {
   public WorkFilter state(String state) {
     return new WorkFilter(
         state, kind, queue, orderingKey, olderThan, newerThan, errorKind, outcome);
+  }
+
+  /** Only work in {@code state}. */
+  public WorkFilter state(WorkState state) {
+    return state(state.sql());
   }
 
   /** Only work of {@code kind}. */

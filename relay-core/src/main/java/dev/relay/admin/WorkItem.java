@@ -1,5 +1,6 @@
 package dev.relay.admin;
 
+import dev.relay.WorkState;
 import java.time.Instant;
 
 /**
@@ -15,7 +16,7 @@ import java.time.Instant;
  * @param maxAttempts the attempt cap
  * @param createdAt when it was enqueued
  * @param availableAt the earliest next claim
- * @param firstAttemptAt the first claim ever, or {@code null}
+ * @param firstAttemptAt the first claim ever (a redrive keeps it), or {@code null}
  * @param claimedBy the current owner while running, else {@code null}
  * @param leaseUntil the current lease end while running, else {@code null}
  * @param completedAt when it ended, or {@code null}
@@ -51,4 +52,9 @@ public record WorkItem(
     String lastError,
     String outcome,
     String receiverRef,
-    Instant cancelRequestedAt) {}
+    Instant cancelRequestedAt) {
+  /** {@link #state()} as a {@link WorkState}. */
+  public WorkState workState() {
+    return WorkState.fromSql(state);
+  }
+}

@@ -2,6 +2,8 @@ package dev.relay.internal.admin;
 
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.store.AttemptCap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 
 /**
  * Every statement of the admin API and of retention, one constant per operation, with the validated
@@ -161,6 +163,13 @@ final class AdminSql {
 
   /** Gives the maintenance lock back. */
   final String maintenanceUnlock;
+
+  private static final ConcurrentMap<String, AdminSql> BY_SCHEMA = new ConcurrentHashMap<>();
+
+  /** The statements for {@code schema}, composed once per schema and shared. */
+  static AdminSql of(SchemaName schema) {
+    return BY_SCHEMA.computeIfAbsent(schema.sql(), name -> new AdminSql(schema));
+  }
 
   AdminSql(SchemaName schema) {
     listWork =

@@ -41,7 +41,7 @@ public final class Enqueuer {
    * WorkSql#enqueueManyNotify}).
    */
   public Enqueuer(SchemaName schema, boolean notify) {
-    this.sql = new WorkSql(schema);
+    this.sql = WorkSql.of(schema);
     this.notify = notify;
   }
 

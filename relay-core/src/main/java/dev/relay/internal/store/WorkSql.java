@@ -1,6 +1,8 @@
 package dev.relay.internal.store;
 
 import dev.relay.internal.jdbc.SchemaName;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 
 /**
  * Every statement on the work table family ({@code outbox}, {@code attempt}, {@code tombstone}),
@@ -128,6 +130,13 @@ final class WorkSql {
    * makes a repeat (after a COMMIT whose outcome was unknown) add nothing.
    */
   final String recordAbandoned;
+
+  private static final ConcurrentMap<String, WorkSql> BY_SCHEMA = new ConcurrentHashMap<>();
+
+  /** The statements for {@code schema}, composed once per schema and shared. */
+  static WorkSql of(SchemaName schema) {
+    return BY_SCHEMA.computeIfAbsent(schema.sql(), name -> new WorkSql(schema));
+  }
 
   WorkSql(SchemaName schema) {
     // The statement returns the IDs it did NOT insert (taken, or tombstoned): in the usual case
@@ -398,7 +407,8 @@ final class WorkSql {
                                    AS exhausted
                           FROM capped) AS c
             ), clock AS (
-                SELECT clock_timestamp() AS now   -- sampled after the rows were locked
+                SELECT clock_timestamp() AS now,  -- sampled after the rows were locked
+                       ?::text AS worker          -- bound once, used by every step below
             ), settled AS (
                 UPDATE ${relay_schema}.outbox o
                    SET state = CASE i.action WHEN 'complete' THEN 'done'
@@ -439,7 +449,7 @@ final class WorkSql {
                    -- Split, with statistics that show few running rows, it scanned this worker's
                    -- running rows by owner and compared each with every input row (quadratic).
                    AND CASE WHEN o.state = 'running'
-                             AND o.claimed_by = ?
+                             AND o.claimed_by = k.worker
                              AND o.claim_generation = i.generation
                              AND o.lease_until > k.now
                             THEN true ELSE false END
@@ -448,7 +458,7 @@ final class WorkSql {
                 INSERT INTO ${relay_schema}.attempt
                        (work_id, generation, worker, claimed_at, ended_at, ending,
                         error_kind, error, outcome)
-                SELECT i.work_id, i.generation, ?, s.claimed_at, k.now,
+                SELECT i.work_id, i.generation, k.worker, s.claimed_at, k.now,
                        CASE i.action WHEN 'fail' THEN 'failed'
                                      WHEN 'release' THEN 'released'
                                      ELSE i.action END,
@@ -456,7 +466,7 @@ final class WorkSql {
                   FROM input i JOIN settled s USING (work_id), clock k
                  WHERE i.action <> 'complete'
                 UNION ALL
-                SELECT i.work_id, i.generation, ?, NULL, k.now, 'stale_write',
+                SELECT i.work_id, i.generation, k.worker, NULL, k.now, 'stale_write',
                        'stale_' || i.requested_action,
                        format('refused %s: stored state %s, generation %s, owner %s,'
                               ' lease until %s', i.requested_action, o.state, o.claim_generation,
@@ -475,15 +485,16 @@ final class WorkSql {
             WITH input AS (
                 SELECT * FROM unnest(?::text[], ?::int8[]) AS i(work_id, generation)
             ), clock AS (
-                SELECT clock_timestamp() AS now   -- sampled after the rows were locked
+                SELECT clock_timestamp() AS now,  -- sampled after the rows were locked
+                       ?::text AS worker, ?::int8 AS lease_ms
             ), renewed AS (
                 UPDATE ${relay_schema}.outbox o
-                   SET lease_until = k.now + ? * interval '1 millisecond'
+                   SET lease_until = k.now + k.lease_ms * interval '1 millisecond'
                   FROM input i, clock k
                  WHERE o.work_id = i.work_id
                    -- one CASE, so rows are found by primary key (see settleIfOwned)
                    AND CASE WHEN o.state = 'running'
-                             AND o.claimed_by = ?
+                             AND o.claimed_by = k.worker
                              AND o.claim_generation = i.generation
                              AND o.lease_until > k.now
                             THEN true ELSE false END
@@ -491,7 +502,7 @@ final class WorkSql {
             ), stale AS (
                 INSERT INTO ${relay_schema}.attempt
                        (work_id, generation, worker, ended_at, ending, error_kind, error)
-                SELECT i.work_id, i.generation, ?, k.now, 'stale_write', 'stale_renew',
+                SELECT i.work_id, i.generation, k.worker, k.now, 'stale_write', 'stale_renew',
                        format('refused renew: stored state %s, generation %s, owner %s,'
                               ' lease until %s', o.state, o.claim_generation, o.claimed_by,
                               o.lease_until)

@@ -1,6 +1,7 @@
 package dev.relay.internal.store;
 
 import dev.relay.CommitOutcomeUnknownException;
+import dev.relay.WorkState;
 import dev.relay.internal.jdbc.BoundText;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.Timeouts;
@@ -38,7 +39,7 @@ public final class WorkStore {
 
   /** A store for {@code schema} whose transactions use {@code timeouts}. */
   public WorkStore(SchemaName schema, Timeouts timeouts) {
-    this.sql = new WorkSql(schema);
+    this.sql = WorkSql.of(schema);
     this.timeouts = timeouts;
   }
 
@@ -87,7 +88,7 @@ public final class WorkStore {
                   rs.getInt("priority"),
                   rs.getObject("available_at", OffsetDateTime.class),
                   rs.getString("work_id"));
-          boolean afterExpiry = "running".equals(rs.getString("prev_state"));
+          boolean afterExpiry = WorkState.RUNNING.sql().equals(rs.getString("prev_state"));
           String decision = rs.getString("decision");
           if (decision.equals("claim")) {
             claimed.add(
@@ -132,9 +133,8 @@ public final class WorkStore {
           try (PreparedStatement ps = tx.prepareStatement(sql.renewIfOwned)) {
             ps.setArray(1, tx.createArrayOf("text", ids(sorted)));
             ps.setArray(2, tx.createArrayOf("int8", generations(sorted)));
-            ps.setLong(3, lease.toMillis());
-            ps.setString(4, workerId);
-            ps.setString(5, workerId);
+            ps.setString(3, workerId);
+            ps.setLong(4, lease.toMillis());
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
                 String id = rs.getString("work_id");
@@ -279,9 +279,14 @@ public final class WorkStore {
    */
   public record StoredState(
       String workId, String state, long generation, String claimedBy, boolean leaseLive) {
+    /** {@link #state()} as a {@link WorkState}. */
+    public WorkState workState() {
+      return WorkState.fromSql(state);
+    }
+
     /** Whether {@code ref} is still a live claim of {@code workerId}: nothing settled it. */
     public boolean heldBy(String workerId, ClaimRef ref) {
-      return state.equals("running")
+      return state.equals(WorkState.RUNNING.sql())
           && workerId.equals(claimedBy)
           && generation == ref.generation()
           && leaseLive;
@@ -431,7 +436,7 @@ public final class WorkStore {
     String result;
     if (state == null) {
       result = "not_found";
-    } else if (state.equals("ready") || state.equals("failed")) {
+    } else if (state.equals(WorkState.READY.sql()) || state.equals(WorkState.FAILED.sql())) {
       // A failed item is cancelled too: that is how an operator releases an ordering key its
       // failed head holds, when redriving it is not wanted.
       try (PreparedStatement ps = tx.prepareStatement(sql.cancelReady)) {
@@ -440,7 +445,7 @@ public final class WorkStore {
         ps.executeUpdate();
       }
       result = "cancelled";
-    } else if (state.equals("running")) {
+    } else if (state.equals(WorkState.RUNNING.sql())) {
       try (PreparedStatement ps = tx.prepareStatement(sql.requestCancel)) {
         ps.setString(1, workId);
         ps.executeUpdate();
@@ -571,8 +576,6 @@ public final class WorkStore {
       ps.setArray(9, BoundText.jsonArray(tx, results));
       ps.setArray(10, BoundText.textArray(tx, milestones));
       ps.setString(11, workerId);
-      ps.setString(12, workerId);
-      ps.setString(13, workerId);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           applied.add(rs.getString(1));

@@ -161,8 +161,6 @@ class ClaimPlanTest {
           ps.setArray(i, c.createArrayOf("text", new String[n]));
         }
         ps.setString(11, "worker-a");
-        ps.setString(12, "worker-a");
-        ps.setString(13, "worker-a");
         text = lines(ps);
       }
       c.rollback();

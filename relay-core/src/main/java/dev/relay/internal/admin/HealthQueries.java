@@ -1,0 +1,116 @@
+package dev.relay.internal.admin;
+
+import dev.relay.admin.QueueHealth;
+import dev.relay.internal.jdbc.Timeouts;
+import dev.relay.internal.jdbc.Tx;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Queue health: counts, ages, percentiles and failure reasons per (queue, kind), measured at one
+ * instant of the database clock.
+ */
+final class HealthQueries {
+  private final Timeouts timeouts;
+  private final AdminSql sql;
+
+  HealthQueries(AdminSql sql, Timeouts timeouts) {
+    this.sql = sql;
+    this.timeouts = timeouts;
+  }
+
+  /** Health per (queue, kind), measured at one instant of the database clock. */
+  public List<QueueHealth> health(Connection c, Duration window) {
+    return Tx.run(
+        c,
+        timeouts,
+        "queue health",
+        tx -> {
+          List<HealthRow> rows = new ArrayList<>();
+          OffsetDateTime now = null;
+          try (PreparedStatement ps = tx.prepareStatement(sql.health)) {
+            ps.setLong(1, window.toMillis());
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                now = rs.getObject("now", OffsetDateTime.class);
+                rows.add(
+                    new HealthRow(
+                        rs.getString("queue"),
+                        rs.getString("kind"),
+                        rs.getLong("ready"),
+                        rs.getLong("running"),
+                        rs.getLong("done"),
+                        rs.getLong("failed"),
+                        rs.getLong("cancelled"),
+                        AdminRows.seconds(rs, "oldest_eligible_s"),
+                        rs.getLong("expired_leases"),
+                        rs.getLong("completed_in_window"),
+                        AdminRows.seconds(rs, "p50_s"),
+                        AdminRows.seconds(rs, "p95_s"),
+                        rs.getLong("blocked_keys")));
+              }
+            }
+          }
+          Map<String, Map<String, Long>> failures = new HashMap<>();
+          if (now != null) {
+            try (PreparedStatement ps = tx.prepareStatement(sql.failuresByReason)) {
+              ps.setObject(1, now);
+              ps.setLong(2, window.toMillis());
+              try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                  failures
+                      .computeIfAbsent(
+                          rs.getString("queue") + "\u0000" + rs.getString("kind"),
+                          k -> new LinkedHashMap<>())
+                      .put(rs.getString("reason"), rs.getLong("n"));
+                }
+              }
+            }
+          }
+          List<QueueHealth> result = new ArrayList<>();
+          for (HealthRow r : rows) {
+            result.add(
+                new QueueHealth(
+                    r.queue(),
+                    r.kind(),
+                    r.ready(),
+                    r.running(),
+                    r.done(),
+                    r.failed(),
+                    r.cancelled(),
+                    r.oldestEligible() == null ? Duration.ZERO : r.oldestEligible(),
+                    r.expiredLeases(),
+                    r.blockedKeys(),
+                    failures.getOrDefault(r.queue() + "\u0000" + r.kind(), Map.of()),
+                    r.completedInWindow(),
+                    r.p50(),
+                    r.p95()));
+          }
+          return result;
+        });
+  }
+
+  /** One row of the health statement, before the failure reasons are joined to it. */
+  private record HealthRow(
+      String queue,
+      String kind,
+      long ready,
+      long running,
+      long done,
+      long failed,
+      long cancelled,
+      Duration oldestEligible,
+      long expiredLeases,
+      long completedInWindow,
+      Duration p50,
+      Duration p95,
+      long blockedKeys) {}
+}

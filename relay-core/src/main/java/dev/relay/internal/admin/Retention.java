@@ -1,0 +1,99 @@
+package dev.relay.internal.admin;
+
+import dev.relay.KindPolicy;
+import dev.relay.admin.PurgePolicy;
+import dev.relay.admin.PurgeResult;
+import dev.relay.internal.jdbc.Timeouts;
+import dev.relay.internal.jdbc.Tx;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+
+/**
+ * Retention: purge finished work past its retention (leaving tombstones), expired tombstones, and
+ * old history and audit rows, in bounded batches.
+ */
+final class Retention {
+  private final Timeouts timeouts;
+  private final AdminSql sql;
+
+  Retention(AdminSql sql, Timeouts timeouts) {
+    this.sql = sql;
+    this.timeouts = timeouts;
+  }
+
+  /** Runs (or counts, for a dry run) every retention step in bounded batches. */
+  public PurgeResult purge(Connection c, PurgePolicy p, boolean dryRun) {
+    long retention = p.workRetention().toMillis();
+    long defaultHorizon = KindPolicy.DEFAULT_DEDUP_HORIZON.toMillis();
+    long history = p.historyRetention().toMillis();
+    long identity = p.identityHorizon().toMillis();
+    if (dryRun) {
+      return Tx.run(
+          c,
+          timeouts,
+          "purge (dry run)",
+          tx -> {
+            long work = count(tx, sql.countPurgeableWork, retention, defaultHorizon);
+            long tombs = count(tx, sql.countTombstones, identity);
+            long attempts = count(tx, sql.countAttempts, history);
+            long audits =
+                count(tx, sql.countRedriveAudit, history)
+                    + count(tx, sql.countCancelAudit, history)
+                    + count(tx, sql.countSupersedes, history);
+            return new PurgeResult(true, work, tombs, attempts, audits, true);
+          });
+    }
+    boolean[] complete = {true};
+    long work = batches(c, "purge work", sql.purgeWork, p, complete, retention, defaultHorizon);
+    long tombs = batches(c, "purge tombstones", sql.purgeTombstones, p, complete, identity);
+    // History after work: rows whose work was just purged become eligible in the same run.
+    long attempts = batches(c, "purge attempts", sql.purgeAttempts, p, complete, history);
+    long audits =
+        batches(c, "purge redrive audit", sql.purgeRedriveAudit, p, complete, history)
+            + batches(c, "purge cancel audit", sql.purgeCancelAudit, p, complete, history)
+            + batches(c, "purge supersedes", sql.purgeSupersedes, p, complete, history);
+    return new PurgeResult(false, work, tombs, attempts, audits, complete[0]);
+  }
+
+  private long batches(
+      Connection c, String what, String query, PurgePolicy p, boolean[] complete, long... params) {
+    long total = 0;
+    for (int b = 0; b < p.maxBatches(); b++) {
+      int n =
+          Tx.run(
+              c,
+              timeouts,
+              what,
+              tx -> {
+                try (PreparedStatement ps = tx.prepareStatement(query)) {
+                  int i = 1;
+                  for (long v : params) {
+                    ps.setLong(i++, v);
+                  }
+                  ps.setInt(i, p.batchSize());
+                  return ps.executeUpdate();
+                }
+              });
+      total += n;
+      if (n < p.batchSize()) {
+        return total;
+      }
+    }
+    complete[0] = false;
+    return total;
+  }
+
+  private static long count(Connection tx, String query, long... params) throws SQLException {
+    try (PreparedStatement ps = tx.prepareStatement(query)) {
+      for (int i = 0; i < params.length; i++) {
+        ps.setLong(i + 1, params[i]);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+}

@@ -1,0 +1,225 @@
+package dev.relay.internal.admin;
+
+import dev.relay.admin.WorkDetail;
+import dev.relay.admin.WorkFilter;
+import dev.relay.admin.WorkItem;
+import dev.relay.admin.WorkPage;
+import dev.relay.internal.jdbc.Timeouts;
+import dev.relay.internal.jdbc.Tx;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Reading work: a filtered page in keyset order, the IDs an operation over a filter touches, and
+ * one item with its whole history.
+ */
+final class WorkQueries {
+  private final Timeouts timeouts;
+  private final AdminSql sql;
+
+  WorkQueries(AdminSql sql, Timeouts timeouts) {
+    this.sql = sql;
+    this.timeouts = timeouts;
+  }
+
+  /** One page after {@code after} (or from the start when {@code null}). */
+  public WorkPage list(Connection c, WorkFilter filter, Cursor after, int limit) {
+    return Tx.run(
+        c,
+        timeouts,
+        "list work",
+        tx -> {
+          List<WorkItem> items = new ArrayList<>();
+          try (PreparedStatement ps = tx.prepareStatement(sql.listWork)) {
+            int i = bindFilter(tx, ps, filter, after, null);
+            ps.setInt(i, limit + 1);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                items.add(AdminRows.item(rs));
+              }
+            }
+          }
+          String next = null;
+          if (items.size() > limit) {
+            items.remove(limit);
+            WorkItem last = items.get(limit - 1);
+            next = new Cursor(last.createdAt(), last.workId()).encode();
+          }
+          return new WorkPage(items, next);
+        });
+  }
+
+  /**
+   * The IDs matching {@code filter} in one of {@code states}, oldest first, at most {@code limit}.
+   */
+  public List<String> select(Connection c, WorkFilter filter, List<String> states, int limit) {
+    return Tx.run(
+        c,
+        timeouts,
+        "select work",
+        tx -> {
+          List<String> ids = new ArrayList<>();
+          try (PreparedStatement ps = tx.prepareStatement(sql.listWork)) {
+            int i = bindFilter(tx, ps, filter, null, states);
+            ps.setInt(i, limit);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                ids.add(rs.getString("work_id"));
+              }
+            }
+          }
+          return ids;
+        });
+  }
+
+  private static int bindFilter(
+      Connection tx, PreparedStatement ps, WorkFilter f, Cursor after, List<String> states)
+      throws SQLException {
+    ps.setString(1, f.state());
+    ps.setString(2, f.kind());
+    ps.setString(3, f.queue());
+    ps.setString(4, f.orderingKey());
+    setMillis(ps, 5, f.olderThan());
+    setMillis(ps, 6, f.newerThan());
+    ps.setString(7, f.errorKind());
+    ps.setString(8, f.outcome());
+    if (after == null) {
+      ps.setNull(9, Types.TIMESTAMP_WITH_TIMEZONE);
+      ps.setNull(10, Types.VARCHAR);
+    } else {
+      ps.setString(9, after.createdAt().toString());
+      ps.setString(10, after.workId());
+    }
+    if (states == null) {
+      ps.setNull(11, Types.ARRAY);
+    } else {
+      ps.setArray(11, tx.createArrayOf("text", states.toArray()));
+    }
+    return 12;
+  }
+
+  private static void setMillis(PreparedStatement ps, int index, Duration d) throws SQLException {
+    if (d == null) {
+      ps.setNull(index, Types.BIGINT);
+    } else {
+      ps.setLong(index, d.toMillis());
+    }
+  }
+
+  // ------------------------------------------------------------------------------------ show
+
+  /** One item with its history, or empty when no row has the ID. */
+  public Optional<WorkDetail> show(Connection c, String workId) {
+    return Tx.run(
+        c,
+        timeouts,
+        "show " + workId,
+        tx -> {
+          WorkItem item;
+          String payload;
+          String result;
+          String milestone;
+          try (PreparedStatement ps = tx.prepareStatement(sql.showWork)) {
+            ps.setString(1, workId);
+            try (ResultSet rs = ps.executeQuery()) {
+              if (!rs.next()) {
+                return Optional.<WorkDetail>empty();
+              }
+              item = AdminRows.item(rs);
+              payload = rs.getString("payload");
+              result = rs.getString("result");
+              milestone = rs.getString("milestone");
+            }
+          }
+          List<WorkDetail.Attempt> attempts = new ArrayList<>();
+          try (PreparedStatement ps = tx.prepareStatement(sql.showAttempts)) {
+            ps.setString(1, workId);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                attempts.add(
+                    new WorkDetail.Attempt(
+                        rs.getLong("generation"),
+                        rs.getString("worker"),
+                        AdminRows.instant(rs, "claimed_at"),
+                        AdminRows.instant(rs, "ended_at"),
+                        rs.getString("ending"),
+                        rs.getString("error_kind"),
+                        rs.getString("error"),
+                        rs.getString("outcome")));
+              }
+            }
+          }
+          List<WorkDetail.Redrive> redrives = new ArrayList<>();
+          try (PreparedStatement ps = tx.prepareStatement(sql.showRedrives)) {
+            ps.setString(1, workId);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                redrives.add(
+                    new WorkDetail.Redrive(
+                        rs.getString("actor"),
+                        rs.getString("reason"),
+                        AdminRows.instant(rs, "redriven_at"),
+                        rs.getString("from_state"),
+                        rs.getLong("from_generation"),
+                        rs.getBoolean("forced")));
+              }
+            }
+          }
+          List<WorkDetail.Cancel> cancels = new ArrayList<>();
+          try (PreparedStatement ps = tx.prepareStatement(sql.showCancels)) {
+            ps.setString(1, workId);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                cancels.add(
+                    new WorkDetail.Cancel(
+                        rs.getString("actor"),
+                        rs.getString("reason"),
+                        AdminRows.instant(rs, "requested_at"),
+                        rs.getString("from_state"),
+                        rs.getString("result")));
+              }
+            }
+          }
+          List<WorkDetail.SupersedeLink> supersedes = links(tx, sql.showSupersedes, workId);
+          List<WorkDetail.SupersedeLink> supersededBy = links(tx, sql.showSupersededBy, workId);
+          return Optional.of(
+              new WorkDetail(
+                  item,
+                  payload,
+                  result,
+                  milestone,
+                  attempts,
+                  redrives,
+                  cancels,
+                  supersedes,
+                  supersededBy));
+        });
+  }
+
+  static List<WorkDetail.SupersedeLink> links(Connection tx, String query, String workId)
+      throws SQLException {
+    List<WorkDetail.SupersedeLink> links = new ArrayList<>();
+    try (PreparedStatement ps = tx.prepareStatement(query)) {
+      ps.setString(1, workId);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          links.add(
+              new WorkDetail.SupersedeLink(
+                  rs.getString("work_id"),
+                  rs.getString("supersedes_work_id"),
+                  rs.getString("actor"),
+                  rs.getString("reason"),
+                  AdminRows.instant(rs, "created_at")));
+        }
+      }
+    }
+    return links;
+  }
+}
