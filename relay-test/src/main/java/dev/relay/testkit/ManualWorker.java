@@ -1,6 +1,5 @@
 package dev.relay.testkit;
 
-import dev.relay.Claim;
 import dev.relay.Handler;
 import dev.relay.HeldClaim;
 import dev.relay.ManualClaims;
@@ -210,20 +209,19 @@ public final class ManualWorker {
    *
    * @throws IllegalStateException if no handler is registered for the kind
    */
-  public Attempt call(Claim claim) {
+  public Attempt call(HeldClaim claim) {
     Handler handler = handlers.get(claim.kind());
     if (handler == null) {
       throw new IllegalStateException(
           "no handler for kind " + claim.kind() + "; registered: " + handlers.keySet());
     }
-    HeldClaim held = claim instanceof HeldClaim h ? h : null;
     try {
-      return new Attempt(held, handler.handle(claim), null, null);
+      return new Attempt(claim, handler.handle(claim), null, null);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      return new Attempt(held, null, e, null);
+      return new Attempt(claim, null, e, null);
     } catch (Exception e) {
-      return new Attempt(held, null, e, null);
+      return new Attempt(claim, null, e, null);
     }
   }
 
