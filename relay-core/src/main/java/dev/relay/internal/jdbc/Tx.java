@@ -23,16 +23,15 @@ public final class Tx {
 
   /** Runs {@code body} in its own transaction and commits; {@code what} names it in errors. */
   public static <T> T run(Connection c, Timeouts timeouts, String what, Body<T> body) {
-    boolean autoCommit = requireOpen(c);
+    if (!requireOpen(c)) {
+      // A caller's open transaction would be committed with ours; refuse before touching it (no
+      // rollback, no change of mode: the caller's transaction stays exactly as it was).
+      throw new TransactionRequiredException(
+          what + " runs its own transaction: pass a connection in auto-commit mode");
+    }
     T result;
     try {
-      if (autoCommit) {
-        c.setAutoCommit(false);
-      } else {
-        // A caller's open transaction would be committed with ours; refuse rather than surprise.
-        throw new TransactionRequiredException(
-            what + " runs its own transaction: pass a connection in auto-commit mode");
-      }
+      c.setAutoCommit(false);
       try (Statement s = c.createStatement()) {
         s.execute(timeouts.setLocalSql());
       }
