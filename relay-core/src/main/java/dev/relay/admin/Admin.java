@@ -26,9 +26,9 @@ import javax.sql.DataSource;
 
 /**
  * The operator's view of Relay: queue health, listing and showing work, and the audited actions
- * (redrive, supersede, cancel, purge). It is what the {@code relay} command and a console call, so
- * they apply the same rules and the same per-kind policy (from the {@code kind} table) that the
- * workers use.
+ * (redrive, supersede, cancel, purge). It is what the {@code relay} command and your own tools
+ * call, so they apply the same rules and the same per-kind policy (from the {@code kind} table)
+ * that the workers use.
  *
  * <pre>{@code
  * Admin admin = Admin.create(dataSource);                  // schema "relay"; share one instance

@@ -31,7 +31,9 @@ import org.junit.jupiter.api.Test;
  *   <li>Write the code in a snippet source under {@code relay-docs/src/test/java/dev/relay/docs/}
  *       (one class per doc, e.g. {@code GuideSnippets}), inside a method whose parameters declare
  *       what the example takes as given ({@code DataSource dataSource}, {@code Connection c}, ...).
- *       Helpers the example calls (a mailer, a shop) are small interfaces next to it.
+ *       Helpers the example calls (a mailer, a shop) are small interfaces next to it. An example
+ *       that is a whole test class (docs/testing.md's) is a top-level {@code *Test} class of its
+ *       own here, so that it also runs against the test kit's PostgreSQL.
  *   <li>Mark the example: a line {@code // docs:begin <name>} before it and {@code // docs:end}
  *       after it. The formatter leaves the region as written, so format it for reading.
  *   <li>Copy the region into the Markdown file as a {@code ```java} block. Indentation common to
@@ -56,11 +58,7 @@ class DocSnippetsTest {
    * Docs whose blocks another change is fixing, with the reason. The test still reads them; it
    * fails when a pending doc matches in full (remove it from here then), and lists its blocks.
    */
-  private static final Map<String, String> PENDING =
-      Map.of(
-          "docs/testing.md",
-          "owned by the test-kit change (its Outbox.create(ds, schema) does not compile);"
-              + " add TestingSnippets when it merges");
+  private static final Map<String, String> PENDING = Map.of();
 
   private final Path root = Path.of(System.getProperty("relay.docs.root", "..")).normalize();
   private final Path snippets =

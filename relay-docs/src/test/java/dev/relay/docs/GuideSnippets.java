@@ -1,6 +1,8 @@
 package dev.relay.docs;
 
 import dev.relay.CancelResult;
+import dev.relay.Claim;
+import dev.relay.KindPolicy;
 import dev.relay.Milestone;
 import dev.relay.Outcome;
 import dev.relay.Relay;
@@ -22,6 +24,11 @@ final class GuideSnippets {
   /** A mail service that takes an idempotency key. */
   interface Mailer {
     Receipt send(String idempotencyKey, String payload);
+  }
+
+  /** Builds a monthly report: long-running work. */
+  interface Reports {
+    Outcome build(Claim claim) throws Exception;
   }
 
   static void worker(DataSource dataSource, Mailer mailer) {
@@ -55,6 +62,18 @@ final class GuideSnippets {
             .withTimeouts(Duration.ofSeconds(2), Duration.ofSeconds(10)))
         .build();
     Relay relay = Relay.builder(dataSource).handle("order_received", http).build();
+    // docs:end
+    return relay;
+  }
+
+  static Relay longRunning(DataSource dataSource, Reports reports) {
+    // docs:begin guide-max-run-time
+    Relay relay = Relay.builder(dataSource)
+        .lease(Duration.ofSeconds(30))                       // a crash is noticed after ~30 s
+        .handle("monthly_report",
+            KindPolicy.DEFAULT.withMaxRunTime(Duration.ofHours(2)),   // default 1 h, range 1 ms-30 days
+            reports::build)
+        .build();
     // docs:end
     return relay;
   }

@@ -3,19 +3,15 @@ package dev.relay.docs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.relay.Claim;
 import dev.relay.HeldClaim;
 import dev.relay.ManualClaims;
 import dev.relay.Outbox;
 import dev.relay.Outcome;
 import dev.relay.Work;
-import dev.relay.test.DurableDatabase;
 import dev.relay.test.EmbeddedServer;
 import dev.relay.test.LoopbackProxy;
-import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import dev.relay.testkit.EnqueuedWork;
-import dev.relay.testkit.ManualWorker;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -23,42 +19,10 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Optional;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.Test;
 
 /** The code of docs/testing.md. */
 final class TestingSnippets {
   private TestingSnippets() {}
-
-  // docs:begin testing-first-test
-  @RelayDatabaseTest
-  class OrderOutboxTest {
-
-    @Test
-    void orderAndItsMessageCommitTogether(TestDatabase db) throws Exception {
-      Outbox outbox = Outbox.builder().schema(db.schema()).build();
-      try (Connection c = db.connection()) {
-        c.setAutoCommit(false);
-        // ... the business rows of the code under test, on the same connection ...
-        outbox.enqueue(c, Work.of("order-103-ack", "order_received", "{\"order\": 103}"));
-        c.commit();
-      }
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(1);
-    }
-  }
-  // docs:end
-
-  // docs:begin testing-durable
-  @RelayDatabaseTest
-  class CrashRecoveryTest {
-
-    @Test
-    @DurableDatabase
-    void acknowledgedWorkSurvivesACrash(TestDatabase db) throws Exception {
-      assertThat(db.queryString("SHOW fsync")).isEqualTo("on");
-      // ... commit work, crash the server, check the work is there ...
-    }
-  }
-  // docs:end
 
   static void proxy(TestDatabase db) throws Exception {
     // docs:begin testing-proxy
@@ -74,40 +38,6 @@ final class TestingSnippets {
     }
     // docs:end
   }
-
-  // docs:begin testing-manual-worker
-  @RelayDatabaseTest
-  class OrderAckTest {
-
-    @Test
-    void aStalledWorkersLateCompletionIsRefused(TestDatabase db) throws Exception {
-      Outbox outbox = Outbox.builder().schema(db.schema()).build();
-      try (Connection c = db.connection()) {
-        c.setAutoCommit(false);
-        outbox.enqueue(c, Work.of("order-103-ack", "order_received", "{\"order\": 103}"));
-        c.commit();
-      }
-      ManualWorker a = ManualWorker.builder(db.dataSource()).schema(db.schema())
-          .workerId("worker-a")
-          .handle("order_received", claim -> Outcome.done("email-1"))
-          .build();
-      ManualWorker b = ManualWorker.builder(db.dataSource()).schema(db.schema())
-          .workerId("worker-b")
-          .handle("order_received", claim -> Outcome.done("email-1"))
-          .build();
-
-      HeldClaim stalled = a.claimNext("order_received").orElseThrow();  // A holds it, runs nothing
-      Outcome sent = a.call(stalled).outcome();           // A's call happens; nothing is recorded
-      a.expireLease(stalled);                              // A's lease ends on the database clock
-
-      ManualWorker.Attempt taken = b.runNext("order_received").orElseThrow();
-      assertThat(taken.claim().generation()).isEqualTo(stalled.generation() + 1);
-      assertThat(taken.write().applied()).isTrue();        // B's done is recorded
-      assertThat(a.settle(stalled, sent).stale()).isTrue(); // A's late done is refused
-      assertThat(stalled.stopReason()).isEqualTo(Claim.StopReason.LEASE_LOST);
-    }
-  }
-  // docs:end
 
   static void enqueued(TestDatabase db, Outbox outbox) throws Exception {
     // docs:begin testing-enqueued
