@@ -18,16 +18,18 @@ import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Records outcomes in batches: one transaction per batch (bounded by size and by how long the first
- * outcome waits), the guard checked per row by {@link dev.relay.internal.store.WorkStore#settle}. A
- * refused (stale) write is counted and reported, never retried. A failed batch that certainly
- * rolled back is repeated while the claims' leases last; a batch whose COMMIT was cut off is not
- * repeated blindly: the stored rows are re-read and only the claims this worker still holds are
- * written again.
+ * Records outcomes in batches: one transaction per batch, the guard checked per row by {@link
+ * dev.relay.internal.store.WorkStore#settle}. A batch is written as soon as nothing more is waiting
+ * (a natural group commit: while one batch is written, the next accumulates), bounded by size and
+ * by how long its first outcome waits while more keep arriving. A refused (stale) write is counted
+ * and reported, never retried. A failed batch that certainly rolled back is repeated while the
+ * claims' leases last; a batch whose COMMIT was cut off is not repeated blindly: the stored rows
+ * are re-read and only the claims this worker still holds are written again.
  */
 final class Completer implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(Completer.class);
@@ -37,7 +39,9 @@ final class Completer implements Runnable {
   private final Engine engine;
   private final LinkedBlockingQueue<Item> queue = new LinkedBlockingQueue<>();
   private final Deque<Item> carry = new ArrayDeque<>(); // owned by the completer thread
-  private volatile boolean accepting = true;
+  private final AtomicInteger pending = new AtomicInteger();
+  private final Object accept = new Object();
+  private boolean accepting = true; // guarded by accept
   private volatile boolean running = true;
   private volatile boolean abandoned;
 
@@ -45,13 +49,38 @@ final class Completer implements Runnable {
     this.engine = engine;
   }
 
-  /** Queues an outcome; {@code false} once the completer has stopped (the caller gives up). */
+  /**
+   * Queues an outcome; {@code false} once the completer has stopped (the caller gives up). Checked
+   * and queued under one lock that the completer's exit also takes, so nothing is queued after the
+   * completer drained its queue for the last time.
+   */
   boolean submit(LiveClaim claim, Settlement settlement) {
-    if (!accepting) {
-      return false;
+    synchronized (accept) {
+      if (!accepting) {
+        return false;
+      }
+      pending.incrementAndGet();
+      queue.add(new Item(claim, settlement));
     }
-    queue.add(new Item(claim, settlement));
+    engine.claimer.nudge(); // its claim capacity is free now
     return true;
+  }
+
+  /** Outcomes queued or being written: they hold no claim capacity, but count against memory. */
+  int pending() {
+    return pending.get();
+  }
+
+  private void stopAccepting() {
+    synchronized (accept) {
+      accepting = false;
+    }
+  }
+
+  /** The outcome needs nothing more from the completer. */
+  private void settled(Item item) {
+    pending.decrementAndGet();
+    engine.ended(item.claim());
   }
 
   /** Stops after recording what is queued. */
@@ -61,7 +90,7 @@ final class Completer implements Runnable {
 
   /** Stops at once, dropping what is left (their leases will expire). */
   void abandon() {
-    accepting = false;
+    stopAccepting();
     running = false;
     abandoned = true;
   }
@@ -78,7 +107,7 @@ final class Completer implements Runnable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } finally {
-      accepting = false;
+      stopAccepting();
       List<Item> left = new ArrayList<>(carry);
       queue.drainTo(left);
       for (Item i : left) {
@@ -86,11 +115,17 @@ final class Completer implements Runnable {
             "relay closed before the outcome of {} was recorded; its lease will expire and another"
                 + " worker will take it",
             i.claim());
-        engine.ended(i.claim());
+        settled(i);
       }
     }
   }
 
+  /**
+   * The next batch: the oldest waiting outcome and whatever is queued behind it, up to the batch
+   * size. It does not wait for a batch to fill: when the queue is empty the batch is written at
+   * once, and outcomes that arrive meanwhile form the next. Only while outcomes keep arriving does
+   * it go on taking them, for at most {@code completionMaxDelay} after the first.
+   */
   private List<Item> nextBatch() throws InterruptedException {
     List<Item> batch = new ArrayList<>();
     Item first = carry.isEmpty() ? queue.poll(100, TimeUnit.MILLISECONDS) : carry.poll();
@@ -103,14 +138,13 @@ final class Completer implements Runnable {
     ids.add(first.claim().workId());
     int max = engine.config.completionBatchSize();
     long deadline = System.nanoTime() + engine.config.completionMaxDelay().toNanos();
-    while (batch.size() < max) {
+    while (batch.size() < max && System.nanoTime() - deadline < 0) {
       Item next = carry.poll();
       if (next == null) {
-        long wait = deadline - System.nanoTime();
-        next = wait > 0 ? queue.poll(wait, TimeUnit.NANOSECONDS) : queue.poll();
+        next = queue.poll();
       }
       if (next == null) {
-        break;
+        break; // nothing else is coming now: write what there is
       }
       if (ids.add(next.claim().workId())) {
         batch.add(next);
@@ -122,7 +156,39 @@ final class Completer implements Runnable {
     return batch;
   }
 
+  /**
+   * Writes a batch. A batch that fails for a reason that is not retryable is split in halves, each
+   * written on its own, so that one row the database refuses cannot hold the others; an outcome
+   * that fails alone is failed with the evidence of why ({@link #failUnrecordable}).
+   */
   private void flush(List<Item> batch) throws InterruptedException {
+    Deque<List<Item>> parts = new ArrayDeque<>();
+    parts.add(batch);
+    while (!parts.isEmpty() && !abandoned) {
+      List<Item> part = parts.poll();
+      Refused refused = write(part);
+      if (refused == null) {
+        continue;
+      }
+      if (refused.items().size() > 1) {
+        int half = refused.items().size() / 2;
+        parts.addFirst(refused.items().subList(half, refused.items().size()));
+        parts.addFirst(refused.items().subList(0, half));
+      } else {
+        failUnrecordable(refused.items().get(0), refused.error());
+      }
+    }
+  }
+
+  /** Outcomes the database refused to record, for a reason that retrying does not change. */
+  private record Refused(List<Item> items, RelayException error) {}
+
+  /**
+   * Writes {@code batch} in one transaction, repeating it with backoff after a retryable failure
+   * while the claims' leases last. Returns what the database refused for a reason that is not
+   * retryable, or {@code null} when nothing is left to do.
+   */
+  private Refused write(List<Item> batch) throws InterruptedException {
     List<Item> pending = batch;
     boolean uncertain = false;
     int failures = 0;
@@ -139,9 +205,26 @@ final class Completer implements Runnable {
         continue;
       }
       try (Connection c = engine.connection("record outcomes")) {
-        List<WriteResult> results =
-            engine.store.settle(
-                c, engine.workerId, pending.stream().map(Item::settlement).toList());
+        List<WriteResult> results;
+        try {
+          results =
+              engine.store.settle(
+                  c, engine.workerId, pending.stream().map(Item::settlement).toList());
+        } catch (CommitOutcomeUnknownException e) {
+          throw e;
+        } catch (RelayException e) {
+          if (e.isRetryable()) {
+            throw e;
+          }
+          log.warn(
+              "the database refused to record {} outcomes, for a reason retrying does not"
+                  + " change{}: {}",
+              pending.size(),
+              pending.size() > 1 ? "; writing them in smaller batches" : "",
+              e.toString());
+          engine.events.error("record outcomes", e);
+          return new Refused(pending, e);
+        }
         for (int i = 0; i < results.size(); i++) {
           report(pending.get(i), results.get(i).applied());
         }
@@ -159,6 +242,67 @@ final class Completer implements Runnable {
         pause(++failures);
       }
     }
+    return null;
+  }
+
+  /**
+   * An outcome the database refuses to record on its own, for a reason retrying does not change:
+   * the work is failed (guarded, like any settlement) with error kind {@code record_failed}, the
+   * outcome it could not record and the database's reason, keeping the outcome's evidence (a done
+   * that cannot be recorded still happened). Repeating it would hold the worker's capacity until
+   * the lease passed and then run the work again, to the same end. If even that write fails, the
+   * claim is left to its lease.
+   */
+  private void failUnrecordable(Item item, RelayException error) throws InterruptedException {
+    Settlement s = item.settlement();
+    if (s instanceof Settlement.Release) {
+      log.warn("{} could not be released ({}); it is left to its lease", item.claim(), error);
+      settled(item);
+      return;
+    }
+    Settlement.Fail fail =
+        new Settlement.Fail(
+            s.ref(),
+            "record_failed",
+            "the database refused to record this outcome ("
+                + describe(s)
+                + "): "
+                + error.getMessage(),
+            evidence(s));
+    Refused refused = write(List.of(new Item(item.claim(), fail)));
+    if (refused != null) {
+      log.warn(
+          "{} could not be recorded, nor failed ({}); it is left to its lease",
+          item.claim(),
+          refused.error().toString());
+      settled(refused.items().get(0));
+    }
+  }
+
+  private static String describe(Settlement s) {
+    if (s instanceof Settlement.Complete d) {
+      return "done" + (d.receiverRef() == null ? "" : ", receiver reference " + d.receiverRef());
+    } else if (s instanceof Settlement.Retry r) {
+      return "retry, " + r.errorKind();
+    } else if (s instanceof Settlement.Fail f) {
+      return "fail, " + f.errorKind();
+    } else if (s instanceof Settlement.Cancelled) {
+      return "cancelled";
+    }
+    return operation(s);
+  }
+
+  private static Settlement.Evidence evidence(Settlement s) {
+    if (s instanceof Settlement.Complete) {
+      return Settlement.Evidence.DELIVERED;
+    } else if (s instanceof Settlement.Retry r) {
+      return r.evidence();
+    } else if (s instanceof Settlement.Fail f) {
+      return f.evidence();
+    } else if (s instanceof Settlement.Cancelled x) {
+      return x.evidence();
+    }
+    return Settlement.Evidence.NOT_DELIVERED;
   }
 
   /**
@@ -188,7 +332,7 @@ final class Completer implements Runnable {
               "outcome of {} after an interrupted commit: the lease ended before it could be"
                   + " written again; nothing more to do",
               i.claim());
-          engine.ended(i.claim());
+          settled(i);
         }
       }
       return again;
@@ -217,7 +361,7 @@ final class Completer implements Runnable {
     for (Item i : pending) {
       if (now - i.claim().localLeaseDeadline() > 0) {
         log.warn("giving up the outcome of {}: its lease has passed", i.claim());
-        engine.ended(i.claim());
+        settled(i);
       } else {
         keep.add(i);
       }
@@ -245,7 +389,7 @@ final class Completer implements Runnable {
     } else if (s instanceof Settlement.Release) {
       engine.events.released(c);
     }
-    engine.ended(c);
+    settled(item);
   }
 
   static String operation(Settlement s) {
