@@ -18,6 +18,7 @@ import dev.relay.admin.WorkFilter;
 import dev.relay.admin.WorkItem;
 import dev.relay.admin.WorkNotFoundException;
 import dev.relay.admin.WorkPage;
+import dev.relay.internal.jdbc.BoundText;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.Timeouts;
 import dev.relay.internal.jdbc.Tx;
@@ -445,8 +446,8 @@ public final class AdminStore {
           }
           try (PreparedStatement ps = tx.prepareStatement(sql.auditRedrive)) {
             ps.setString(1, workId);
-            ps.setString(2, r.actor());
-            ps.setString(3, r.reason());
+            BoundText.bind(ps, 2, r.actor());
+            BoundText.bind(ps, 3, r.reason());
             ps.setString(4, state);
             ps.setLong(5, generation);
             ps.setBoolean(6, forced);
@@ -543,8 +544,8 @@ public final class AdminStore {
           try (PreparedStatement ps = tx.prepareStatement(sql.insertSupersedes)) {
             ps.setString(1, replacement.workId());
             ps.setString(2, oldWorkId);
-            ps.setString(3, actor);
-            ps.setString(4, reason);
+            BoundText.bind(ps, 3, actor);
+            BoundText.bind(ps, 4, reason);
             ps.executeUpdate();
           }
           WorkStore.CancelRow row =

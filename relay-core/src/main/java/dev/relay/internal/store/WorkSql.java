@@ -122,6 +122,13 @@ final class WorkSql {
   /** Every cancel call, whatever it found, with who asked and why. */
   final String auditCancel;
 
+  /**
+   * Outcomes a worker gave up, one attempt row each with ending {@code abandoned}. The work row is
+   * not touched: the claim's authority is gone. The partial unique index on (work ID, generation)
+   * makes a repeat (after a COMMIT whose outcome was unknown) add nothing.
+   */
+  final String recordAbandoned;
+
   WorkSql(SchemaName schema) {
     // The statement returns the IDs it did NOT insert (taken, or tombstoned): in the usual case
     // none, so a batch of 1,000 new items sends back no rows instead of 1,000 IDs.
@@ -547,6 +554,20 @@ final class WorkSql {
             INSERT INTO ${relay_schema}.cancel_audit
                    (work_id, actor, reason, from_state, from_generation, result)
             VALUES (?, ?, ?, ?, ?, ?)
+            """);
+    recordAbandoned =
+        schema.inject(
+            """
+            INSERT INTO ${relay_schema}.attempt
+                   (work_id, generation, worker, ended_at, ending, action, error_kind, error,
+                    outcome, receiver_ref)
+            SELECT u.work_id, u.generation, ?, clock_timestamp(), 'abandoned', u.action,
+                   u.error_kind, u.error, u.outcome, u.receiver_ref
+              FROM unnest(?::text[], ?::int8[], ?::text[], ?::text[], ?::text[], ?::text[],
+                          ?::text[])
+                   AS u(work_id, generation, action, error_kind, error, outcome, receiver_ref)
+             ORDER BY u.work_id, u.generation
+                ON CONFLICT (work_id, generation) WHERE ending = 'abandoned' DO NOTHING
             """);
   }
 }

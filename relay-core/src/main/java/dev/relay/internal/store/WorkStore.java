@@ -1,6 +1,7 @@
 package dev.relay.internal.store;
 
 import dev.relay.CommitOutcomeUnknownException;
+import dev.relay.internal.jdbc.BoundText;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.Timeouts;
 import dev.relay.internal.jdbc.Tx;
@@ -434,7 +435,7 @@ public final class WorkStore {
       // A failed item is cancelled too: that is how an operator releases an ordering key its
       // failed head holds, when redriving it is not wanted.
       try (PreparedStatement ps = tx.prepareStatement(sql.cancelReady)) {
-        ps.setString(1, "cancelled by " + actor + ": " + reason);
+        BoundText.bind(ps, 1, "cancelled by " + actor + ": " + reason);
         ps.setString(2, workId);
         ps.executeUpdate();
       }
@@ -450,8 +451,8 @@ public final class WorkStore {
     }
     try (PreparedStatement ps = tx.prepareStatement(sql.auditCancel)) {
       ps.setString(1, workId);
-      ps.setString(2, actor);
-      ps.setString(3, reason);
+      BoundText.bind(ps, 2, actor);
+      BoundText.bind(ps, 3, reason);
       ps.setString(4, state);
       if (generation == null) {
         ps.setNull(5, java.sql.Types.BIGINT);
@@ -462,6 +463,56 @@ public final class WorkStore {
       ps.executeUpdate();
     }
     return new CancelRow(result, state);
+  }
+
+  /**
+   * Records outcomes this worker gave up (see {@link AbandonedOutcome}) in the attempt history, one
+   * row per claim with ending {@code abandoned}, in one transaction. Never touches the work rows.
+   * Safe to repeat: a claim already recorded as abandoned is skipped, so a call whose COMMIT
+   * outcome was unknown can simply be made again. Two items for the same claim in one call keep the
+   * first.
+   *
+   * @return how many rows were added (0 when every claim was recorded before)
+   */
+  public int recordAbandoned(Connection c, String workerId, List<AbandonedOutcome> items) {
+    if (items.isEmpty()) {
+      return 0;
+    }
+    int n = items.size();
+    String[] ids = new String[n];
+    Long[] generations = new Long[n];
+    String[] actions = new String[n];
+    String[] errorKinds = new String[n];
+    String[] errors = new String[n];
+    String[] outcomes = new String[n];
+    String[] receiverRefs = new String[n];
+    for (int i = 0; i < n; i++) {
+      AbandonedOutcome a = items.get(i);
+      ids[i] = a.ref().workId();
+      generations[i] = a.ref().generation();
+      actions[i] = a.operation().sql();
+      errorKinds[i] = a.errorKind();
+      errors[i] = a.error();
+      outcomes[i] = a.evidence() == null ? null : a.evidence().sql();
+      receiverRefs[i] = a.receiverRef();
+    }
+    return Tx.run(
+        c,
+        timeouts,
+        "record abandoned outcomes",
+        tx -> {
+          try (PreparedStatement ps = tx.prepareStatement(sql.recordAbandoned)) {
+            ps.setString(1, workerId);
+            ps.setArray(2, tx.createArrayOf("text", ids));
+            ps.setArray(3, tx.createArrayOf("int8", generations));
+            ps.setArray(4, tx.createArrayOf("text", actions));
+            ps.setArray(5, BoundText.textArray(tx, errorKinds));
+            ps.setArray(6, BoundText.textArray(tx, errors));
+            ps.setArray(7, tx.createArrayOf("text", outcomes));
+            ps.setArray(8, BoundText.textArray(tx, receiverRefs));
+            return ps.executeUpdate();
+          }
+        });
   }
 
   private Set<String> settleLocked(Connection tx, String workerId, List<Settlement> sorted)
@@ -513,12 +564,12 @@ public final class WorkStore {
       ps.setArray(2, tx.createArrayOf("int8", generations));
       ps.setArray(3, tx.createArrayOf("text", actions));
       ps.setArray(4, tx.createArrayOf("int8", delays));
-      ps.setArray(5, tx.createArrayOf("text", errorKinds));
-      ps.setArray(6, tx.createArrayOf("text", errors));
+      ps.setArray(5, BoundText.textArray(tx, errorKinds));
+      ps.setArray(6, BoundText.textArray(tx, errors));
       ps.setArray(7, tx.createArrayOf("text", outcomes));
-      ps.setArray(8, tx.createArrayOf("text", receiverRefs));
-      ps.setArray(9, tx.createArrayOf("text", results));
-      ps.setArray(10, tx.createArrayOf("text", milestones));
+      ps.setArray(8, BoundText.textArray(tx, receiverRefs));
+      ps.setArray(9, BoundText.jsonArray(tx, results));
+      ps.setArray(10, BoundText.textArray(tx, milestones));
       ps.setString(11, workerId);
       ps.setString(12, workerId);
       ps.setString(13, workerId);

@@ -1,4 +1,4 @@
-package dev.relay.store;
+package dev.relay.internal.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -7,12 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.relay.CommitOutcomeUnknownException;
 import dev.relay.Rows;
 import dev.relay.Work;
-import dev.relay.internal.store.ClaimRef;
-import dev.relay.internal.store.ClaimRequest;
-import dev.relay.internal.store.ClaimedWork;
-import dev.relay.internal.store.Settlement;
 import dev.relay.internal.store.Settlement.Evidence;
-import dev.relay.internal.store.WriteResult;
 import dev.relay.test.LoopbackProxy;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;

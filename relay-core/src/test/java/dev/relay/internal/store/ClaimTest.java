@@ -1,4 +1,4 @@
-package dev.relay.store;
+package dev.relay.internal.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -6,11 +6,6 @@ import static org.awaitility.Awaitility.await;
 
 import dev.relay.Rows;
 import dev.relay.Work;
-import dev.relay.internal.store.ClaimBatch;
-import dev.relay.internal.store.ClaimPosition;
-import dev.relay.internal.store.ClaimRequest;
-import dev.relay.internal.store.ClaimedWork;
-import dev.relay.internal.store.RetiredWork;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.sql.Connection;

@@ -1,4 +1,4 @@
-package dev.relay.store;
+package dev.relay.internal.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -7,8 +7,6 @@ import dev.relay.Rows;
 import dev.relay.Work;
 import dev.relay.admin.Admin;
 import dev.relay.admin.RedriveRequest;
-import dev.relay.internal.store.ClaimedWork;
-import dev.relay.internal.store.Settlement;
 import dev.relay.internal.store.Settlement.Evidence;
 import dev.relay.receiver.KeyedHistory;
 import dev.relay.test.RelayDatabaseTest;

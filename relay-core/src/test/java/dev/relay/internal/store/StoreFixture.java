@@ -1,14 +1,10 @@
-package dev.relay.store;
+package dev.relay.internal.store;
 
 import dev.relay.Outbox;
 import dev.relay.Rows;
 import dev.relay.Work;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.Timeouts;
-import dev.relay.internal.store.ClaimBatch;
-import dev.relay.internal.store.ClaimPosition;
-import dev.relay.internal.store.ClaimRequest;
-import dev.relay.internal.store.WorkStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -90,6 +86,19 @@ final class StoreFixture {
     } catch (SQLException e) {
       throw new IllegalStateException(e);
     }
+  }
+
+  /**
+   * Ends the lease of a running row now on the database clock, as if its worker had died and the
+   * lease had run out, without waiting for it.
+   */
+  void expireLease(String workId) {
+    Rows.update(
+        ds,
+        schema,
+        "UPDATE {schema}.outbox SET lease_until = clock_timestamp() - interval '1 millisecond'"
+            + " WHERE work_id = ? AND state = 'running'",
+        workId);
   }
 
   /** Whether the backend {@code pid} is waiting for a lock. */
