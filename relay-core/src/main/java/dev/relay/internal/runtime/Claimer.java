@@ -12,6 +12,7 @@ import dev.relay.internal.store.UncertainClaimException;
 import dev.relay.internal.store.WorkStore;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +40,9 @@ final class Claimer implements Runnable {
    * often.
    */
   static final long FULL_SCAN_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+
+  private static final Duration ERROR_PAUSE_BASE = Duration.ofMillis(100);
+  private static final Duration ERROR_PAUSE_CAP = Duration.ofSeconds(30);
 
   private final Engine engine;
   private final Object lock = new Object();
@@ -305,10 +309,6 @@ final class Claimer implements Runnable {
   }
 
   private static long errorPause(int failures) {
-    long ceiling =
-        Math.min(
-            TimeUnit.SECONDS.toNanos(30),
-            TimeUnit.MILLISECONDS.toNanos(100) << Math.min(failures, 10));
-    return ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1);
+    return Backoff.pause(ERROR_PAUSE_BASE, ERROR_PAUSE_CAP, failures).toNanos();
   }
 }
