@@ -2,12 +2,14 @@ package dev.relay.internal.runtime;
 
 import dev.relay.CommitOutcomeUnknownException;
 import dev.relay.RelayException;
+import dev.relay.internal.store.AbandonedOutcome;
 import dev.relay.internal.store.ClaimRef;
 import dev.relay.internal.store.Settlement;
 import dev.relay.internal.store.WorkStore;
 import dev.relay.internal.store.WriteResult;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -16,7 +18,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -36,7 +37,17 @@ final class Completer implements Runnable {
 
   record Item(LiveClaim claim, Settlement settlement) {}
 
+  private static final Duration PAUSE_BASE = Duration.ofMillis(50);
+  private static final Duration PAUSE_CAP = Duration.ofSeconds(2);
+
+  /** The most given-up outcomes kept in memory until they can be recorded. */
+  static final int MAX_UNRECORDED = 10_000;
+
   private final Engine engine;
+  private final List<AbandonedOutcome> unrecorded = new ArrayList<>(); // completer thread only
+  private int unrecordedOverflow; // completer thread only
+  private int recordFailures; // completer thread only
+  private long nextRecordTry; // completer thread only
   private final LinkedBlockingQueue<Item> queue = new LinkedBlockingQueue<>();
   private final Deque<Item> carry = new ArrayDeque<>(); // owned by the completer thread
   private final AtomicInteger pending = new AtomicInteger();
@@ -103,6 +114,7 @@ final class Completer implements Runnable {
         if (!batch.isEmpty()) {
           flush(batch);
         }
+        recordAbandoned();
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -110,12 +122,29 @@ final class Completer implements Runnable {
       stopAccepting();
       List<Item> left = new ArrayList<>(carry);
       queue.drainTo(left);
+      if (!left.isEmpty()) {
+        log.warn(
+            "relay closed before {} outcomes were recorded; their leases will expire and another"
+                + " worker will take them: {}",
+            left.size(),
+            left.stream().map(i -> operation(i.settlement()) + " of " + i.claim()).toList());
+      }
       for (Item i : left) {
-        log.info(
-            "relay closed before the outcome of {} was recorded; its lease will expire and another"
-                + " worker will take it",
-            i.claim());
         settled(i);
+      }
+      if (!unrecorded.isEmpty() || unrecordedOverflow > 0) {
+        log.warn(
+            "relay closed before {} outcomes it gave up could be kept in the attempt history: {}",
+            unrecorded.size() + unrecordedOverflow,
+            unrecorded.stream()
+                .map(
+                    a ->
+                        a.operation().sql()
+                            + " of "
+                            + a.ref().workId()
+                            + " generation "
+                            + a.ref().generation())
+                .toList());
       }
     }
   }
@@ -328,11 +357,7 @@ final class Completer implements Runnable {
           log.info("outcome of {} after an interrupted commit: it committed", i.claim());
           report(i, true);
         } else {
-          log.info(
-              "outcome of {} after an interrupted commit: the lease ended before it could be"
-                  + " written again; nothing more to do",
-              i.claim());
-          settled(i);
+          giveUp(i, "the lease ended before it could be written again after an interrupted commit");
         }
       }
       return again;
@@ -360,13 +385,65 @@ final class Completer implements Runnable {
     List<Item> keep = new ArrayList<>();
     for (Item i : pending) {
       if (now - i.claim().localLeaseDeadline() > 0) {
-        log.warn("giving up the outcome of {}: its lease has passed", i.claim());
-        settled(i);
+        giveUp(i, "its lease passed before PostgreSQL could record it");
       } else {
         keep.add(i);
       }
     }
     return keep;
+  }
+
+  /**
+   * Gives up an outcome that can no longer be recorded (its claim's lease has passed): reported to
+   * the listener now, and kept to be written to the attempt history (ending {@code abandoned}) once
+   * PostgreSQL can be reached ({@link #recordAbandoned}).
+   */
+  private void giveUp(Item item, String why) {
+    String operation = operation(item.settlement());
+    log.warn("giving up the {} of {}: {}", operation, item.claim(), why);
+    engine.events.abandoned(item.claim(), operation);
+    if (unrecorded.size() < MAX_UNRECORDED) {
+      unrecorded.add(AbandonedOutcome.of(item.settlement()));
+    } else {
+      unrecordedOverflow++;
+    }
+    settled(item);
+  }
+
+  /**
+   * Writes the outcomes given up so far to the attempt history, when a try is due (with backoff
+   * while PostgreSQL cannot be reached). Safe to repeat: the store skips a claim already recorded,
+   * so a try whose COMMIT was cut off is simply made again.
+   */
+  private void recordAbandoned() {
+    if (unrecorded.isEmpty() || System.nanoTime() - nextRecordTry < 0) {
+      return;
+    }
+    List<AbandonedOutcome> batch = List.copyOf(unrecorded);
+    try (Connection c = engine.connection("record abandoned outcomes")) {
+      int added = engine.store.recordAbandoned(c, engine.workerId, batch);
+      log.info(
+          "kept {} given-up outcomes in the attempt history (ending abandoned; {} new)",
+          batch.size(),
+          added);
+      unrecorded.subList(0, batch.size()).clear();
+      if (unrecordedOverflow > 0) {
+        log.warn(
+            "{} more given-up outcomes were not kept: more than {} waited at once",
+            unrecordedOverflow,
+            MAX_UNRECORDED);
+        unrecordedOverflow = 0;
+      }
+      recordFailures = 0;
+    } catch (RelayException | SQLException e) {
+      log.warn(
+          "keeping {} given-up outcomes in the attempt history failed; trying again later: {}",
+          batch.size(),
+          e.toString());
+      recordFailures++;
+      nextRecordTry =
+          System.nanoTime() + Backoff.pause(PAUSE_BASE, PAUSE_CAP, recordFailures).toNanos();
+    }
   }
 
   private void report(Item item, boolean applied) {
@@ -406,7 +483,6 @@ final class Completer implements Runnable {
   }
 
   private void pause(int failures) throws InterruptedException {
-    long ceiling = Math.min(2000L, 50L << Math.min(failures, 10));
-    Thread.sleep(ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1));
+    Thread.sleep(Backoff.pause(PAUSE_BASE, PAUSE_CAP, failures).toMillis());
   }
 }
