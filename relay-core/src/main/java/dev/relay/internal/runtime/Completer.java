@@ -207,6 +207,7 @@ final class Completer implements Runnable {
         failUnrecordable(refused.items().get(0), refused.error());
       }
     }
+    parts.forEach(carry::addAll); // stopped while writing: reported and ended on the way out
   }
 
   /** Outcomes the database refused to record, for a reason that retrying does not change. */
@@ -271,6 +272,7 @@ final class Completer implements Runnable {
         pause(++failures);
       }
     }
+    carry.addAll(pending); // stopped while writing: reported and ended on the way out
     return null;
   }
 
