@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.relay.Claim;
-import dev.relay.KindPolicy;
 import dev.relay.Outcome;
 import dev.relay.RelayEventListener;
 import dev.relay.Work;
@@ -33,13 +32,12 @@ class RelayClaimSizingTest {
       f.start(
           f.builder()
               .concurrency(2)
-              .lease(Duration.ofSeconds(4))
-              .startMargin(Duration.ofMillis(1500)) // 2.5 s to start: less than one attempt
-              .renewInterval(Duration.ofSeconds(1))
+              .lease(Duration.ofSeconds(6))
+              .startMargin(Duration.ofSeconds(4)) // 2 s to start: less than one attempt
+              .renewInterval(Duration.ofSeconds(2))
               .listener(held)
               .handle(
                   "slow",
-                  KindPolicy.DEFAULT.withHandlerTimeout(Duration.ofMillis(3900)),
                   claim -> {
                     Thread.sleep(WORK.toMillis()); // the work itself, not a synchronisation
                     return Outcome.done();
