@@ -63,14 +63,23 @@ public final class Relay implements AutoCloseable {
   /** Default queue list: the one queue {@link Work#DEFAULT_QUEUE}. */
   public static final List<String> DEFAULT_QUEUES = List.of(Work.DEFAULT_QUEUE);
 
-  /** Default rows per claim transaction: 20. */
-  public static final int DEFAULT_BATCH_SIZE = 20;
+  /**
+   * Default most rows per claim transaction: 100. A ceiling: each claim takes only the room that is
+   * free (handler slots and the buffer the worker wants now), so a worker that is not in a backlog
+   * claims what it can start.
+   */
+  public static final int DEFAULT_BATCH_SIZE = 100;
 
   /** Default handler slots: 8. */
   public static final int DEFAULT_CONCURRENCY = 8;
 
-  /** Default local buffer of claimed, unstarted work: 8. */
-  public static final int DEFAULT_BUFFER_SIZE = 8;
+  /**
+   * Default most claimed, unstarted items held locally: 1,000. A ceiling: the worker holds only
+   * what its handlers start while the next claim is on its way (at least one per handler slot) and
+   * never more than can start within the lease, so slow handlers hold few and fast handlers in a
+   * backlog get claims large enough to keep them busy.
+   */
+  public static final int DEFAULT_BUFFER_SIZE = 1000;
 
   /** Default lease: 60 s. */
   public static final Duration DEFAULT_LEASE = Duration.ofSeconds(60);
@@ -306,7 +315,7 @@ public final class Relay implements AutoCloseable {
       return this;
     }
 
-    /** The most rows one claim transaction takes (1-1,000; default 20). */
+    /** The most rows one claim transaction takes (1-1,000; default 100). */
     public Builder batchSize(int batchSize) {
       this.batchSize = batchSize;
       return this;
@@ -319,8 +328,10 @@ public final class Relay implements AutoCloseable {
     }
 
     /**
-     * The most claimed-but-unstarted items held locally (0-10,000; default 8). Keep it small: work
-     * in the buffer holds a lease that nobody else can use.
+     * The most claimed-but-unstarted items held locally (0-10,000; default 1,000). A ceiling: the
+     * worker holds only what its handlers start during about two claim round trips (at least one
+     * per handler slot), never more than can start within the lease; work in the buffer holds a
+     * lease that nobody else can use.
      */
     public Builder bufferSize(int bufferSize) {
       this.bufferSize = bufferSize;

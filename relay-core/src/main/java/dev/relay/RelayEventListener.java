@@ -76,6 +76,15 @@ public interface RelayEventListener {
   default void stale(Claim claim, String operation) {}
 
   /**
+   * This worker gave up an outcome ({@code operation}: {@code complete}, {@code retry}, {@code
+   * fail}, {@code cancelled} or {@code release}) without recording it: PostgreSQL could not be
+   * reached before the claim's lease passed, so the write could no longer apply. The work runs
+   * again under a new claim. The outcome is kept in the attempt history (ending {@code abandoned},
+   * with its evidence and receiver reference) once PostgreSQL can be reached again.
+   */
+  default void abandoned(Claim claim, String operation) {}
+
+  /**
    * A handler passed its kind's {@link KindPolicy#maxRunTime()}: interrupted, and its lease is no
    * longer renewed.
    */

@@ -24,6 +24,13 @@ final class Ratios {
       }
     }
     Scenario jobrunr = r.find("burn-down", "jobrunr", null, null);
+    ratio(
+        r,
+        "ratio-burn-down-defaults-vs-tuned",
+        1,
+        relay1,
+        r.find("burn-down-tuned", "relay", "instances", 1),
+        0.9);
     Scenario limit = r.find("claim-complete", "postgres-limit", null, null);
     int instances = 1;
     for (double relay : new double[] {relay1, relay2}) {

@@ -115,41 +115,85 @@ final class RelayBench {
   }
 
   private Relay.Builder relay(RelayEventListener listener, String workerId, boolean notify) {
-    return relay(listener, workerId, notify, claim -> Outcome.done());
+    return relay(listener, workerId, notify, false, claim -> Outcome.done());
   }
 
   /**
-   * Claimed-but-not-started room, in batches. With one batch of room the claimer waits for each
-   * batch's outcomes to commit before it claims again; with more, claiming overlaps recording.
-   * Measured on this machine (50,000 jobs, one instance): 2 batches 7,100-8,200 jobs/s, 4 batches
-   * 10,500.
+   * Claimed-but-not-started room of the tuned comparison, in claim batches: the setting that the
+   * bench used before Relay's defaults were made the fast configuration.
    */
-  static final int BUFFER_BATCHES = 4;
+  static final int TUNED_BUFFER_BATCHES = 4;
 
   /**
-   * Relay as the bench runs it: {@code --batch} rows per claim, {@code --workers} handler threads,
-   * and a buffer of {@value #BUFFER_BATCHES} batches.
+   * Relay as the bench runs it: at its defaults, except for what a bench needs (schema, worker ID,
+   * the handler, a listener, listening connections outside the pool, a shutdown grace, NOTIFY off
+   * with a 100 ms poll in the steady runs that measure polling) and {@code --workers} when it is
+   * not the default. {@code tuned} adds {@code batchSize(--batch)} and {@code bufferSize(4 ×
+   * batch)}, the configuration the defaults are compared with. {@link #settingsChanged} lists all
+   * of it.
    */
   private Relay.Builder relay(
-      RelayEventListener listener, String workerId, boolean notify, Handler handler) {
-    return Relay.builder(db.pool())
-        .schema(SCHEMA)
-        .workerId(workerId)
-        .handle(KIND, handler)
-        .batchSize(sizes.batch())
-        .concurrency(sizes.workers())
-        .bufferSize(BUFFER_BATCHES * Math.max(sizes.batch(), sizes.workers()))
-        .notifications(notify)
-        .pollInterval(notify ? Relay.DEFAULT_POLL_INTERVAL : Duration.ofMillis(100))
-        .listenConnections(db::connect)
-        .shutdownGrace(Duration.ofSeconds(10))
-        .listener(listener);
+      RelayEventListener listener,
+      String workerId,
+      boolean notify,
+      boolean tuned,
+      Handler handler) {
+    Relay.Builder b =
+        Relay.builder(db.pool())
+            .schema(SCHEMA)
+            .workerId(workerId)
+            .handle(KIND, handler)
+            .notifications(notify)
+            .listenConnections(db::connect)
+            .shutdownGrace(Duration.ofSeconds(10))
+            .listener(listener);
+    if (!notify) {
+      b.pollInterval(Duration.ofMillis(100));
+    }
+    if (sizes.workers() != Relay.DEFAULT_CONCURRENCY) {
+      b.concurrency(sizes.workers());
+    }
+    if (tuned) {
+      b.batchSize(sizes.batch()).bufferSize(tunedBufferSize());
+    }
+    return b;
+  }
+
+  private int tunedBufferSize() {
+    return TUNED_BUFFER_BATCHES * Math.max(sizes.batch(), sizes.workers());
+  }
+
+  /** Every setting the bench changes from Relay's defaults, for the run's log. */
+  List<String> settingsChanged() {
+    List<String> s = new ArrayList<>();
+    s.add("schema(" + SCHEMA + ")");
+    s.add("workerId(bench-N)");
+    s.add("handle(" + KIND + ", no-op)");
+    s.add("listener(counting)");
+    s.add("listenConnections(outside the pool)");
+    s.add("shutdownGrace(10 s)");
+    if (sizes.workers() != Relay.DEFAULT_CONCURRENCY) {
+      s.add("concurrency(" + sizes.workers() + ")");
+    }
+    s.add("steady runs with notify=false: notifications(false), pollInterval(100 ms)");
+    s.add(
+        "burn-down-tuned only: batchSize("
+            + sizes.batch()
+            + "), bufferSize("
+            + tunedBufferSize()
+            + ")");
+    return s;
   }
 
   /** One burn-down of {@code jobs} pre-enqueued rows by {@code instances} Relay instances. */
   record BurnDown(double jobsPerSecond, double xactPerJob, double heapMiB, double peakLiveMiB) {}
 
   BurnDown burnDownRun(int instances, int jobs, Runnable beforeStart) throws Exception {
+    return burnDownRun(instances, jobs, false, beforeStart);
+  }
+
+  BurnDown burnDownRun(int instances, int jobs, boolean tuned, Runnable beforeStart)
+      throws Exception {
     preload(jobs);
     CountDownLatch done = new CountDownLatch(jobs);
     AtomicLong firstClaim = new AtomicLong();
@@ -167,7 +211,7 @@ final class RelayBench {
         };
     List<Relay> relays = new ArrayList<>();
     for (int i = 0; i < instances; i++) {
-      relays.add(relay(listener, "bench-" + i, true).build());
+      relays.add(relay(listener, "bench-" + i, true, tuned, claim -> Outcome.done()).build());
     }
     beforeStart.run();
     long x0 = db.xactCommit();
@@ -201,7 +245,11 @@ final class RelayBench {
     return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() / (1024.0 * 1024);
   }
 
-  /** Burn-down by 1 and 2 instances, with transactions per job and heap after each run. */
+  /**
+   * Burn-down by 1 and 2 instances at Relay's defaults, with transactions per job and heap after
+   * each run; and, in the same rounds (run for run, so both see the same load), one instance tuned
+   * as before ({@code burn-down-tuned}), to compare the defaults with.
+   */
   Map<Integer, Scenario> burnDown() throws Exception {
     Map<Integer, Scenario> byInstances = new LinkedHashMap<>();
     for (int instances : new int[] {1, 2}) {
@@ -213,16 +261,35 @@ final class RelayBench {
               instances,
               "workers",
               sizes.workers(),
-              "batch",
-              sizes.batch());
+              "config",
+              "defaults");
       Scenario rate = report.add(new Scenario("burn-down", "relay", p, "jobs/s"));
       Scenario xact = report.add(new Scenario("burn-down-xact-per-job", "relay", p, "xact/job"));
+      Scenario tuned = null;
+      if (instances == 1) {
+        Map<String, Object> t =
+            params(
+                "jobs",
+                sizes.jobs(),
+                "instances",
+                instances,
+                "workers",
+                sizes.workers(),
+                "config",
+                "batchSize(" + sizes.batch() + ").bufferSize(" + tunedBufferSize() + ")");
+        tuned = report.add(new Scenario("burn-down-tuned", "relay", t, "jobs/s"));
+      }
       for (int run = 0; run < sizes.runs(); run++) {
         truncate();
         vacuum();
         BurnDown r = burnDownRun(instances, sizes.jobs(), () -> {});
         rate.add(r.jobsPerSecond());
         xact.add(r.xactPerJob());
+        if (tuned != null) {
+          truncate();
+          vacuum();
+          tuned.add(burnDownRun(instances, sizes.jobs(), true, () -> {}).jobsPerSecond());
+        }
       }
       byInstances.put(instances, rate);
     }
@@ -392,6 +459,7 @@ final class RelayBench {
                 listener,
                 "bench-steady",
                 notify,
+                false,
                 claim -> {
                   lat.started(index(claim.workId()));
                   return Outcome.done();

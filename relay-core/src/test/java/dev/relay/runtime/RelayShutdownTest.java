@@ -38,15 +38,21 @@ class RelayShutdownTest {
                   .handle(
                       "job",
                       claim -> {
-                        finishSlow.await(60, TimeUnit.SECONDS);
+                        if (!claim.workId().equals("warm-up")) {
+                          finishSlow.await(60, TimeUnit.SECONDS);
+                        }
                         return Outcome.done("by-" + claim.workerId());
                       }));
+      // The buffer a worker holds follows how long its handlers take (bufferSize is a ceiling):
+      // one quick item first, so that a fills its buffer of 5 while a-slow runs.
+      f.enqueue(Work.of("warm-up", "job", "{}"));
+      await().atMost(RelayFixture.PATIENCE).until(() -> "done".equals(f.state("warm-up")));
       f.enqueue(
           Work.of("a-slow", "job", "{}"),
           Work.of("b-1", "job", "{}"),
           Work.of("b-2", "job", "{}"),
           Work.of("b-3", "job", "{}"));
-      await().atMost(RelayFixture.PATIENCE).until(() -> eventsA.count("claimed") == 4);
+      await().atMost(RelayFixture.PATIENCE).until(() -> eventsA.count("claimed") == 5);
       await().atMost(RelayFixture.PATIENCE).until(() -> eventsA.count("started a-slow") == 1);
 
       CompletableFuture<Void> closing = CompletableFuture.runAsync(a::close);

@@ -12,6 +12,7 @@ import dev.relay.internal.store.UncertainClaimException;
 import dev.relay.internal.store.WorkStore;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -40,6 +41,9 @@ final class Claimer implements Runnable {
    */
   static final long FULL_SCAN_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
+  private static final Duration ERROR_PAUSE_BASE = Duration.ofMillis(100);
+  private static final Duration ERROR_PAUSE_CAP = Duration.ofSeconds(30);
+
   private final Engine engine;
   private final Object lock = new Object();
   private final List<String> kinds;
@@ -47,6 +51,7 @@ final class Claimer implements Runnable {
   private ClaimPosition resumeAfter; // claimer thread only
   private long lastFullScan; // claimer thread only
   private boolean wakeRequested; // guarded by lock
+  private volatile long claimNanos; // a claim's round trip, a moving average
   private volatile boolean running = true;
 
   Claimer(Engine engine) {
@@ -80,9 +85,66 @@ final class Claimer implements Runnable {
     return running;
   }
 
+  /**
+   * How many claimed, unstarted items are worth holding now: enough to keep the handler slots busy
+   * while the next claim is on its way (twice the claims' round trip, at the rate the slots start
+   * work), at least as many as there are slots, at most {@code bufferSize}, and never more than can
+   * start within the lease ({@link #startable()}). Fast handlers in a backlog get a deep buffer and
+   * large claims; slow handlers hold little that other workers could run.
+   */
+  int wantedBuffer() {
+    int ceiling = engine.config.bufferSize();
+    int slots = engine.config.concurrency();
+    int floor = Math.min(slots, ceiling);
+    long run = engine.runNanos.get();
+    long rtt = claimNanos;
+    int wanted;
+    if (run <= 0 || rtt <= 0) {
+      wanted = floor; // nothing measured yet
+    } else {
+      double perRoundTrip = (double) slots * 2 * rtt / run;
+      wanted = (int) Math.max(floor, Math.min(ceiling, perRoundTrip));
+    }
+    return Math.max(0, Math.min(wanted, startable() - slots));
+  }
+
+  /**
+   * Room for new claims. Only claims waiting to start or running hold capacity (handler slots plus
+   * the {@linkplain #wantedBuffer() buffer}): an outcome handed to the completer frees its place at
+   * once, so claiming overlaps the recording of outcomes. Outcomes waiting to be recorded are
+   * bounded separately, by two completion batches (one being written, the next accumulating): past
+   * that, claiming waits for the completer, so memory stays bounded however slow the database is to
+   * record.
+   */
+  int free() {
+    int slots = engine.config.concurrency();
+    int live = engine.inFlight.get();
+    int recording = engine.recording();
+    int maxRecording = 2 * engine.config.completionBatchSize();
+    int held = live - recording; // buffered or running
+    return Math.min(
+        slots + wantedBuffer() - held, slots + engine.config.bufferSize() + maxRecording - live);
+  }
+
+  /**
+   * How many claims can be held (running or waiting) and still start within their lease: a claim
+   * that cannot start before its lease's start margin is released unrun, so claiming it only keeps
+   * it from other workers. With {@code c} handler slots and handlers taking {@code d} on average,
+   * about {@code c × (lease − start margin) / d} claims start in that time. Unbounded until a
+   * handler has returned.
+   */
+  int startable() {
+    long d = engine.runNanos.get();
+    if (d <= 0) {
+      return Integer.MAX_VALUE;
+    }
+    long window = engine.config.lease().minus(engine.config.startMargin()).toNanos();
+    long n = engine.config.concurrency() * (window / d);
+    return (int) Math.max(engine.config.concurrency(), Math.min(Integer.MAX_VALUE, n));
+  }
+
   @Override
   public void run() {
-    int capacity = engine.config.concurrency() + engine.config.bufferSize();
     int batchSize = engine.config.batchSize();
     long nextPoll = System.nanoTime();
     boolean backlog = false;
@@ -96,7 +158,8 @@ final class Claimer implements Runnable {
       }
       long now = System.nanoTime();
       boolean pollDue = now - nextPoll >= 0;
-      int free = capacity - engine.inFlight.get();
+      int free = free();
+      int capacity = engine.config.concurrency() + wantedBuffer();
       // In a backlog, wait until a useful batch fits rather than claim one row per freed slot.
       int minFree =
           backlog && !requested && !pollDue ? Math.max(1, Math.min(batchSize, capacity) / 2) : 1;
@@ -164,6 +227,8 @@ final class Claimer implements Runnable {
       engine.events.error("claim", e);
       return -1;
     }
+    long took = System.nanoTime() - sent;
+    claimNanos = claimNanos == 0 ? took : claimNanos + (took - claimNanos) / 8;
     for (RetiredWork r : batch.retired()) {
       log.info("{} ended by the claim: {} ({})", r.workId(), r.state(), r.reason());
       engine.events.retired(r.workId(), r.kind(), r.queue(), r.state(), r.reason());
@@ -244,10 +309,6 @@ final class Claimer implements Runnable {
   }
 
   private static long errorPause(int failures) {
-    long ceiling =
-        Math.min(
-            TimeUnit.SECONDS.toNanos(30),
-            TimeUnit.MILLISECONDS.toNanos(100) << Math.min(failures, 10));
-    return ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1);
+    return Backoff.pause(ERROR_PAUSE_BASE, ERROR_PAUSE_CAP, failures).toNanos();
   }
 }

@@ -2,12 +2,15 @@ package dev.relay.internal.runtime;
 
 import dev.relay.CommitOutcomeUnknownException;
 import dev.relay.RelayException;
+import dev.relay.WorkState;
+import dev.relay.internal.store.AbandonedOutcome;
 import dev.relay.internal.store.ClaimRef;
 import dev.relay.internal.store.Settlement;
 import dev.relay.internal.store.WorkStore;
 import dev.relay.internal.store.WriteResult;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -16,28 +19,41 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Records outcomes in batches: one transaction per batch (bounded by size and by how long the first
- * outcome waits), the guard checked per row by {@link dev.relay.internal.store.WorkStore#settle}. A
- * refused (stale) write is counted and reported, never retried. A failed batch that certainly
- * rolled back is repeated while the claims' leases last; a batch whose COMMIT was cut off is not
- * repeated blindly: the stored rows are re-read and only the claims this worker still holds are
- * written again.
+ * Records outcomes in batches: one transaction per batch, the guard checked per row by {@link
+ * dev.relay.internal.store.WorkStore#settle}. A batch is written as soon as nothing more is waiting
+ * (a natural group commit: while one batch is written, the next accumulates), bounded by size and
+ * by how long its first outcome waits while more keep arriving. A refused (stale) write is counted
+ * and reported, never retried. A failed batch that certainly rolled back is repeated while the
+ * claims' leases last; a batch whose COMMIT was cut off is not repeated blindly: the stored rows
+ * are re-read and only the claims this worker still holds are written again.
  */
 final class Completer implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(Completer.class);
 
   record Item(LiveClaim claim, Settlement settlement) {}
 
+  private static final Duration PAUSE_BASE = Duration.ofMillis(50);
+  private static final Duration PAUSE_CAP = Duration.ofSeconds(2);
+
+  /** The most given-up outcomes kept in memory until they can be recorded. */
+  static final int MAX_UNRECORDED = 10_000;
+
   private final Engine engine;
+  private final List<AbandonedOutcome> unrecorded = new ArrayList<>(); // completer thread only
+  private int unrecordedOverflow; // completer thread only
+  private int recordFailures; // completer thread only
+  private long nextRecordTry; // completer thread only
   private final LinkedBlockingQueue<Item> queue = new LinkedBlockingQueue<>();
   private final Deque<Item> carry = new ArrayDeque<>(); // owned by the completer thread
-  private volatile boolean accepting = true;
+  private final AtomicInteger pending = new AtomicInteger();
+  private final Object accept = new Object();
+  private boolean accepting = true; // guarded by accept
   private volatile boolean running = true;
   private volatile boolean abandoned;
 
@@ -45,13 +61,38 @@ final class Completer implements Runnable {
     this.engine = engine;
   }
 
-  /** Queues an outcome; {@code false} once the completer has stopped (the caller gives up). */
+  /**
+   * Queues an outcome; {@code false} once the completer has stopped (the caller gives up). Checked
+   * and queued under one lock that the completer's exit also takes, so nothing is queued after the
+   * completer drained its queue for the last time.
+   */
   boolean submit(LiveClaim claim, Settlement settlement) {
-    if (!accepting) {
-      return false;
+    synchronized (accept) {
+      if (!accepting) {
+        return false;
+      }
+      pending.incrementAndGet();
+      queue.add(new Item(claim, settlement));
     }
-    queue.add(new Item(claim, settlement));
+    engine.claimer.nudge(); // its claim capacity is free now
     return true;
+  }
+
+  /** Outcomes queued or being written: they hold no claim capacity, but count against memory. */
+  int pending() {
+    return pending.get();
+  }
+
+  private void stopAccepting() {
+    synchronized (accept) {
+      accepting = false;
+    }
+  }
+
+  /** The outcome needs nothing more from the completer. */
+  private void settled(Item item) {
+    pending.decrementAndGet();
+    engine.ended(item.claim());
   }
 
   /** Stops after recording what is queued. */
@@ -61,7 +102,7 @@ final class Completer implements Runnable {
 
   /** Stops at once, dropping what is left (their leases will expire). */
   void abandon() {
-    accepting = false;
+    stopAccepting();
     running = false;
     abandoned = true;
   }
@@ -74,23 +115,47 @@ final class Completer implements Runnable {
         if (!batch.isEmpty()) {
           flush(batch);
         }
+        recordAbandoned();
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } finally {
-      accepting = false;
+      stopAccepting();
       List<Item> left = new ArrayList<>(carry);
       queue.drainTo(left);
+      if (!left.isEmpty()) {
+        log.warn(
+            "relay closed before {} outcomes were recorded; their leases will expire and another"
+                + " worker will take them: {}",
+            left.size(),
+            left.stream().map(i -> operation(i.settlement()) + " of " + i.claim()).toList());
+      }
       for (Item i : left) {
-        log.info(
-            "relay closed before the outcome of {} was recorded; its lease will expire and another"
-                + " worker will take it",
-            i.claim());
-        engine.ended(i.claim());
+        settled(i);
+      }
+      if (!unrecorded.isEmpty() || unrecordedOverflow > 0) {
+        log.warn(
+            "relay closed before {} outcomes it gave up could be kept in the attempt history: {}",
+            unrecorded.size() + unrecordedOverflow,
+            unrecorded.stream()
+                .map(
+                    a ->
+                        a.operation().sql()
+                            + " of "
+                            + a.ref().workId()
+                            + " generation "
+                            + a.ref().generation())
+                .toList());
       }
     }
   }
 
+  /**
+   * The next batch: the oldest waiting outcome and whatever is queued behind it, up to the batch
+   * size. It does not wait for a batch to fill: when the queue is empty the batch is written at
+   * once, and outcomes that arrive meanwhile form the next. Only while outcomes keep arriving does
+   * it go on taking them, for at most {@code completionMaxDelay} after the first.
+   */
   private List<Item> nextBatch() throws InterruptedException {
     List<Item> batch = new ArrayList<>();
     Item first = carry.isEmpty() ? queue.poll(100, TimeUnit.MILLISECONDS) : carry.poll();
@@ -103,14 +168,13 @@ final class Completer implements Runnable {
     ids.add(first.claim().workId());
     int max = engine.config.completionBatchSize();
     long deadline = System.nanoTime() + engine.config.completionMaxDelay().toNanos();
-    while (batch.size() < max) {
+    while (batch.size() < max && System.nanoTime() - deadline < 0) {
       Item next = carry.poll();
       if (next == null) {
-        long wait = deadline - System.nanoTime();
-        next = wait > 0 ? queue.poll(wait, TimeUnit.NANOSECONDS) : queue.poll();
+        next = queue.poll();
       }
       if (next == null) {
-        break;
+        break; // nothing else is coming now: write what there is
       }
       if (ids.add(next.claim().workId())) {
         batch.add(next);
@@ -122,7 +186,40 @@ final class Completer implements Runnable {
     return batch;
   }
 
+  /**
+   * Writes a batch. A batch that fails for a reason that is not retryable is split in halves, each
+   * written on its own, so that one row the database refuses cannot hold the others; an outcome
+   * that fails alone is failed with the evidence of why ({@link #failUnrecordable}).
+   */
   private void flush(List<Item> batch) throws InterruptedException {
+    Deque<List<Item>> parts = new ArrayDeque<>();
+    parts.add(batch);
+    while (!parts.isEmpty() && !abandoned) {
+      List<Item> part = parts.poll();
+      Refused refused = write(part);
+      if (refused == null) {
+        continue;
+      }
+      if (refused.items().size() > 1) {
+        int half = refused.items().size() / 2;
+        parts.addFirst(refused.items().subList(half, refused.items().size()));
+        parts.addFirst(refused.items().subList(0, half));
+      } else {
+        failUnrecordable(refused.items().get(0), refused.error());
+      }
+    }
+    parts.forEach(carry::addAll); // stopped while writing: reported and ended on the way out
+  }
+
+  /** Outcomes the database refused to record, for a reason that retrying does not change. */
+  private record Refused(List<Item> items, RelayException error) {}
+
+  /**
+   * Writes {@code batch} in one transaction, repeating it with backoff after a retryable failure
+   * while the claims' leases last. Returns what the database refused for a reason that is not
+   * retryable, or {@code null} when nothing is left to do.
+   */
+  private Refused write(List<Item> batch) throws InterruptedException {
     List<Item> pending = batch;
     boolean uncertain = false;
     int failures = 0;
@@ -141,9 +238,27 @@ final class Completer implements Runnable {
       // Lifetime hook: no lease renewal of these claims runs while their outcomes are written.
       pending.forEach(i -> i.claim().recordingStarts());
       try (Connection c = engine.connection("record outcomes")) {
-        List<WriteResult> results =
-            engine.store.settle(
-                c, engine.workerId, pending.stream().map(Item::settlement).toList());
+        List<WriteResult> results;
+        try {
+          results =
+              engine.store.settle(
+                  c, engine.workerId, pending.stream().map(Item::settlement).toList());
+        } catch (CommitOutcomeUnknownException e) {
+          throw e;
+        } catch (RelayException e) {
+          if (e.isRetryable()) {
+            throw e;
+          }
+          log.warn(
+              "the database refused to record {} outcomes, for a reason retrying does not"
+                  + " change{}: {}",
+              pending.size(),
+              pending.size() > 1 ? "; writing them in smaller batches" : "",
+              e.toString());
+          engine.events.error("record outcomes", e);
+          pending.forEach(i -> i.claim().recordingFailed()); // rolled back: renew them meanwhile
+          return new Refused(pending, e);
+        }
         for (int i = 0; i < results.size(); i++) {
           report(pending.get(i), results.get(i).applied());
         }
@@ -162,6 +277,68 @@ final class Completer implements Runnable {
         pause(++failures);
       }
     }
+    carry.addAll(pending); // stopped while writing: reported and ended on the way out
+    return null;
+  }
+
+  /**
+   * An outcome the database refuses to record on its own, for a reason retrying does not change:
+   * the work is failed (guarded, like any settlement) with error kind {@code record_failed}, the
+   * outcome it could not record and the database's reason, keeping the outcome's evidence (a done
+   * that cannot be recorded still happened). Repeating it would hold the worker's capacity until
+   * the lease passed and then run the work again, to the same end. If even that write fails, the
+   * claim is left to its lease.
+   */
+  private void failUnrecordable(Item item, RelayException error) throws InterruptedException {
+    Settlement s = item.settlement();
+    if (s instanceof Settlement.Release) {
+      log.warn("{} could not be released ({}); it is left to its lease", item.claim(), error);
+      settled(item);
+      return;
+    }
+    Settlement.Fail fail =
+        new Settlement.Fail(
+            s.ref(),
+            "record_failed",
+            "the database refused to record this outcome ("
+                + describe(s)
+                + "): "
+                + error.getMessage(),
+            evidence(s));
+    Refused refused = write(List.of(new Item(item.claim(), fail)));
+    if (refused != null) {
+      log.warn(
+          "{} could not be recorded, nor failed ({}); it is left to its lease",
+          item.claim(),
+          refused.error().toString());
+      settled(refused.items().get(0));
+    }
+  }
+
+  private static String describe(Settlement s) {
+    if (s instanceof Settlement.Complete d) {
+      return "done" + (d.receiverRef() == null ? "" : ", receiver reference " + d.receiverRef());
+    } else if (s instanceof Settlement.Retry r) {
+      return "retry, " + r.errorKind();
+    } else if (s instanceof Settlement.Fail f) {
+      return "fail, " + f.errorKind();
+    } else if (s instanceof Settlement.Cancelled) {
+      return "cancelled";
+    }
+    return operation(s);
+  }
+
+  private static Settlement.Evidence evidence(Settlement s) {
+    if (s instanceof Settlement.Complete) {
+      return Settlement.Evidence.DELIVERED;
+    } else if (s instanceof Settlement.Retry r) {
+      return r.evidence();
+    } else if (s instanceof Settlement.Fail f) {
+      return f.evidence();
+    } else if (s instanceof Settlement.Cancelled x) {
+      return x.evidence();
+    }
+    return Settlement.Evidence.NOT_DELIVERED;
   }
 
   /**
@@ -183,15 +360,11 @@ final class Completer implements Runnable {
           again.add(i);
         } else if (row != null
             && row.generation() == ref.generation()
-            && row.state().equals(stateWritten(i.settlement()))) {
+            && writes(i.settlement(), row.workState())) {
           log.info("outcome of {} after an interrupted commit: it committed", i.claim());
           report(i, true);
         } else {
-          log.info(
-              "outcome of {} after an interrupted commit: the lease ended before it could be"
-                  + " written again; nothing more to do",
-              i.claim());
-          engine.ended(i.claim());
+          giveUp(i, "the lease ended before it could be written again after an interrupted commit");
         }
       }
       return again;
@@ -201,16 +374,22 @@ final class Completer implements Runnable {
     }
   }
 
-  /** The state a settlement leaves its row in. */
-  private static String stateWritten(Settlement s) {
-    if (s instanceof Settlement.Complete) {
-      return "done";
-    } else if (s instanceof Settlement.Fail) {
-      return "failed";
-    } else if (s instanceof Settlement.Cancelled) {
-      return "cancelled";
+  /**
+   * Whether {@code settlement}, committed, leaves its row in {@code state}. A retry past the
+   * kind's attempt cap is stored as {@code failed} ({@code attempts_exhausted}), so a retry matches
+   * either.
+   */
+  private static boolean writes(Settlement settlement, WorkState state) {
+    if (settlement instanceof Settlement.Complete) {
+      return state == WorkState.DONE;
+    } else if (settlement instanceof Settlement.Fail) {
+      return state == WorkState.FAILED;
+    } else if (settlement instanceof Settlement.Cancelled) {
+      return state == WorkState.CANCELLED;
+    } else if (settlement instanceof Settlement.Retry) {
+      return state == WorkState.READY || state == WorkState.FAILED;
     }
-    return "ready"; // retry and release
+    return state == WorkState.READY; // release
   }
 
   /** Gives up outcomes whose lease has certainly passed: no write of them could apply. */
@@ -219,13 +398,65 @@ final class Completer implements Runnable {
     List<Item> keep = new ArrayList<>();
     for (Item i : pending) {
       if (now - i.claim().localLeaseDeadline() > 0) {
-        log.warn("giving up the outcome of {}: its lease has passed", i.claim());
-        engine.ended(i.claim());
+        giveUp(i, "its lease passed before PostgreSQL could record it");
       } else {
         keep.add(i);
       }
     }
     return keep;
+  }
+
+  /**
+   * Gives up an outcome that can no longer be recorded (its claim's lease has passed): reported to
+   * the listener now, and kept to be written to the attempt history (ending {@code abandoned}) once
+   * PostgreSQL can be reached ({@link #recordAbandoned}).
+   */
+  private void giveUp(Item item, String why) {
+    String operation = operation(item.settlement());
+    log.warn("giving up the {} of {}: {}", operation, item.claim(), why);
+    engine.events.abandoned(item.claim(), operation);
+    if (unrecorded.size() < MAX_UNRECORDED) {
+      unrecorded.add(AbandonedOutcome.of(item.settlement()));
+    } else {
+      unrecordedOverflow++;
+    }
+    settled(item);
+  }
+
+  /**
+   * Writes the outcomes given up so far to the attempt history, when a try is due (with backoff
+   * while PostgreSQL cannot be reached). Safe to repeat: the store skips a claim already recorded,
+   * so a try whose COMMIT was cut off is simply made again.
+   */
+  private void recordAbandoned() {
+    if (unrecorded.isEmpty() || System.nanoTime() - nextRecordTry < 0) {
+      return;
+    }
+    List<AbandonedOutcome> batch = List.copyOf(unrecorded);
+    try (Connection c = engine.connection("record abandoned outcomes")) {
+      int added = engine.store.recordAbandoned(c, engine.workerId, batch);
+      log.info(
+          "kept {} given-up outcomes in the attempt history (ending abandoned; {} new)",
+          batch.size(),
+          added);
+      unrecorded.subList(0, batch.size()).clear();
+      if (unrecordedOverflow > 0) {
+        log.warn(
+            "{} more given-up outcomes were not kept: more than {} waited at once",
+            unrecordedOverflow,
+            MAX_UNRECORDED);
+        unrecordedOverflow = 0;
+      }
+      recordFailures = 0;
+    } catch (RelayException | SQLException e) {
+      log.warn(
+          "keeping {} given-up outcomes in the attempt history failed; trying again later: {}",
+          batch.size(),
+          e.toString());
+      recordFailures++;
+      nextRecordTry =
+          System.nanoTime() + Backoff.pause(PAUSE_BASE, PAUSE_CAP, recordFailures).toNanos();
+    }
   }
 
   private void report(Item item, boolean applied) {
@@ -248,7 +479,7 @@ final class Completer implements Runnable {
     } else if (s instanceof Settlement.Release) {
       engine.events.released(c);
     }
-    engine.ended(c);
+    settled(item);
   }
 
   static String operation(Settlement s) {
@@ -265,7 +496,6 @@ final class Completer implements Runnable {
   }
 
   private void pause(int failures) throws InterruptedException {
-    long ceiling = Math.min(2000L, 50L << Math.min(failures, 10));
-    Thread.sleep(ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1));
+    Thread.sleep(Backoff.pause(PAUSE_BASE, PAUSE_CAP, failures).toMillis());
   }
 }

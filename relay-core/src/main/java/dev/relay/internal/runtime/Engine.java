@@ -68,6 +68,10 @@ public final class Engine {
   final LinkedBlockingQueue<LiveClaim> buffer = new LinkedBlockingQueue<>();
   final AtomicInteger inFlight = new AtomicInteger();
   final AtomicLong staleWrites = new AtomicLong();
+
+  /** Handler run time, a moving average in nanoseconds (0 until a handler returned). */
+  final AtomicLong runNanos = new AtomicLong();
+
   final Claimer claimer;
 
   private final DataSource dataSource;
@@ -322,6 +326,8 @@ public final class Engine {
     } finally {
       c.unbindThread();
       Thread.interrupted(); // a timeout's interrupt must not leak into the thread's next task
+      long took = System.nanoTime() - c.startedNanos;
+      runNanos.accumulateAndGet(took, (avg, x) -> avg == 0 ? x : avg + (x - avg) / 8);
       if (settlement != null
           && c.phase.compareAndSet(LiveClaim.Phase.RUNNING, LiveClaim.Phase.FINISHING)) {
         if (!completer.submit(c, settlement)) {
@@ -425,6 +431,11 @@ public final class Engine {
     } finally {
       ended(c);
     }
+  }
+
+  /** Outcomes handed to the completer and not yet recorded (they hold no claim capacity). */
+  int recording() {
+    return completer.pending();
   }
 
   /** The claim needs nothing more from this worker. */

@@ -20,6 +20,10 @@ final class Events {
     this.l = listener;
   }
 
+  void abandoned(Claim c, String operation) {
+    safe("abandoned", () -> l.abandoned(c, operation));
+  }
+
   void claimed(Claim c) {
     safe("claimed", () -> l.claimed(c));
   }

@@ -64,4 +64,18 @@ class BackoffTest {
       previous = mean;
     }
   }
+
+  @Test
+  void pausesAfterRelaysOwnFailuresLieBetweenHalfTheCeilingAndTheCeiling() {
+    for (int failures = 1; failures <= 8; failures++) {
+      Duration ceiling = Backoff.ceiling(BASE, CAP, failures + 1);
+      Set<Duration> seen = new HashSet<>();
+      for (int i = 0; i < 500; i++) {
+        Duration d = Backoff.pause(BASE, CAP, failures);
+        assertThat(d).isBetween(ceiling.dividedBy(2), ceiling);
+        seen.add(d);
+      }
+      assertThat(seen).as("jittered, not fixed").hasSizeGreaterThan(100);
+    }
+  }
 }
