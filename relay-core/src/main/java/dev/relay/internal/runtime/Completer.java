@@ -375,8 +375,8 @@ final class Completer implements Runnable {
   }
 
   /**
-   * Whether {@code settlement}, committed, leaves its row in {@code state}. A retry past the
-   * kind's attempt cap is stored as {@code failed} ({@code attempts_exhausted}), so a retry matches
+   * Whether {@code settlement}, committed, leaves its row in {@code state}. A retry past the kind's
+   * attempt cap is stored as {@code failed} ({@code attempts_exhausted}), so a retry matches
    * either.
    */
   private static boolean writes(Settlement settlement, WorkState state) {
