@@ -516,7 +516,6 @@ final class Scenario implements AutoCloseable {
               "-XX:TieredStopAtLevel=1",
               "-Duser.timezone=America/St_Johns",
               "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-              "-Dorg.slf4j.simpleLogger.log.dev.relay.internal.runtime.Claimer=info",
               "-cp",
               System.getProperty("java.class.path"),
               WorkerMain.class.getName(),

@@ -3,10 +3,12 @@ package dev.relay.faults;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.relay.Claim;
+import dev.relay.CommitOutcomeUnknownException;
 import dev.relay.KindPolicy;
 import dev.relay.Milestone;
 import dev.relay.Outcome;
 import dev.relay.Relay;
+import dev.relay.RelayEventListener;
 import dev.relay.receiver.Fence;
 import dev.relay.receiver.FenceResult;
 import dev.relay.receiver.Inbox;
@@ -39,6 +41,44 @@ import java.util.concurrent.CountDownLatch;
  * worker IDs are reused).
  */
 public final class WorkerMain {
+  /**
+   * The worker's log of how it recovers (the rest of Relay logs at WARN here): work taken over
+   * after an expired lease, and claims or outcomes whose COMMIT was cut off, which the runtime then
+   * resolves from the stored rows. Through the public event contract, so the suite names no
+   * internal class.
+   */
+  private static final RelayEventListener RECOVERY_LOG =
+      new RelayEventListener() {
+        @Override
+        public void reclaimedAfterLeaseExpiry(Claim claim, String previousOwner) {
+          System.out.println(
+              claim.workId()
+                  + " generation "
+                  + claim.generation()
+                  + " taken over from "
+                  + previousOwner
+                  + " (lease expired)");
+        }
+
+        @Override
+        public void error(String what, Throwable error) {
+          if (error instanceof CommitOutcomeUnknownException) {
+            System.out.println(what + ": commit outcome unknown, re-reading the stored rows");
+          }
+        }
+
+        @Override
+        public void abandoned(Claim claim, String operation) {
+          System.out.println(
+              claim.workId()
+                  + " generation "
+                  + claim.generation()
+                  + ": "
+                  + operation
+                  + " given up after its lease passed (kept in the attempt history)");
+        }
+      };
+
   static final String KIND = "fx";
   static final String CONSUMER = "faults";
 
@@ -103,6 +143,7 @@ public final class WorkerMain {
             .pollInterval(Duration.ofMillis(200))
             .shutdownGrace(Duration.ofSeconds(3))
             .listenConnections(() -> DriverManager.getConnection(url))
+            .listener(RECOVERY_LOG)
             .build();
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()

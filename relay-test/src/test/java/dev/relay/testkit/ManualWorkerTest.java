@@ -144,10 +144,23 @@ class ManualWorkerTest {
     }
 
     @Test
+    void aRetryPastTheAttemptCapIsRecordedAsFailed() throws Exception {
+      enqueue(Work.of("w1", KIND, "{}").maxAttempts(1));
+      ManualWorker worker = worker("manual-a").handle(KIND, c -> Outcome.retry("again")).build();
+
+      worker.runNext(KIND).orElseThrow();
+
+      assertThat(column("state", "w1")).isEqualTo("failed");
+      assertThat(worker.claim(List.of(KIND), 10).claimed()).isEmpty();
+    }
+
+    @Test
     void theAttemptCapRetiresWorkAtClaimTime() throws Exception {
       enqueue(Work.of("w1", KIND, "{}").maxAttempts(1));
       ManualWorker worker = worker("manual-a").handle(KIND, c -> Outcome.retry("again")).build();
-      worker.runNext(KIND).orElseThrow();
+      // A worker that dies mid-attempt records nothing: its one attempt is spent only by the claim.
+      HeldClaim stalled = worker.claimNext(KIND).orElseThrow();
+      assertThat(worker.expireLease(stalled).applied()).isTrue();
 
       ManualClaims.Batch batch = worker.claim(List.of(KIND), 10);
 
