@@ -229,8 +229,8 @@ public final class Relay implements AutoCloseable {
    * outcomes. Handlers still running after that are interrupted and left to their lease: their
    * claims are not released while a call may be in flight, and another worker takes the work when
    * the lease ends. Outcomes already reported are recorded (their leases still renewed) until the
-   * grace period plus 1.5 s; then every connection of this runtime still in use is aborted and no
-   * thread of it gets another one, so it returns within about the grace period plus 1.5 s even when
+   * grace period plus 1 s; then every connection of this runtime still in use is aborted and no
+   * thread of it gets another one, so it returns within about the grace period plus 1 s even when
    * the database hangs, and writes nothing after it returned. Idempotent.
    */
   @Override

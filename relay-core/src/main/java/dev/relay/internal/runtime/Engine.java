@@ -57,7 +57,7 @@ public final class Engine {
    * How long {@link #close()} may take beyond the shutdown grace period to stop its threads and
    * record the outcomes already reported; then it aborts what is still in use and returns.
    */
-  static final long CLOSE_SLACK_NANOS = TimeUnit.MILLISECONDS.toNanos(1_500);
+  static final long CLOSE_SLACK_NANOS = TimeUnit.MILLISECONDS.toNanos(1_000);
 
   final RelayConfig config;
   final String workerId;
