@@ -1,13 +1,8 @@
-package dev.relay.runtime;
+package dev.relay;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.relay.InvalidConfigurationException;
-import dev.relay.KindPolicy;
-import dev.relay.Relay;
-import dev.relay.RelayConfig;
-import dev.relay.UnknownOutcomePolicy;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.UnaryOperator;

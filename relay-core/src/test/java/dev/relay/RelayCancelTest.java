@@ -1,15 +1,9 @@
-package dev.relay.runtime;
+package dev.relay;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.relay.CancelResult;
-import dev.relay.Claim;
-import dev.relay.InvalidWorkException;
-import dev.relay.Outcome;
-import dev.relay.Relay;
-import dev.relay.Work;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.time.Duration;

@@ -1,11 +1,5 @@
-package dev.relay.runtime;
+package dev.relay;
 
-import dev.relay.Claim;
-import dev.relay.Outbox;
-import dev.relay.Outcome;
-import dev.relay.Relay;
-import dev.relay.RelayEventListener;
-import dev.relay.Work;
 import dev.relay.test.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

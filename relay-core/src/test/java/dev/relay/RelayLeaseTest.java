@@ -1,13 +1,8 @@
-package dev.relay.runtime;
+package dev.relay;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.relay.Claim;
-import dev.relay.KindPolicy;
-import dev.relay.Outcome;
-import dev.relay.RelayEventListener;
-import dev.relay.Work;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.time.Duration;
