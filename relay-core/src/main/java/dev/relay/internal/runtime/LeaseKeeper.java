@@ -4,7 +4,6 @@ import dev.relay.Claim.StopReason;
 import dev.relay.CommitOutcomeUnknownException;
 import dev.relay.RelayException;
 import dev.relay.internal.store.ClaimRef;
-import dev.relay.internal.store.Settlement;
 import dev.relay.internal.store.WorkStore;
 import dev.relay.internal.store.WriteResult;
 import java.sql.Connection;
@@ -302,10 +301,5 @@ final class LeaseKeeper implements Runnable {
     } catch (SQLException e) {
       log.debug("restoring the network timeout of a renewal connection failed", e);
     }
-  }
-
-  /** The release write of a buffered claim; used by {@link Engine#release}. */
-  static Settlement release(LiveClaim c) {
-    return new Settlement.Release(c.ref);
   }
 }
