@@ -6,12 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.relay.test.LoopbackProxy;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
@@ -62,8 +57,8 @@ class RelayAbandonedOutcomeTest {
           .until(() -> events.all.contains("abandoned w 1 complete"));
       proxy.stall(false);
 
-      await().atMost(RelayFixture.PATIENCE).until(() -> !abandonedRows(db).isEmpty());
-      assertThat(abandonedRows(db)).containsExactly("1 complete delivered ref-w-1");
+      await().atMost(RelayFixture.PATIENCE).until(() -> !abandonedRows(f).isEmpty());
+      assertThat(abandonedRows(f)).containsExactly("1 complete delivered ref-w-1");
       await().atMost(RelayFixture.PATIENCE).until(() -> "done".equals(f.state("w")));
       assertThat(f.row("w"))
           .containsEntry("claim_generation", "2")
@@ -75,28 +70,9 @@ class RelayAbandonedOutcomeTest {
   /**
    * The attempt history's abandoned rows of {@code w}: "generation action outcome receiver_ref".
    */
-  private static List<String> abandonedRows(TestDatabase db) throws SQLException {
-    try (Connection c = db.connection();
-        PreparedStatement ps =
-            c.prepareStatement(
-                "SELECT generation, action, outcome, receiver_ref FROM "
-                    + db.schema()
-                    + ".attempt WHERE work_id = 'w' AND ending = 'abandoned' ORDER BY id")) {
-      List<String> rows = new ArrayList<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          rows.add(
-              rs.getLong(1)
-                  + " "
-                  + rs.getString(2)
-                  + " "
-                  + rs.getString(3)
-                  + " "
-                  + rs.getString(4));
-        }
-      }
-      return rows;
-    }
+  private static List<String> abandonedRows(RelayFixture f) {
+    return f.attempts(
+        "w", "ending = 'abandoned'", "generation", "action", "outcome", "receiver_ref");
   }
 
   private static final class Events implements RelayEventListener {

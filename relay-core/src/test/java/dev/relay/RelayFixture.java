@@ -94,24 +94,33 @@ final class RelayFixture implements AutoCloseable {
 
   /** The attempt history of one work ID, in order: "generation ending error_kind outcome". */
   List<String> attempts(String workId) {
+    return attempts(workId, "TRUE", "generation", "ending", "error_kind", "outcome");
+  }
+
+  /**
+   * The attempt history rows of one work ID that match {@code condition} (SQL over the attempt
+   * table), in order, each as its {@code columns} joined by spaces.
+   */
+  List<String> attempts(String workId, String condition, String... columns) {
     try (Connection c = db.connection();
         PreparedStatement ps =
             c.prepareStatement(
-                "SELECT generation, ending, error_kind, outcome FROM "
+                "SELECT "
+                    + String.join(", ", columns)
+                    + " FROM "
                     + db.schema()
-                    + ".attempt WHERE work_id = ? ORDER BY id")) {
+                    + ".attempt WHERE work_id = ? AND ("
+                    + condition
+                    + ") ORDER BY id")) {
       ps.setString(1, workId);
       List<String> rows = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          rows.add(
-              rs.getLong(1)
-                  + " "
-                  + rs.getString(2)
-                  + " "
-                  + rs.getString(3)
-                  + " "
-                  + rs.getString(4));
+          List<String> values = new ArrayList<>();
+          for (int i = 1; i <= columns.length; i++) {
+            values.add(rs.getString(i));
+          }
+          rows.add(String.join(" ", values));
         }
       }
       return rows;
