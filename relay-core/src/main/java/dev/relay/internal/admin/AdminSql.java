@@ -235,7 +235,8 @@ final class AdminSql {
     showAttempts =
         schema.inject(
             """
-            SELECT generation, worker, claimed_at, ended_at, ending, error_kind, error, outcome
+            SELECT generation, worker, claimed_at, ended_at, ending, error_kind, error, outcome,
+                   action, receiver_ref
               FROM ${relay_schema}.attempt WHERE work_id = ? ORDER BY generation, id
             """);
     showRedrives =
