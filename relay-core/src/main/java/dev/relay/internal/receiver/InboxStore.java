@@ -1,6 +1,7 @@
 package dev.relay.internal.receiver;
 
 import dev.relay.RetryableException;
+import dev.relay.internal.jdbc.BoundText;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
 import dev.relay.receiver.EffectFailedException;
@@ -93,9 +94,10 @@ public final class InboxStore {
     } catch (Exception e) {
       throw new EffectFailedException(consumer, messageId, e);
     }
-    // Checked before the UPDATE is sent, so a bad result never aborts the transaction by itself.
-    ReceiverInput.json("effect result", result, maxResultBytes);
-    return result;
+    // Text Relay stores must never fail a write: NULs and lone surrogates (which jsonb refuses)
+    // become U+FFFD. The rest is checked before the UPDATE is sent, so a bad result never aborts
+    // the transaction by itself.
+    return ReceiverInput.json("effect result", BoundText.json(result), maxResultBytes);
   }
 
   private InboxResult repeat(Connection c, String consumer, String messageId, String payload)
