@@ -1,5 +1,6 @@
 package dev.relay;
 
+import dev.relay.internal.jdbc.Coordination;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
 import java.io.IOException;
@@ -41,9 +42,6 @@ public final class Migrator {
 
   /** The oldest PostgreSQL Relay supports, as {@code server_version_num}. */
   public static final int MINIMUM_SERVER_VERSION_NUM = 150000;
-
-  /** Advisory-lock class for migrations ("RELM"); the second key is a hash of the schema name. */
-  private static final int LOCK_CLASS = 0x52454C4D;
 
   private static final List<Version> VERSIONS =
       List.of(
@@ -151,10 +149,8 @@ public final class Migrator {
           "SET LOCAL statement_timeout = '5min'; SET LOCAL lock_timeout = '2min';"
               + " SET LOCAL idle_in_transaction_session_timeout = '5min'");
     }
-    try (PreparedStatement lock =
-        c.prepareStatement("SELECT pg_advisory_xact_lock(?, hashtext(?))")) {
-      lock.setInt(1, LOCK_CLASS);
-      lock.setString(2, schema.sql());
+    try (PreparedStatement lock = c.prepareStatement(Coordination.LOCK_MIGRATION)) {
+      lock.setString(1, Coordination.migrationKey(schema));
       lock.execute();
     }
     try (Statement s = c.createStatement()) {

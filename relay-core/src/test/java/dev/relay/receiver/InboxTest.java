@@ -150,7 +150,6 @@ class InboxTest {
     }
   }
 
-
   @Nested
   class Failures {
     @Test

@@ -108,9 +108,6 @@ final class AdminSql {
   /** Who redrove, why, from which state and generation, and whether an override was needed. */
   final String auditRedrive;
 
-  /** Wakes the workers of the schema at commit (constant payload: folded per transaction). */
-  final String notify;
-
   /** The replacement's link to the work it supersedes. */
   final String insertSupersedes;
 
@@ -157,12 +154,6 @@ final class AdminSql {
 
   /** Dry run of {@link #purgeSupersedes}. */
   final String countSupersedes;
-
-  /** Takes the schema's maintenance lock if free (session level: on a dedicated connection). */
-  final String tryMaintenanceLock;
-
-  /** Gives the maintenance lock back. */
-  final String maintenanceUnlock;
 
   private static final ConcurrentMap<String, AdminSql> BY_SCHEMA = new ConcurrentHashMap<>();
 
@@ -305,7 +296,6 @@ final class AdminSql {
                    (work_id, actor, reason, from_state, from_generation, forced)
             VALUES (?, ?, ?, ?, ?, ?)
             """);
-    notify = "SELECT pg_notify(?, '')";
     insertSupersedes =
         schema.inject(
             """
@@ -369,10 +359,6 @@ final class AdminSql {
     purgeSupersedes =
         historyPurge(schema, "supersedes", "work_id", "created_at", "supersedes_work_id");
     countSupersedes = historyCount(schema, "supersedes", "created_at", "supersedes_work_id");
-    // One 64-bit key per schema: the lock of another schema's maintenance never collides by name.
-    tryMaintenanceLock =
-        "SELECT pg_try_advisory_lock(hashtextextended('relay_maintenance:' || ?, 0))";
-    maintenanceUnlock = "SELECT pg_advisory_unlock(hashtextextended('relay_maintenance:' || ?, 0))";
   }
 
   /**

@@ -2,6 +2,7 @@ package dev.relay.internal.receiver;
 
 import dev.relay.RetryableException;
 import dev.relay.internal.jdbc.BoundText;
+import dev.relay.internal.jdbc.Coordination;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
 import dev.relay.receiver.EffectFailedException;
@@ -47,10 +48,11 @@ public final class InboxStore {
       InboxEffect effect,
       boolean wait) {
     try {
-      try (PreparedStatement ps = c.prepareStatement(wait ? sql.lock : sql.tryLock)) {
-        ps.setString(1, schema.sql());
-        ps.setString(2, consumer);
-        ps.setString(3, messageId);
+      // Waits for (or, without wait, detects) another transaction processing this message.
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              wait ? Coordination.LOCK_INBOX_MESSAGE : Coordination.TRY_LOCK_INBOX_MESSAGE)) {
+        ps.setString(1, Coordination.inboxMessageKey(schema, consumer, messageId));
         try (ResultSet rs = ps.executeQuery()) {
           rs.next();
           if (!wait && !rs.getBoolean(1)) {

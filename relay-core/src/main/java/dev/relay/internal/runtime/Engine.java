@@ -9,6 +9,7 @@ import dev.relay.RelayConfig;
 import dev.relay.RelayEventListener;
 import dev.relay.RelayException;
 import dev.relay.UnknownOutcomePolicy;
+import dev.relay.internal.jdbc.Coordination;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
 import dev.relay.internal.jdbc.Timeouts;
@@ -129,7 +130,7 @@ public final class Engine {
             ? new Notifier(
                 this,
                 () -> listenConnection(listenConnections),
-                Channels.channelFor(schema, "schema"))
+                Coordination.checkedChannel(schema, "schema"))
             : null;
   }
 

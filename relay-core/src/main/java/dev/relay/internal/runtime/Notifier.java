@@ -1,6 +1,7 @@
 package dev.relay.internal.runtime;
 
 import dev.relay.ConnectionFactory;
+import dev.relay.internal.jdbc.Coordination;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -55,7 +56,7 @@ final class Notifier implements Runnable {
           conn.setAutoCommit(true); // LISTEN inside an open transaction waits for its commit
         }
         try (Statement s = conn.createStatement()) {
-          s.execute("LISTEN " + channel);
+          s.execute(Coordination.listen(channel));
         }
         PGConnection pg = conn.unwrap(PGConnection.class);
         failures = 0;
@@ -70,7 +71,7 @@ final class Notifier implements Runnable {
             lastCheck = System.nanoTime();
           } else if (System.nanoTime() - lastCheck > HEALTH_CHECK_NANOS) {
             try (Statement s = conn.createStatement()) {
-              s.execute("SELECT 1");
+              s.execute(Coordination.PING);
             }
             lastCheck = System.nanoTime();
           }
@@ -101,7 +102,7 @@ final class Notifier implements Runnable {
         // fails through the pool's proxy, which is what makes a pool (HikariCP) evict it: the
         // error that broke it was raised on the unwrapped driver connection, out of its sight.
         try (Statement s = conn.createStatement()) {
-          s.execute("UNLISTEN *");
+          s.execute(Coordination.UNLISTEN_ALL);
         }
       }
     } catch (SQLException e) {

@@ -1,5 +1,6 @@
 package dev.relay.internal.store;
 
+import dev.relay.internal.jdbc.Coordination;
 import dev.relay.internal.jdbc.SchemaName;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -165,12 +166,9 @@ final class WorkSql {
     String skipped =
         "SELECT u.work_id FROM u WHERE u.work_id NOT IN (SELECT work_id FROM inserted)";
     String notified =
-        """
-        , notified AS (
-            SELECT pg_notify('relay_${relay_schema}', '')
-              FROM (SELECT 1 FROM inserted LIMIT 1) AS any_row
-        )
-        """;
+        "\n, notified AS (\n    SELECT pg_notify("
+            + Coordination.channelLiteral(schema)
+            + ", '')\n      FROM (SELECT 1 FROM inserted LIMIT 1) AS any_row\n)\n";
     // The aggregate over notified is the outer side of the join, so it is always evaluated (and
     // notifies when the insert added a row); the join yields one NULL row when nothing was skipped.
     String skippedAfterNotify =

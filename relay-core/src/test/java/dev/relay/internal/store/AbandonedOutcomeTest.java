@@ -65,9 +65,7 @@ class AbandonedOutcomeTest {
     // the admin view reads the given-up action and receiver reference back
     assertThat(Admin.create(f.ds, f.schema).show("a").orElseThrow().attempts())
         .extracting(
-            WorkDetail.Attempt::ending,
-            WorkDetail.Attempt::action,
-            WorkDetail.Attempt::receiverRef)
+            WorkDetail.Attempt::ending, WorkDetail.Attempt::action, WorkDetail.Attempt::receiverRef)
         .containsExactly(tuple("abandoned", "complete", "msg-7"));
   }
 
