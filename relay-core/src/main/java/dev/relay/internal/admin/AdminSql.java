@@ -1,9 +1,8 @@
 package dev.relay.internal.admin;
 
+import dev.relay.internal.jdbc.PerSchema;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.store.AttemptCap;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentMap;
 
 /**
  * Every statement of the admin API and of retention, one constant per operation, with the validated
@@ -155,11 +154,11 @@ final class AdminSql {
   /** Dry run of {@link #purgeSupersedes}. */
   final String countSupersedes;
 
-  private static final ConcurrentMap<String, AdminSql> BY_SCHEMA = new ConcurrentHashMap<>();
+  private static final PerSchema<AdminSql> CATALOG = new PerSchema<>(AdminSql::new);
 
   /** The statements for {@code schema}, composed once per schema and shared. */
   static AdminSql of(SchemaName schema) {
-    return BY_SCHEMA.computeIfAbsent(schema.sql(), name -> new AdminSql(schema));
+    return CATALOG.of(schema);
   }
 
   AdminSql(SchemaName schema) {

@@ -1,9 +1,15 @@
 package dev.relay.internal.receiver;
 
+import dev.relay.internal.jdbc.PerSchema;
 import dev.relay.internal.jdbc.SchemaName;
 
-/** Every statement on the inbox tables ({@code inbox}, {@code inbox_consumer}), schema injected. */
+/**
+ * Every statement on the inbox tables ({@code inbox}, {@code inbox_consumer}), schema injected,
+ * composed once per schema.
+ */
 final class InboxSql {
+  private static final PerSchema<InboxSql> CATALOG = new PerSchema<>(InboxSql::new);
+
   /**
    * Records the first delivery. ON CONFLICT DO NOTHING also waits on an uncommitted row of the same
    * key (a writer that did not take the advisory lock of {@link
@@ -37,7 +43,12 @@ final class InboxSql {
    */
   final String purge;
 
-  InboxSql(SchemaName schema) {
+  /** The statements for {@code schema}. */
+  static InboxSql of(SchemaName schema) {
+    return CATALOG.of(schema);
+  }
+
+  private InboxSql(SchemaName schema) {
     insert =
         schema.inject(
             """

@@ -31,7 +31,7 @@ public final class InboxStore {
   /** A store for {@code schema}; results larger than {@code maxResultBytes} are refused. */
   public InboxStore(SchemaName schema, int maxResultBytes) {
     this.schema = schema;
-    this.sql = new InboxSql(schema);
+    this.sql = InboxSql.of(schema);
     this.maxResultBytes = maxResultBytes;
   }
 

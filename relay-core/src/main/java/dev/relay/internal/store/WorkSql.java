@@ -1,9 +1,8 @@
 package dev.relay.internal.store;
 
 import dev.relay.internal.jdbc.Coordination;
+import dev.relay.internal.jdbc.PerSchema;
 import dev.relay.internal.jdbc.SchemaName;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentMap;
 
 /**
  * Every statement on the work table family ({@code outbox}, {@code attempt}, {@code tombstone}),
@@ -132,11 +131,11 @@ final class WorkSql {
    */
   final String recordAbandoned;
 
-  private static final ConcurrentMap<String, WorkSql> BY_SCHEMA = new ConcurrentHashMap<>();
+  private static final PerSchema<WorkSql> CATALOG = new PerSchema<>(WorkSql::new);
 
   /** The statements for {@code schema}, composed once per schema and shared. */
   static WorkSql of(SchemaName schema) {
-    return BY_SCHEMA.computeIfAbsent(schema.sql(), name -> new WorkSql(schema));
+    return CATALOG.of(schema);
   }
 
   WorkSql(SchemaName schema) {
