@@ -43,16 +43,18 @@ final class AdminSql {
        LIMIT ?
       """;
 
-  static final String ITEM_COLUMNS =
-      """
-      o.work_id, o.kind, o.queue, o.state, o.priority, o.claim_generation, o.attempts,
-      """
-          + AttemptCap.of("o")
-          + """
-           AS max_attempts, o.created_at, o.available_at, o.first_attempt_at, o.claimed_by,
-          o.lease_until, o.completed_at, o.deadline, o.ordering_key, o.sequence, o.last_error_kind,
-      o.last_error, o.outcome, o.receiver_ref, o.cancel_requested_at
-      """;
+  /** The columns of a {@link dev.relay.admin.WorkItem}, from the outbox row {@code o}. */
+  private static String itemColumns(SchemaName schema) {
+    return """
+        o.work_id, o.kind, o.queue, o.state, o.priority, o.claim_generation, o.attempts,
+        """
+        + AttemptCap.of(schema, "o")
+        + """
+         AS max_attempts, o.created_at, o.available_at, o.first_attempt_at, o.claimed_by,
+        o.lease_until, o.completed_at, o.deadline, o.ordering_key, o.sequence, o.last_error_kind,
+        o.last_error, o.outcome, o.receiver_ref, o.cancel_requested_at
+        """;
+  }
 
   /** One page of work in (created_at, work_id) order after the cursor. */
   final String listWork;
@@ -164,7 +166,11 @@ final class AdminSql {
   AdminSql(SchemaName schema) {
     listWork =
         schema.inject(
-            FILTER + "SELECT " + ITEM_COLUMNS + " FROM ${relay_schema}.outbox o, f" + FILTER_WHERE);
+            FILTER
+                + "SELECT "
+                + itemColumns(schema)
+                + " FROM ${relay_schema}.outbox o, f"
+                + FILTER_WHERE);
     health =
         schema.inject(
             """
@@ -216,7 +222,7 @@ final class AdminSql {
     showWork =
         schema.inject(
             "SELECT "
-                + ITEM_COLUMNS
+                + itemColumns(schema)
                 + """
                 , o.payload::text AS payload, o.result::text AS result, o.milestone
                   FROM ${relay_schema}.outbox o

@@ -347,7 +347,7 @@ final class WorkSql {
             -- following claim may resume
             SELECT * FROM updated ORDER BY priority DESC, available_at, work_id
             """
-                .replace("{cap}", AttemptCap.of("o")));
+                .replace("{cap}", AttemptCap.of(schema, "o")));
     // One queue: equality on the index's leading column, so the scan returns rows in claim order
     // and stops after the batch. Several queues: = ANY on the leading column does not keep that
     // order, so the planner reads every eligible row of those queues and sorts them.
@@ -528,7 +528,7 @@ final class WorkSql {
                AND lease_until > clock_timestamp()
              ORDER BY work_id
             """
-                .replace("{cap_j}", AttemptCap.of("j")));
+                .replace("{cap_j}", AttemptCap.of(schema, "j")));
     readStates =
         schema.inject(
             """
