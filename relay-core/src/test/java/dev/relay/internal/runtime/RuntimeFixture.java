@@ -101,14 +101,22 @@ final class RuntimeFixture {
             });
   }
 
-  /** Completions that keep what they are given. */
+  /** Completions that keep what they are given, or refuse it once {@link #close()}d. */
   static final class Recorded implements Completions {
     final List<Settlement> submitted = new CopyOnWriteArrayList<>();
+    private volatile boolean closed;
 
     @Override
     public boolean submit(LiveClaim claim, Settlement settlement) {
+      if (closed) {
+        return false;
+      }
       submitted.add(settlement);
       return true;
+    }
+
+    void close() {
+      closed = true;
     }
 
     @Override
