@@ -38,13 +38,7 @@ class DispatcherTest {
               live::ended,
               new RunTimeAverage(),
               time),
-          new Releaser(
-              completions,
-              connections,
-              RuntimeFixture.store(),
-              RuntimeFixture.WORKER,
-              RuntimeFixture.events(),
-              live),
+          RuntimeFixture.releaser(completions, connections, live),
           started::incrementAndGet,
           live,
           time);

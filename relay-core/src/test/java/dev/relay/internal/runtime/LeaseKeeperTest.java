@@ -36,13 +36,7 @@ class LeaseKeeperTest {
           connections,
           RuntimeFixture.events(),
           live,
-          new Releaser(
-              completions,
-              connections,
-              RuntimeFixture.store(),
-              RuntimeFixture.WORKER,
-              RuntimeFixture.events(),
-              live),
+          RuntimeFixture.releaser(completions, connections, live),
           time,
           new AtomicLong());
   private final List<StopReason> stops = new CopyOnWriteArrayList<>();

@@ -90,6 +90,14 @@ final class RuntimeFixture {
     return new Events(new RelayEventListener() {});
   }
 
+  /**
+   * A releaser that hands claims to {@code completions}, else writes through {@code connections}.
+   */
+  static Releaser releaser(
+      Completions completions, TrackedConnections connections, LiveClaims live) {
+    return new Releaser(completions, connections, store(), WORKER, events(), live);
+  }
+
   /** A data source that has no database: every connection request fails. */
   static DataSource noDatabase() {
     return (DataSource)
