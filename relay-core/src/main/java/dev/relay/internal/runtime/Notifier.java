@@ -5,7 +5,7 @@ import dev.relay.internal.jdbc.Coordination;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.concurrent.ThreadLocalRandom;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
@@ -25,16 +25,32 @@ final class Notifier implements Runnable {
   private static final int WAIT_MILLIS = 500;
   private static final long HEALTH_CHECK_NANOS = TimeUnit.SECONDS.toNanos(30);
 
-  private final Engine engine;
+  private static final Duration PAUSE_BASE = Duration.ofMillis(50);
+  private static final Duration PAUSE_CAP = Duration.ofSeconds(5);
+
   private final ConnectionFactory factory;
   private final String channel;
+  private final Events events;
+  private final WakeSignal claimer;
+  private final TimeSource time;
   private final Object lock = new Object();
   private volatile boolean running = true;
 
-  Notifier(Engine engine, ConnectionFactory factory, String channel) {
-    this.engine = engine;
+  /**
+   * @param factory opens the dedicated LISTEN connection
+   * @param claimer the claimer's wake-up, requested on every notification and (re)connection
+   */
+  Notifier(
+      ConnectionFactory factory,
+      String channel,
+      Events events,
+      WakeSignal claimer,
+      TimeSource time) {
     this.factory = factory;
     this.channel = channel;
+    this.events = events;
+    this.claimer = claimer;
+    this.time = time;
   }
 
   void stop() {
@@ -61,19 +77,19 @@ final class Notifier implements Runnable {
         PGConnection pg = conn.unwrap(PGConnection.class);
         failures = 0;
         log.debug("listening on {}", channel);
-        engine.events.listenerConnected();
-        engine.claimer.wake(); // anything notified while nobody listened: poll now
-        long lastCheck = System.nanoTime();
+        events.listenerConnected();
+        claimer.request(); // anything notified while nobody listened: poll now
+        long lastCheck = time.nanoTime();
         while (running) {
           PGNotification[] notes = pg.getNotifications(WAIT_MILLIS);
           if (notes != null && notes.length > 0) {
-            engine.claimer.wake();
-            lastCheck = System.nanoTime();
-          } else if (System.nanoTime() - lastCheck > HEALTH_CHECK_NANOS) {
+            claimer.request();
+            lastCheck = time.nanoTime();
+          } else if (time.nanoTime() - lastCheck > HEALTH_CHECK_NANOS) {
             try (Statement s = conn.createStatement()) {
               s.execute(Coordination.PING);
             }
-            lastCheck = System.nanoTime();
+            lastCheck = time.nanoTime();
           }
         }
       } catch (SQLException | RuntimeException e) {
@@ -81,7 +97,7 @@ final class Notifier implements Runnable {
         if (running) {
           failures++;
           log.warn("the LISTEN connection failed; reconnecting with backoff: {}", e.toString());
-          engine.events.listenerLost(e);
+          events.listenerLost(e);
         }
       } finally {
         close(conn, broken);
@@ -116,8 +132,7 @@ final class Notifier implements Runnable {
   }
 
   private void pause(int failures) {
-    long ceiling = Math.min(5000L, 100L << Math.min(failures - 1, 10));
-    long millis = ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1);
+    long millis = Math.max(1, Backoff.pause(PAUSE_BASE, PAUSE_CAP, failures).toMillis());
     synchronized (lock) {
       if (running) {
         try {
