@@ -424,7 +424,9 @@ public final class Scheduler implements AutoCloseable {
           Plan plan = Plan.decide(e.slots, e.schedule.missedSlots(), after, now, lateAfter);
           int conflicts = enqueue(c, e, plan.enqueue());
           try (PreparedStatement ps = c.prepareStatement(sql.recordDecision)) {
-            ps.setObject(1, offset(plan.lastSlot()));
+            // Nothing due leaves last_slot as it was (NULL before the first slot: greatest()
+            // ignores NULL).
+            ps.setObject(1, plan.lastSlot().equals(after) ? null : offset(plan.lastSlot()));
             ps.setObject(2, offset(plan.nextSlot()));
             ps.setObject(3, offset(now));
             ps.setString(4, schedulerId);
