@@ -270,6 +270,50 @@ class SchedulerTest {
   }
 
   @Nested
+  class Permissions {
+    @Test
+    void schedulerNeedsOnlyTheProducersGrantsAndItsStateTable(TestDatabase db) throws Exception {
+      String role = "relay_scheduler_" + db.schema();
+      db.execute("CREATE ROLE " + role + " NOLOGIN");
+      try {
+        // The grants docs/scheduling.md lists: the producer's, plus the state table.
+        db.execute(
+            ("GRANT USAGE ON SCHEMA {schema} TO %1$s;"
+                    + " GRANT INSERT (work_id, kind, payload, queue, priority, available_at,"
+                    + " max_attempts, deadline) ON {schema}.outbox TO %1$s;"
+                    + " GRANT SELECT (work_id, kind, payload) ON {schema}.outbox TO %1$s;"
+                    + " GRANT SELECT ON {schema}.tombstone TO %1$s;"
+                    + " GRANT SELECT, INSERT, UPDATE ON {schema}.schedule_state TO %1$s")
+                .formatted(role));
+        com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
+        config.setJdbcUrl(db.jdbcUrl());
+        config.setMaximumPoolSize(2);
+        config.setConnectionInitSql("SET ROLE " + role);
+        try (com.zaxxer.hikari.HikariDataSource asRole =
+            new com.zaxxer.hikari.HikariDataSource(config)) {
+          Scheduler s = builder(asRole, db).schedule("pulse", "pulse", EVERY_SECOND).build();
+          await()
+              .atMost(Duration.ofSeconds(30))
+              .pollInterval(Duration.ofMillis(100))
+              .until(() -> !s.runOnce().get(0).enqueued().isEmpty());
+          // ... and may not rewrite work.
+          try (Connection c = asRole.getConnection()) {
+            assertThatThrownBy(
+                    () ->
+                        c.createStatement()
+                            .executeUpdate("UPDATE " + db.schema() + ".outbox SET payload = '{}'"))
+                .isInstanceOf(SQLException.class)
+                .hasMessageContaining("permission denied");
+          }
+        }
+      } finally {
+        db.execute("DROP OWNED BY " + role + "; DROP ROLE " + role);
+      }
+      assertThat(slots(db, "pulse", Instant.EPOCH)).isNotEmpty();
+    }
+  }
+
+  @Nested
   class BadInput {
     @Test
     void oneNameWithTwoDefinitionsInOneBuilderIsRefused() {
