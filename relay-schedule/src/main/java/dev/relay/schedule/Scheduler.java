@@ -268,6 +268,19 @@ public final class Scheduler implements AutoCloseable {
   }
 
   /**
+   * Checks a schedule as {@link Builder#schedule} does, without a database: for readers of
+   * configuration files that want to refuse a bad schedule before anything starts.
+   *
+   * @throws ScheduleException naming the problem (invalid name or kind, cron that does not parse)
+   */
+  public static void validate(String name, String kind, Schedule schedule) {
+    Builder b = new Builder(null).schedule(name, kind, schedule);
+    if (!b.refusals.isEmpty()) {
+      throw b.refusals.get(0);
+    }
+  }
+
+  /**
    * Registers the schedules (if not yet) and starts deciding due slots on a thread of its own,
    * every poll interval. Idempotent.
    *
