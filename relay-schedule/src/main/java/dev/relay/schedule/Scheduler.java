@@ -28,6 +28,7 @@ import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -88,6 +89,10 @@ public final class Scheduler implements AutoCloseable {
   private final Duration pollInterval;
   private final Duration lateAfter;
   private final String schedulerId;
+
+  /** Slots this scheduler inserted as new work (conflicts excluded); for tests and logs. */
+  final AtomicLong inserted = new AtomicLong();
+
   private ScheduledExecutorService loop; // guarded by this
   private boolean registered; // guarded by this
 
@@ -418,6 +423,12 @@ public final class Scheduler implements AutoCloseable {
 
   /** One transaction: lock the state row, read the clock, enqueue the due slots, record. */
   Decision decide(Entry e) {
+    Decision d = decideInTransaction(e);
+    inserted.addAndGet(d.enqueued().size() - d.conflicts()); // committed by now
+    return d;
+  }
+
+  private Decision decideInTransaction(Entry e) {
     return inTransaction(
         "deciding schedule " + e.name,
         c -> {

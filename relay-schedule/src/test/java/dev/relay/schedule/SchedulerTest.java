@@ -125,6 +125,9 @@ class SchedulerTest {
       assertConsecutiveSeconds(slots);
       assertThat(slots.get(slots.size() - 1)).isEqualTo(state.lastSlot());
       assertThat(state.enqueued()).isEqualTo(slots.size());
+      // Every row was inserted by exactly one scheduler.
+      assertThat(schedulers.stream().mapToLong(s -> s.inserted.get()).sum())
+          .isEqualTo(slots.size());
       assertThat(state.conflicts()).isZero();
       assertThat(state.skipped()).isZero();
       assertThat(state.nextSlot()).isEqualTo(state.lastSlot().plusSeconds(1));
