@@ -4,6 +4,8 @@ import dev.relay.Migrator;
 import dev.relay.admin.Admin;
 import dev.relay.admin.QueueHealth;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -15,8 +17,8 @@ import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
 /**
- * Relay's health: UP when a connection of the runtime's pool answers and Relay's schema has a
- * version; DOWN when the database cannot be reached or the schema is missing.
+ * Relay's health: UP when a connection of the runtime's pool answers and Relay's outbox table
+ * exists; DOWN when the database cannot be reached or the table is missing.
  *
  * <p>Details: the schema and its version, whether the runtime is running, and per kind the age of
  * the longest-waiting eligible item, expired leases and failed work. The per-kind details come from
@@ -25,6 +27,8 @@ import org.springframework.boot.health.contributor.Health;
  * probe every second costs one {@code SELECT} of the schema version each time, nothing more.
  */
 final class RelayHealthIndicator extends AbstractHealthIndicator {
+  private static final String OUTBOX_EXISTS = "SELECT to_regclass(?) IS NOT NULL";
+
   private final DataSource dataSource;
   private final String schema;
   private final Admin admin;
@@ -48,17 +52,28 @@ final class RelayHealthIndicator extends AbstractHealthIndicator {
   @Override
   protected void doHealthCheck(Health.Builder builder) throws Exception {
     int version;
+    boolean tables;
     try (Connection c = dataSource.getConnection()) {
+      // The version is 0 when Flyway or Liquibase ran the scripts: the outbox table decides.
       version = Migrator.forSchema(schema).currentVersion(c);
+      try (PreparedStatement ps = c.prepareStatement(OUTBOX_EXISTS)) {
+        ps.setString(1, schema + ".outbox");
+        try (ResultSet rs = ps.executeQuery()) {
+          tables = rs.next() && rs.getBoolean(1);
+        }
+      }
     }
     builder
-        .status(version > 0 ? "UP" : "DOWN")
         .withDetail("schema", schema)
         .withDetail("schemaVersion", version)
         .withDetail(
             "runtime",
-            runtime == null ? "not managed" : runtime.isRunning() ? "running" : "stopped")
-        .withDetails(kinds());
+            runtime == null ? "not managed" : runtime.isRunning() ? "running" : "stopped");
+    if (!tables) {
+      builder.down().withDetail("problem", "no outbox table in schema " + schema);
+      return;
+    }
+    builder.up().withDetails(kinds());
   }
 
   private Map<String, Object> kinds() {
