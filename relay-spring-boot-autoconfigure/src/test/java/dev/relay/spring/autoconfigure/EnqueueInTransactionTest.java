@@ -19,7 +19,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.orm.jpa.EntityManagerFactoryUtils;
 import org.springframework.orm.jpa.JpaTransactionManager;
 import org.springframework.orm.jpa.LocalContainerEntityManagerFactoryBean;
@@ -35,14 +34,6 @@ class EnqueueInTransactionTest {
   /** Thrown by the business code after it enqueued. */
   static final class Boom extends RuntimeException {
     private static final long serialVersionUID = 1L;
-  }
-
-  @Configuration(proxyBeanMethods = false)
-  static class Jdbc {
-    @Bean
-    DataSourceTransactionManager transactionManager(DataSource dataSource) {
-      return new DataSourceTransactionManager(dataSource);
-    }
   }
 
   @Configuration(proxyBeanMethods = false)
@@ -76,7 +67,7 @@ class EnqueueInTransactionTest {
   @Test
   void jdbcTransactionCommitsBothOrRollsBackBoth(TestDatabase db) {
     Contexts.on(db)
-        .withUserConfiguration(Jdbc.class)
+        .withUserConfiguration(Contexts.Jdbc.class)
         .run(
             context -> {
               RelayOutbox outbox = context.getBean(RelayOutbox.class);
@@ -119,7 +110,7 @@ class EnqueueInTransactionTest {
   @Test
   void aChangedObjectUnderAUsedIdRollsTheBusinessChangeBackEvenWhenCaught(TestDatabase db) {
     Contexts.on(db)
-        .withUserConfiguration(Jdbc.class)
+        .withUserConfiguration(Contexts.Jdbc.class)
         .run(
             context -> {
               RelayOutbox outbox = context.getBean(RelayOutbox.class);
@@ -156,7 +147,7 @@ class EnqueueInTransactionTest {
   @Test
   void outsideATransactionAndInAReadOnlyOneEnqueueIsRefused(TestDatabase db) {
     Contexts.on(db)
-        .withUserConfiguration(Jdbc.class)
+        .withUserConfiguration(Contexts.Jdbc.class)
         .run(
             context -> {
               RelayOutbox outbox = context.getBean(RelayOutbox.class);
@@ -183,7 +174,7 @@ class EnqueueInTransactionTest {
   @Test
   void requiresNewSurvivesTheOuterRollback(TestDatabase db) {
     Contexts.on(db)
-        .withUserConfiguration(Jdbc.class)
+        .withUserConfiguration(Contexts.Jdbc.class)
         .run(
             context -> {
               RelayOutbox outbox = context.getBean(RelayOutbox.class);

@@ -11,29 +11,18 @@ import dev.relay.test.TestDatabase;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
-import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 @RelayDatabaseTest
 class InboxTemplateTest {
-  @Configuration(proxyBeanMethods = false)
-  static class Jdbc {
-    @Bean
-    DataSourceTransactionManager transactionManager(DataSource dataSource) {
-      return new DataSourceTransactionManager(dataSource);
-    }
-  }
-
   @Test
   void aMessageIsAppliedOnceWithTheReceiversWritesAndARollbackForgetsIt(TestDatabase db)
       throws Exception {
     db.execute("CREATE TABLE {schema}.mail (message_id text PRIMARY KEY)");
     Contexts.on(db)
-        .withUserConfiguration(Jdbc.class)
+        .withUserConfiguration(Contexts.Jdbc.class)
         .run(
             context -> {
               InboxTemplate inbox = context.getBean(InboxTemplate.class);
