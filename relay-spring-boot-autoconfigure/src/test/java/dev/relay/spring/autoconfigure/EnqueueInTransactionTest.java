@@ -197,6 +197,32 @@ class EnqueueInTransactionTest {
   }
 
   @Test
+  void nestedRollbackToTheSavepointRemovesOnlyTheInnerWork(TestDatabase db) {
+    Contexts.on(db)
+        .withUserConfiguration(Contexts.Jdbc.class)
+        .run(
+            context -> {
+              RelayOutbox outbox = context.getBean(RelayOutbox.class);
+              PlatformTransactionManager tm = context.getBean(PlatformTransactionManager.class);
+              TransactionTemplate nested = new TransactionTemplate(tm);
+              nested.setPropagationBehavior(TransactionDefinition.PROPAGATION_NESTED);
+              new TransactionTemplate(tm)
+                  .executeWithoutResult(
+                      s -> {
+                        outbox.enqueue("outer", "order_received", new OrderReceived("1", "mug"));
+                        nested.executeWithoutResult(
+                            t -> {
+                              outbox.enqueue(
+                                  "inner", "order_received", new OrderReceived("2", "cup"));
+                              t.setRollbackOnly(); // back to the savepoint
+                            });
+                      });
+              assertThat(db.queryString("SELECT string_agg(work_id, ',') FROM {schema}.outbox"))
+                  .isEqualTo("outer");
+            });
+  }
+
+  @Test
   void jpaEntityAndWorkCommitTogetherAndAFlushFailureRollsBothBack(TestDatabase db) {
     Contexts.on(db)
         .withUserConfiguration(Jpa.class)
