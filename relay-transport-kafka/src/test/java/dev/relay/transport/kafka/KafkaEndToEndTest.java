@@ -68,9 +68,14 @@ class KafkaEndToEndTest {
   void everyItemIsAppliedOnceAndKeyedItemsInOrderWithTwoWorkers(TestDatabase db) throws Exception {
     enqueue(db, ITEMS);
     consumers(db, 2);
+    long started = System.nanoTime();
     workers(db, 2);
 
     awaitAllDoneAndApplied(db, ITEMS, Duration.ofMinutes(3));
+    double seconds = (System.nanoTime() - started) / 1e9;
+    System.out.printf(
+        "%d items published and applied in %.1f s (%.0f items/s, awaited at 500 ms steps)%n",
+        ITEMS, seconds, ITEMS / seconds);
 
     assertAppliedOnceInKeyOrder(db, ITEMS);
     assertThat(
