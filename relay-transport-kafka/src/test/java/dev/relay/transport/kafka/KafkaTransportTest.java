@@ -148,6 +148,85 @@ class KafkaTransportTest {
   }
 
   @Nested
+  class Failures {
+    private final org.apache.kafka.clients.producer.ProducerRecord<byte[], byte[]> record =
+        new org.apache.kafka.clients.producer.ProducerRecord<>(
+            "orders", new byte[3], new byte[1000]);
+
+    @Test
+    void aTopicThatDoesNotExistIsRetriedNotDeliveredAfterMaxBlock(TestDatabase db)
+        throws Exception {
+      HeldClaim claim = claimOne(db, Work.of("w-1", "k", "{}"));
+      Map<String, Object> p = producer();
+      p.put("max.block.ms", 1_000);
+      try (KafkaTransport kafka =
+          KafkaTransport.builder(p).topic("k", "missing-" + UUID.randomUUID()).build()) {
+        Outcome o = kafka.handle(claim);
+        assertThat(o).isInstanceOf(Outcome.Retry.class);
+        assertThat(((Outcome.Retry) o).effect()).isEqualTo(Outcome.Effect.NOT_DELIVERED);
+        assertThat(((Outcome.Retry) o).reason()).startsWith("not queued: ").contains("missing-");
+      }
+    }
+
+    @Test
+    void aRefusalBeforeTheLogIsNotDeliveredAndAnythingAfterQueueingIsUnknown() {
+      assertThat(
+              KafkaTransport.outcomeOf(
+                  new org.apache.kafka.common.errors.RecordTooLargeException("too big"),
+                  record,
+                  true))
+          .isEqualTo(
+              Outcome.fail(
+                  "refused: record of 1000 bytes (key 3 bytes) to orders:"
+                      + " RecordTooLargeException: too big",
+                  Outcome.Effect.NOT_DELIVERED));
+      assertThat(
+              KafkaTransport.outcomeOf(
+                  new org.apache.kafka.common.errors.TopicAuthorizationException("denied"),
+                  record,
+                  true))
+          .isInstanceOfSatisfying(
+              Outcome.Retry.class,
+              r -> assertThat(r.effect()).isEqualTo(Outcome.Effect.NOT_DELIVERED));
+      assertThat(
+              KafkaTransport.outcomeOf(
+                  new org.apache.kafka.common.errors.TimeoutException("expired"), record, true))
+          .isInstanceOfSatisfying(
+              Outcome.Retry.class, r -> assertThat(r.effect()).isEqualTo(Outcome.Effect.UNKNOWN));
+      assertThat(
+              KafkaTransport.outcomeOf(
+                  new org.apache.kafka.common.errors.TimeoutException("no metadata"),
+                  record,
+                  false))
+          .isInstanceOfSatisfying(
+              Outcome.Retry.class,
+              r -> assertThat(r.effect()).isEqualTo(Outcome.Effect.NOT_DELIVERED));
+      assertThat(
+              KafkaTransport.outcomeOf(
+                  new org.apache.kafka.common.errors.NotEnoughReplicasAfterAppendException("isr"),
+                  record,
+                  true))
+          .isInstanceOfSatisfying(
+              Outcome.Retry.class, r -> assertThat(r.effect()).isEqualTo(Outcome.Effect.UNKNOWN));
+    }
+
+    @Test
+    void aClaimWithoutRunTimeLeftIsNotSent(TestDatabase db) throws Exception {
+      HeldClaim claim = claimOne(db, Work.of("w-1", "k", "{}"));
+      try (Connection c = db.connection()) {
+        ManualClaims.forSchema(db.schema()).expireLease(c, claim); // the claim knows it is lost
+      }
+      try (KafkaTransport kafka = KafkaTransport.builder(producer()).topic("k", "t").build()) {
+        assertThat(kafka.handle(claim))
+            .isEqualTo(
+                Outcome.retry(
+                    "run time or deadline nearly over before publishing; not sent",
+                    Outcome.Effect.NOT_DELIVERED));
+      }
+    }
+  }
+
+  @Nested
   class Oversize {
     @Test
     void aRecordOverTheBrokersLimitFailsNotDeliveredWithoutHoldingItsBatch(TestDatabase db)
