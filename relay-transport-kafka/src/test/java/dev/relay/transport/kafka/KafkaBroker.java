@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -18,6 +19,8 @@ import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 
 /**
@@ -133,6 +136,14 @@ final class KafkaBroker implements AutoCloseable {
                       .partitions()
                       .stream()
                       .allMatch(pi -> pi.leader() != null && !pi.leader().isEmpty()));
+      // The leader in the metadata is not yet a leader that takes writes: a list-offsets request
+      // is answered only by a broker that has applied its leadership. Producing before that can
+      // leave an idempotent producer stuck on OUT_OF_ORDER_SEQUENCE_NUMBER (KAFKA-15591).
+      Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+      for (int p = 0; p < partitions; p++) {
+        latest.put(new TopicPartition(name, p), OffsetSpec.latest());
+      }
+      admin.listOffsets(latest).all().get(60, TimeUnit.SECONDS);
     }
   }
 
