@@ -69,7 +69,7 @@ class KafkaEndToEndTest {
     enqueue(db, ITEMS);
     consumers(db, 2);
     long started = System.nanoTime();
-    workers(db, 2);
+    workers(db, 2, Duration.ofSeconds(30)); // generous: a loaded machine must not cause retries
 
     awaitAllDoneAndApplied(db, ITEMS, Duration.ofMinutes(3));
     double seconds = (System.nanoTime() - started) / 1e9;
@@ -91,7 +91,7 @@ class KafkaEndToEndTest {
     int items = Math.max(1000, ITEMS / 2);
     enqueue(db, items);
     consumers(db, 2);
-    workers(db, 2);
+    workers(db, 2, Duration.ofSeconds(6)); // short: the attempts cut off by the kill end soon
     await()
         .atMost(Duration.ofMinutes(2))
         .until(
@@ -145,12 +145,13 @@ class KafkaEndToEndTest {
     }
   }
 
-  private void workers(TestDatabase db, int n) {
+  /** Starts {@code n} Relay workers whose producers give up on a record after {@code delivery}. */
+  private void workers(TestDatabase db, int n, Duration delivery) {
     for (int i = 0; i < n; i++) {
       Map<String, Object> p = new HashMap<>(broker.client());
-      p.put("delivery.timeout.ms", 8_000);
-      p.put("request.timeout.ms", 3_000);
-      p.put("max.block.ms", 3_000);
+      p.put("delivery.timeout.ms", (int) delivery.toMillis());
+      p.put("request.timeout.ms", (int) delivery.dividedBy(3).toMillis());
+      p.put("max.block.ms", (int) delivery.dividedBy(3).toMillis());
       KafkaTransport kafka = KafkaTransport.builder(p).topic("event", topic).build();
       open.add(kafka);
       Relay relay =
@@ -164,7 +165,7 @@ class KafkaEndToEndTest {
                   "event",
                   KindPolicy.DEFAULT
                       .withBackoff(Duration.ofMillis(50), Duration.ofSeconds(1))
-                      .withMaxRunTime(Duration.ofSeconds(10)),
+                      .withMaxRunTime(delivery.plusSeconds(2)),
                   kafka)
               .build();
       open.add(relay);
