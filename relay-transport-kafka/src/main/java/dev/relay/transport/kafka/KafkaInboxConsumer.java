@@ -228,7 +228,11 @@ public final class KafkaInboxConsumer implements AutoCloseable {
       c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
       c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
       c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-      return new KafkaInboxConsumer(this, c);
+      try {
+        return new KafkaInboxConsumer(this, c);
+      } catch (KafkaException e) {
+        throw new InvalidConfigurationException("consumerConfig", KafkaTransport.causes(e));
+      }
     }
 
     private static void requirePositive(String name, Duration d) {

@@ -178,7 +178,12 @@ public final class KafkaTransport implements Handler, AutoCloseable {
     /** Validates the settings and creates the producer. */
     public KafkaTransport build() {
       Map<String, Object> c = producerConfig();
-      return new KafkaTransport(this, new KafkaProducer<>(c));
+      try {
+        return new KafkaTransport(this, new KafkaProducer<>(c));
+      } catch (KafkaException e) {
+        // The client's own checks (unknown values, timeouts that contradict each other).
+        throw new InvalidConfigurationException("producerConfig", KafkaTransport.causes(e));
+      }
     }
 
     /** The producer configuration {@link #build()} uses, validated. */
@@ -342,5 +347,16 @@ public final class KafkaTransport implements Handler, AutoCloseable {
   @Override
   public void close() {
     producer.close(Duration.ofSeconds(10));
+  }
+
+  /** The messages of {@code e} and its causes, joined: the client puts the reason in a cause. */
+  static String causes(Throwable e) {
+    StringBuilder b = new StringBuilder();
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t.getMessage() != null) {
+        b.append(b.length() == 0 ? "" : ": ").append(t.getMessage());
+      }
+    }
+    return b.toString();
   }
 }

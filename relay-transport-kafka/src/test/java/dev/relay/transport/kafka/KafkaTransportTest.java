@@ -297,6 +297,15 @@ class KafkaTransportTest {
     }
 
     @Test
+    void settingsTheClientRejectsAreRefusedByName() {
+      Map<String, Object> c = producer();
+      c.put("delivery.timeout.ms", 1_000); // less than linger.ms + request.timeout.ms
+      assertThatThrownBy(() -> KafkaTransport.builder(c).topic("k", "t").build())
+          .isInstanceOf(InvalidConfigurationException.class)
+          .hasMessageContaining("delivery.timeout.ms");
+    }
+
+    @Test
     void aTransportWithoutTopicsOrBootstrapIsRefused() {
       assertThatThrownBy(() -> KafkaTransport.builder(producer()).build())
           .isInstanceOf(InvalidConfigurationException.class)
