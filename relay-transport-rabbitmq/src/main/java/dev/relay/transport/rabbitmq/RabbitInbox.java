@@ -5,172 +5,88 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.DefaultConsumer;
 import com.rabbitmq.client.Envelope;
 import dev.relay.InvalidConfigurationException;
-import dev.relay.receiver.Fence;
-import dev.relay.receiver.FenceResult;
-import dev.relay.receiver.Inbox;
-import dev.relay.receiver.InboxResult;
-import dev.relay.receiver.InvalidReceiverInputException;
-import dev.relay.receiver.PayloadMismatchException;
+import dev.relay.transport.broker.BrokerEffect;
+import dev.relay.transport.broker.BrokerHeaders;
+import dev.relay.transport.broker.BrokerInbox;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.util.Map;
 import java.util.Objects;
-import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The consuming side: applies each delivery through Relay's {@link Inbox} in the consumer's own
- * database transaction, and acknowledges it to RabbitMQ only after that transaction committed.
+ * The consuming side for RabbitMQ: applies each delivery through a {@link BrokerInbox} (Relay's
+ * inbox, and the fence when the message carries a token) in the consumer's own database
+ * transaction, and acknowledges the delivery only after that transaction committed.
  *
  * <pre>{@code
- * RabbitInbox billing = RabbitInbox.builder(dataSource)
- *     .consumer("billing")
- *     .effect((tx, message) -> billOrder(tx, message.payload()))   // writes on tx, returns JSON
- *     .build();
- * billing.consume(channel, "orders.billing", 50);                   // manual acks, prefetch 50
+ * BrokerInbox inbox = BrokerInbox.builder(dataSource).consumer("billing").build();
+ * RabbitInbox billing = RabbitInbox.of(inbox, (tx, delivery) -> bill(tx, delivery.payload()));
+ * billing.consume(channel, "orders.billing", 50);       // manual acks, at most 50 unacked
  * }</pre>
  *
- * <p>Per delivery, in one transaction on a connection from the data source: when the message
- * carries Relay's fencing headers, the {@link Fence} is advanced (a lower token than one already
- * seen is stale: rolled back, acknowledged, not applied); then the inbox records the work ID and
- * runs the effect, or, for a work ID it has already applied, returns the saved result without
- * running it. After the commit the delivery is acknowledged. A redelivery (the ack was lost, the
- * publisher repeated an attempt whose confirm it never saw) therefore applies once.
- *
  * <table>
- *   <caption>Endings</caption>
+ *   <caption>How a delivery ends</caption>
  *   <tr><th>Case</th><th>Database</th><th>RabbitMQ</th></tr>
- *   <tr><td>applied or duplicate</td><td>committed</td><td>ack</td></tr>
- *   <tr><td>stale fencing token</td><td>rolled back</td><td>ack</td></tr>
- *   <tr><td>changed payload under a used work ID, invalid message</td><td>rolled back</td>
+ *   <tr><td>first delivery of a work ID</td><td>applied, committed</td><td>ack</td></tr>
+ *   <tr><td>a repeat (redelivery, or a publish repeated after a lost confirm)</td><td>nothing
+ *       written</td><td>ack</td></tr>
+ *   <tr><td>a fencing token lower than one already seen</td><td>nothing written</td><td>ack</td></tr>
+ *   <tr><td>invalid headers, a changed payload under a used work ID</td><td>nothing written</td>
  *       <td>reject without requeue (dead-lettered if the queue has a dead-letter exchange)</td></tr>
- *   <tr><td>effect failed, database error</td><td>rolled back</td><td>nack with requeue</td></tr>
- *   <tr><td>crash or lost channel before the ack</td><td>committed</td><td>redelivered; the inbox
- *       answers it as a duplicate</td></tr>
+ *   <tr><td>the effect threw, a database error, a COMMIT without answer</td><td>rolled back (or
+ *       unknown)</td><td>nack with requeue: the redelivery applies it or finds it applied</td></tr>
+ *   <tr><td>the channel or process is lost after the commit, before the ack</td><td>committed</td>
+ *       <td>redelivered, then answered as a repeat</td></tr>
  * </table>
+ *
+ * <p>The work ID is the {@value BrokerHeaders#WORK_ID} header, or the AMQP message-id when a sender
+ * set only that. Deliveries on one channel are applied one at a time, on the client's consumer
+ * thread, in delivery order.
  *
  * <p>What it does not do: it cannot make a call to a third system exactly-once (only the writes on
  * the transaction's connection are); it remembers work IDs only for the consumer's inbox horizon;
- * it does not reorder: with several consumers on a queue, or after a requeue, deliveries of one
- * ordering key can arrive out of order (the effect can check {@link Message#sequence()}).
- * Deliveries on one channel are handled one at a time, on the client's consumer thread.
+ * it does not restore order: with several consumers on one queue, or after a requeue, deliveries of
+ * one ordering key can arrive out of order (the ordering headers are there for {@code KeyedHistory}
+ * or {@code LatestState} in the effect). A requeued failure is redelivered at once; a queue with a
+ * delivery limit or a dead-letter exchange bounds a message that always fails.
  */
 public final class RabbitInbox {
   private static final Logger log = LoggerFactory.getLogger(RabbitInbox.class);
-
-  /** The consumer's writes for one message, on the inbox's transaction. */
-  @FunctionalInterface
-  public interface Effect {
-    /**
-     * Applies the message.
-     *
-     * @param tx the open transaction (do not commit or roll it back)
-     * @param message the delivery
-     * @return the result as JSON text, saved and returned to repeats
-     * @throws Exception to roll back and requeue the delivery
-     */
-    String apply(Connection tx, Message message) throws Exception;
-  }
-
-  /**
-   * One delivery, with Relay's headers read.
-   *
-   * @param workId the work ID (message-id, or Relay's work-ID header)
-   * @param kind the kind, or {@code null}
-   * @param payload the body as UTF-8 text (JSON)
-   * @param orderingKey the ordering key, or {@code null}
-   * @param sequence the sequence within the key, or {@code null}
-   * @param previousSequence the key's previous delivered sequence, or {@code null}
-   * @param fencingResource the fencing resource, or {@code null}
-   * @param fencingToken the fencing token, or {@code null}
-   * @param redelivered whether RabbitMQ marked it redelivered
-   */
-  public record Message(
-      String workId,
-      String kind,
-      String payload,
-      String orderingKey,
-      Long sequence,
-      Long previousSequence,
-      String fencingResource,
-      Long fencingToken,
-      boolean redelivered) {}
 
   /** How one delivery ended. */
   public enum Ending {
     /** Applied now, committed, acknowledged. */
     APPLIED,
-    /** Applied before; the saved result returned, acknowledged. */
+    /** Applied before: nothing written, acknowledged. */
     DUPLICATE,
-    /** A lower fencing token than one already seen: not applied, acknowledged. */
+    /** A lower fencing token than one already seen: nothing written, acknowledged. */
     STALE,
-    /** Refused for good (changed payload, invalid): rejected without requeue. */
+    /** Can never be applied (invalid, changed payload): rejected without requeue. */
     REJECTED,
     /** Failed (effect or database): rolled back, requeued. */
     REQUEUED
   }
 
-  private final DataSource dataSource;
-  private final Inbox inbox;
-  private final Fence fence;
-  private final String consumer;
-  private final Effect effect;
+  private final BrokerInbox inbox;
+  private final BrokerEffect effect;
 
-  private RabbitInbox(Builder b) {
-    this.dataSource = b.dataSource;
-    this.inbox = Inbox.builder().schema(b.schema).build();
-    this.fence = Fence.forSchema(b.schema);
-    this.consumer = b.consumer;
-    this.effect = b.effect;
+  private RabbitInbox(BrokerInbox inbox, BrokerEffect effect) {
+    this.inbox = inbox;
+    this.effect = effect;
   }
 
-  /** A builder on the consumer's database (which holds Relay's inbox tables). */
-  public static Builder builder(DataSource dataSource) {
-    return new Builder(Objects.requireNonNull(dataSource, "dataSource"));
-  }
-
-  /** Configures a {@link RabbitInbox}; validated at {@link #build()}. */
-  public static final class Builder {
-    private final DataSource dataSource;
-    private String schema = "relay";
-    private String consumer;
-    private Effect effect;
-
-    private Builder(DataSource dataSource) {
-      this.dataSource = dataSource;
-    }
-
-    /** The schema of the inbox and fence tables (default {@code relay}). */
-    public Builder schema(String schema) {
-      this.schema = schema;
-      return this;
-    }
-
-    /** The consumer's name in the inbox: one name per component that applies the messages. */
-    public Builder consumer(String consumer) {
-      this.consumer = consumer;
-      return this;
-    }
-
-    /** The consumer's writes. */
-    public Builder effect(Effect effect) {
-      this.effect = effect;
-      return this;
-    }
-
-    /** Validates and builds. */
-    public RabbitInbox build() {
-      if (consumer == null || consumer.isBlank()) {
-        throw new InvalidConfigurationException("consumer", "is empty");
-      }
-      if (effect == null) {
-        throw new InvalidConfigurationException("effect", "is null");
-      }
-      return new RabbitInbox(this);
-    }
+  /**
+   * A consumer that applies deliveries through {@code inbox} with {@code effect}.
+   *
+   * @param inbox the inbox helper (consumer name, database)
+   * @param effect the consumer's writes for one message
+   * @return the consumer
+   */
+  public static RabbitInbox of(BrokerInbox inbox, BrokerEffect effect) {
+    return new RabbitInbox(
+        Objects.requireNonNull(inbox, "inbox"), Objects.requireNonNull(effect, "effect"));
   }
 
   /**
@@ -200,90 +116,54 @@ public final class RabbitInbox {
   }
 
   /**
-   * Applies one delivery and settles it on {@code channel} (ack, reject or nack): for consumers
+   * Applies one delivery and settles it on {@code channel} (ack, reject or nack), for consumers
    * that receive deliveries themselves.
    *
    * @return how it ended
-   * @throws IOException if the settlement cannot be sent (the delivery is then redelivered)
+   * @throws IOException if the settlement cannot be sent (RabbitMQ then redelivers the message)
    */
   public Ending handle(Channel channel, Envelope envelope, AMQP.BasicProperties props, byte[] body)
       throws IOException {
     long tag = envelope.getDeliveryTag();
-    Ending ending;
+    BrokerInbox.Result result;
     try {
-      ending = apply(read(envelope, props, body));
-    } catch (PayloadMismatchException | InvalidReceiverInputException e) {
-      log.warn("rejecting delivery {} for good: {}", props.getMessageId(), e.getMessage());
-      channel.basicReject(tag, false);
-      return Ending.REJECTED;
-    } catch (Exception e) {
-      log.warn("delivery {} failed, requeued: {}", props.getMessageId(), e.toString());
+      result = inbox.apply(headers(props), new String(body, StandardCharsets.UTF_8), effect);
+    } catch (RuntimeException e) {
+      if (BrokerInbox.isPoison(e)) {
+        log.warn("rejecting message {} for good: {}", props.getMessageId(), e.getMessage());
+        channel.basicReject(tag, false);
+        return Ending.REJECTED;
+      }
+      log.warn("message {} not applied, requeued: {}", props.getMessageId(), e.toString());
       channel.basicNack(tag, false, true);
       return Ending.REQUEUED;
     }
     channel.basicAck(tag, false);
-    return ending;
-  }
-
-  private Ending apply(Message m) throws SQLException {
-    try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(false);
-      try {
-        if (m.fencingResource() != null && m.fencingToken() != null) {
-          FenceResult f = fence.advance(c, m.fencingResource(), m.fencingToken());
-          if (f.refused()) {
-            c.rollback();
-            return Ending.STALE;
-          }
-        }
-        InboxResult r =
-            inbox.process(c, consumer, m.workId(), m.payload(), tx -> effect.apply(tx, m));
-        c.commit();
-        return r.applied() ? Ending.APPLIED : Ending.DUPLICATE;
-      } catch (SQLException | RuntimeException e) {
-        c.rollback();
-        throw e;
-      } finally {
-        c.setAutoCommit(true);
-      }
+    switch (result.status()) {
+      case APPLIED:
+        return Ending.APPLIED;
+      case DUPLICATE:
+        return Ending.DUPLICATE;
+      default:
+        return Ending.STALE;
     }
   }
 
-  static Message read(Envelope envelope, AMQP.BasicProperties props, byte[] body) {
+  /**
+   * The Relay headers of an AMQP message as a {@link BrokerHeaders.Lookup}: AMQP string values as
+   * text, and the message-id standing in for a missing work-ID header.
+   */
+  public static BrokerHeaders.Lookup headers(AMQP.BasicProperties props) {
     Map<String, Object> h = props.getHeaders() == null ? Map.of() : props.getHeaders();
-    String workId = text(h, MessageHeaders.WORK_ID);
-    if (workId == null) {
-      workId = props.getMessageId();
-    }
-    if (workId == null) {
-      throw new InvalidReceiverInputException("message-id", "is missing: not a Relay message");
-    }
-    return new Message(
-        workId,
-        text(h, MessageHeaders.KIND),
-        new String(body, StandardCharsets.UTF_8),
-        text(h, MessageHeaders.ORDERING_KEY),
-        number(h, MessageHeaders.SEQUENCE),
-        number(h, MessageHeaders.PREVIOUS_SEQUENCE),
-        text(h, MessageHeaders.FENCING_RESOURCE),
-        number(h, MessageHeaders.FENCING_TOKEN),
-        envelope.isRedeliver());
-  }
-
-  private static String text(Map<String, Object> h, String name) {
-    Object v = h.get(name);
-    return v == null ? null : v.toString(); // AMQP strings arrive as LongString
-  }
-
-  private static Long number(Map<String, Object> h, String name) {
-    String v = text(h, name);
-    if (v == null) {
-      return null;
-    }
-    try {
-      return Long.parseLong(v);
-    } catch (NumberFormatException e) {
-      throw new InvalidReceiverInputException(name, "is not a number: " + v);
-    }
+    return name -> {
+      Object v = h.get(name);
+      if (v == null && BrokerHeaders.WORK_ID.equals(name)) {
+        return props.getMessageId();
+      }
+      if (v instanceof byte[] bytes) {
+        return BrokerHeaders.decode(bytes);
+      }
+      return v == null ? null : v.toString(); // AMQP strings arrive as LongString
+    };
   }
 }

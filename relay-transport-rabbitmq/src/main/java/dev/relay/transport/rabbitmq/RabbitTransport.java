@@ -5,9 +5,10 @@ import com.rabbitmq.client.ConnectionFactory;
 import dev.relay.Claim;
 import dev.relay.Handler;
 import dev.relay.InvalidConfigurationException;
-import dev.relay.Milestone;
 import dev.relay.Outcome;
 import dev.relay.Outcome.Effect;
+import dev.relay.transport.broker.BrokerAccepted;
+import dev.relay.transport.broker.BrokerHeaders;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,6 +21,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 
 /**
  * A {@link Handler} that publishes work to RabbitMQ and calls it done only after the broker
@@ -35,18 +37,19 @@ import java.util.concurrent.TimeoutException;
  * }</pre>
  *
  * <p>Every message is persistent (delivery mode 2), {@code mandatory}, has message-id = the work ID
- * (the same on every attempt and redrive), content type {@code application/json}, the payload as
- * UTF-8 body, and Relay's headers (work ID, kind, generation, fencing resource and token, ordering
- * key, sequence and previous sequence). It uses one connection with one channel in confirm mode,
- * opened on first use and replaced after it closes; the client's automatic recovery is switched off
- * on a copy of the factory, so the confirms of a lost channel are never mistaken for a new
- * channel's.
+ * (the same on every attempt and redrive), type = the kind, content type {@code application/json},
+ * the payload as UTF-8 body, and the {@link BrokerHeaders} as string-valued AMQP headers (work ID,
+ * kind, generation, ordering key, sequence and previous sequence; a fencing resource and token with
+ * {@link Builder#fencing}). It uses one connection with one channel in confirm mode, opened on
+ * first use and replaced after it closes; the client's automatic recovery is switched off on a copy
+ * of the factory, so the confirms of a lost channel are never mistaken for a new channel's.
  *
  * <table>
  *   <caption>What the broker says and what it becomes</caption>
  *   <tr><th>Broker</th><th>Outcome</th></tr>
- *   <tr><td>confirmed (ack)</td><td>done, milestone accepted: the broker took the message; it says
- *       nothing of any consumer</td></tr>
+ *   <tr><td>confirmed (ack)</td><td>done, {@value BrokerAccepted#MILESTONE} (stored as milestone
+ *       accepted, the result naming the exchange and routing key): the broker took the message; it
+ *       says nothing of any consumer</td></tr>
  *   <tr><td>returned (unroutable), then confirmed</td><td>retry, not delivered</td></tr>
  *   <tr><td>nack</td><td>retry, effect unknown</td></tr>
  *   <tr><td>no confirm within the confirm timeout or the run time left</td><td>retry, effect
@@ -83,6 +86,7 @@ public final class RabbitTransport implements Handler, AutoCloseable {
   private final ConnectionFactory factory;
   private final Map<String, RabbitRoute> routes;
   private final Duration confirmTimeout;
+  private final Function<Claim, BrokerHeaders.Fencing> fencing;
   private volatile long maxMessageBytes;
   private final Object sessionLock = new Object();
   private PublishSession session; // guarded by sessionLock
@@ -100,6 +104,7 @@ public final class RabbitTransport implements Handler, AutoCloseable {
     this.routes = Map.copyOf(b.routes);
     this.confirmTimeout = b.confirmTimeout;
     this.maxMessageBytes = b.maxMessageBytes;
+    this.fencing = b.fencing;
   }
 
   /**
@@ -116,6 +121,7 @@ public final class RabbitTransport implements Handler, AutoCloseable {
     private final Map<String, RabbitRoute> routes = new LinkedHashMap<>();
     private Duration confirmTimeout = DEFAULT_CONFIRM_TIMEOUT;
     private long maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
+    private Function<Claim, BrokerHeaders.Fencing> fencing;
 
     private Builder(ConnectionFactory factory) {
       this.factory = factory;
@@ -141,6 +147,16 @@ public final class RabbitTransport implements Handler, AutoCloseable {
      */
     public Builder maxMessageBytes(long bytes) {
       this.maxMessageBytes = bytes;
+      return this;
+    }
+
+    /**
+     * A fencing token for each message, from the resource's own counter (for example {@code
+     * FenceTokens}); the consumer's {@code BrokerInbox} advances the fence with it. Without it,
+     * messages carry no fencing headers.
+     */
+    public Builder fencing(Function<Claim, BrokerHeaders.Fencing> fencing) {
+      this.fencing = fencing;
       return this;
     }
 
@@ -254,8 +270,10 @@ public final class RabbitTransport implements Handler, AutoCloseable {
         return Outcome.retry(
             "returned by the broker as unroutable: " + c.returned(), Effect.NOT_DELIVERED);
       }
-      return Outcome.done(
-          "rabbitmq:" + s.route.exchange() + "/" + s.route.routingKey(), null, Milestone.ACCEPTED);
+      Map<String, String> where = new LinkedHashMap<>();
+      where.put("exchange", s.route.exchange());
+      where.put("routing_key", s.route.routingKey());
+      return BrokerAccepted.outcome("rabbitmq", null, where);
     }
     if (r instanceof PublishSession.TooLarge t) {
       if (t.limit() > 0 && t.limit() < maxMessageBytes) {
@@ -280,14 +298,16 @@ public final class RabbitTransport implements Handler, AutoCloseable {
         Effect.NOT_DELIVERED);
   }
 
-  private static AMQP.BasicProperties properties(Claim claim) {
+  private AMQP.BasicProperties properties(Claim claim) {
+    Map<String, Object> headers =
+        new LinkedHashMap<>(BrokerHeaders.of(claim, fencing == null ? null : fencing.apply(claim)));
     return new AMQP.BasicProperties.Builder()
         .messageId(claim.workId())
         .type(claim.kind())
         .contentType("application/json")
         .contentEncoding("UTF-8")
         .deliveryMode(2)
-        .headers(MessageHeaders.of(claim))
+        .headers(headers)
         .build();
   }
 

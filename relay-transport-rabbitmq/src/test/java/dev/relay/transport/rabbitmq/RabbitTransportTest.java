@@ -15,6 +15,9 @@ import dev.relay.Work;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import dev.relay.testkit.ManualWorker;
+import dev.relay.transport.broker.BrokerAccepted;
+import dev.relay.transport.broker.BrokerHeaders;
+import dev.relay.transport.broker.BrokerInbox;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -84,7 +87,10 @@ class RabbitTransportTest {
             Work.of("order-1", KIND, "{\"order\":1}"),
             Work.of("order-2", KIND, "{\"order\":2}").orderingKey("customer-7")));
     try (RabbitTransport t =
-        RabbitTransport.builder(Broker.factory()).route(RabbitRoute.toQueue(KIND, queue)).build()) {
+        RabbitTransport.builder(Broker.factory())
+            .route(RabbitRoute.toQueue(KIND, queue))
+            .fencing(claim -> new BrokerHeaders.Fencing("customer-7", 40 + claim.generation()))
+            .build()) {
       Map<String, Outcome> outcomes = round(worker(db, t), t, 10);
 
       assertThat(outcomes.values())
@@ -92,6 +98,8 @@ class RabbitTransportTest {
               o -> {
                 assertThat(o).isInstanceOf(Outcome.Done.class);
                 assertThat(((Outcome.Done) o).milestone()).isEqualTo(Milestone.ACCEPTED);
+                assertThat(((Outcome.Done) o).resultJson())
+                    .contains(BrokerAccepted.MILESTONE, "rabbitmq", queue);
               });
     }
     assertThat(
@@ -109,13 +117,15 @@ class RabbitTransportTest {
     Map<String, String> headers = new LinkedHashMap<>();
     keyed.getProps().getHeaders().forEach((k, v) -> headers.put(k, v.toString()));
     assertThat(headers)
-        .containsEntry(MessageHeaders.WORK_ID, "order-2")
-        .containsEntry(MessageHeaders.KIND, KIND)
-        .containsEntry(MessageHeaders.GENERATION, "1")
-        .containsEntry(MessageHeaders.ORDERING_KEY, "customer-7")
-        .containsEntry(MessageHeaders.SEQUENCE, "1");
+        .containsEntry(BrokerHeaders.WORK_ID, "order-2")
+        .containsEntry(BrokerHeaders.KIND, KIND)
+        .containsEntry(BrokerHeaders.GENERATION, "1")
+        .containsEntry(BrokerHeaders.ORDERING_KEY, "customer-7")
+        .containsEntry(BrokerHeaders.SEQUENCE, "1")
+        .containsEntry(BrokerHeaders.FENCING_RESOURCE, "customer-7")
+        .containsEntry(BrokerHeaders.FENCING_TOKEN, "41");
     assertThat(got.get("order-1").getProps().getHeaders())
-        .doesNotContainKey(MessageHeaders.ORDERING_KEY);
+        .doesNotContainKey(BrokerHeaders.ORDERING_KEY);
   }
 
   @Test
@@ -212,35 +222,38 @@ class RabbitTransportTest {
     ConnectionFactory cutting = Broker.factory();
     AtomicInteger published = new AtomicInteger();
     AtomicBoolean cut = new AtomicBoolean();
+    AtomicInteger connections = new AtomicInteger();
     cutting.setMetricsCollector(
         new NoOpMetricsCollector() {
+          @Override
+          public void newConnection(Connection connection) {
+            connections.incrementAndGet();
+          }
+
           @Override
           public void basicPublish(Channel channel) {
             // The 100th message has been written: close the connection under the rest.
             if (published.incrementAndGet() == n / 2 && cut.compareAndSet(false, true)) {
-              channel.getConnection().abort();
+              Connection publishing = channel.getConnection();
+              publishing.abort();
+              // abort() returns before the client marks the connection closed.
+              await().atMost(Duration.ofSeconds(30)).until(() -> !publishing.isOpen());
             }
           }
         });
     Map<String, AtomicInteger> applied = new ConcurrentHashMap<>();
     RabbitInbox inbox =
-        RabbitInbox.builder(db.dataSource())
-            .schema(db.schema())
-            .consumer("billing")
-            .effect(
-                (tx, message) -> {
-                  try (var ps =
-                      tx.prepareStatement(
-                          "INSERT INTO " + db.schema() + ".applied (work_id) VALUES (?)")) {
-                    ps.setString(1, message.workId());
-                    ps.executeUpdate();
-                  }
-                  applied
-                      .computeIfAbsent(message.workId(), k -> new AtomicInteger())
-                      .incrementAndGet();
-                  return "{}";
-                })
-            .build();
+        RabbitInbox.of(
+            BrokerInbox.builder(db.dataSource()).schema(db.schema()).consumer("billing").build(),
+            (tx, message) -> {
+              try (var ps =
+                  tx.prepareStatement(
+                      "INSERT INTO " + db.schema() + ".applied (work_id) VALUES (?)")) {
+                ps.setString(1, message.workId());
+                ps.executeUpdate();
+              }
+              applied.computeIfAbsent(message.workId(), k -> new AtomicInteger()).incrementAndGet();
+            });
     List<Outcome> firstRound;
     try (Connection consumer = broker.newConnection("relay-test-consumer");
         RabbitTransport t =
@@ -257,7 +270,15 @@ class RabbitTransportTest {
     }
     assertThat(cut).isTrue();
     assertThat(firstRound).hasSize(n);
-    assertThat(firstRound).anyMatch(o -> o instanceof Outcome.Retry);
+    // The first half was written to the closed connection: each item is done (confirmed before
+    // the close) or retried with its effect unknown. The second half went out on a new connection.
+    assertThat(firstRound.subList(0, n / 2))
+        .allMatch(
+            o ->
+                o instanceof Outcome.Done
+                    || (o instanceof Outcome.Retry r && r.effect() == Outcome.Effect.UNKNOWN));
+    assertThat(firstRound.subList(n / 2, n)).allMatch(o -> o instanceof Outcome.Done);
+    assertThat(connections).hasValue(2);
     assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'done'"))
         .isEqualTo(n);
     assertThat(applied).hasSize(n);
