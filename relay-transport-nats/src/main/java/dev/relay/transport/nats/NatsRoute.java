@@ -52,13 +52,16 @@ public record NatsRoute(String kind, String stream, String subject, Duration ded
   }
 
   /**
-   * {@code base} with this route's horizon, to register with the kind: {@code
-   * Relay.builder(ds).handle(route.kind(), route.policy(KindPolicy.DEFAULT), nats)}.
+   * {@code base} with this route's horizon, and its retry window ({@link KindPolicy#maxElapsed()})
+   * shortened to the horizon if it was longer, to register with the kind: {@code
+   * Relay.builder(ds).handle(route.kind(), route.policy(KindPolicy.DEFAULT), nats)}. Relay then
+   * never retries (and, without an override, never redrives) a work ID after the stream forgot it.
    *
    * @param base the kind's policy otherwise
    * @return the policy with {@link KindPolicy#dedupHorizon()} = {@link #dedupHorizon()}
    */
   public KindPolicy policy(KindPolicy base) {
-    return base.withDedupHorizon(dedupHorizon);
+    KindPolicy p = base.withDedupHorizon(dedupHorizon);
+    return p.maxElapsed().compareTo(dedupHorizon) > 0 ? p.withMaxElapsed(dedupHorizon) : p;
   }
 }

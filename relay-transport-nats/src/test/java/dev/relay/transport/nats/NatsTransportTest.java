@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.relay.HeldClaim;
 import dev.relay.InvalidConfigurationException;
+import dev.relay.KindPolicy;
 import dev.relay.Milestone;
 import dev.relay.Outcome;
+import dev.relay.Relay;
 import dev.relay.Work;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
@@ -201,6 +203,29 @@ class NatsTransportTest {
       try (NatsTransport t = started(s, Duration.ofSeconds(60))) {
         assertThat(t.kinds()).containsExactly(KIND);
       }
+    }
+
+    @Test
+    void theRoutesPolicyCarriesTheHorizonAndKeepsRetriesInsideIt(TestDatabase db) throws Exception {
+      Streams.Stream s = streams.create(WINDOW);
+      NatsRoute route = new NatsRoute(KIND, s.name(), s.subject(), WINDOW);
+      try (NatsTransport t = started(s, WINDOW);
+          Relay relay =
+              Relay.builder(db.dataSource())
+                  .schema(db.schema())
+                  .handle(KIND, route.policy(KindPolicy.DEFAULT), t)
+                  .build()) {
+        KindPolicy p = relay.config().kinds().get(KIND);
+        assertThat(p.dedupHorizon()).isEqualTo(WINDOW);
+        assertThat(p.maxElapsed()).isEqualTo(WINDOW);
+      }
+      assertThatThrownBy(
+              () ->
+                  Relay.builder(db.dataSource())
+                      .handle(KIND, KindPolicy.DEFAULT.withDedupHorizon(WINDOW), (c) -> null)
+                      .build())
+          .isInstanceOf(InvalidConfigurationException.class)
+          .hasMessageContaining("maxElapsed");
     }
 
     @Test
