@@ -19,7 +19,7 @@ import java.sql.Connection;
 import java.time.Duration;
 import javax.sql.DataSource;
 
-/** The RabbitMQ and NATS JetStream code of docs/transports.md. */
+/** The RabbitMQ and NATS JetStream code of docs/transports.md (its last two sections). */
 final class BrokerSnippets {
   private BrokerSnippets() {}
 
