@@ -80,6 +80,7 @@ class RabbitVolumeTest {
                   .schema(db.schema())
                   .workerId("rabbit-worker-" + i)
                   .pollInterval(Duration.ofMillis(100))
+                  .concurrency(32) // confirms of persistent messages wait for the disk
                   .handle(
                       KIND,
                       policy,
