@@ -9,12 +9,13 @@ import java.time.Duration;
  * the stream that must store it, and the kind's deduplication horizon. Immutable; validated at
  * construction.
  *
- * <p>The horizon has no default on purpose: it is the time within which a repeat of a work ID is
- * dropped by the stream (its {@code duplicate_window}, two minutes unless configured) or, when the
- * consumer applies messages through Relay's inbox, that inbox's retention. {@link
- * NatsTransport#start()} refuses a horizon longer than the stream's duplicate window. Register the
- * same horizon with the kind's policy ({@link #policy}), so Relay refuses a retry window (and a
- * redrive) that outlasts it.
+ * <p>The horizon has no default on purpose: it is how long after the first attempt Relay may still
+ * send the work ID again (retries, and redrives without an override), so it must not be longer than
+ * the time the stream recognises a repeat, its {@code duplicate_window} (two minutes unless the
+ * stream sets another). {@link NatsTransport#start()} reads the window from the server and refuses
+ * a longer horizon. A consumer that applies messages through Relay's inbox must keep its records at
+ * least as long. Register the same horizon with the kind's policy ({@link #policy}), so Relay
+ * refuses a retry window that outlasts it.
  *
  * @param kind the kind of work this route publishes
  * @param stream the stream that must store the messages (the publish names it as expected)
