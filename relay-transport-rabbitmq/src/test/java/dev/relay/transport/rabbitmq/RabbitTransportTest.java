@@ -129,6 +129,27 @@ class RabbitTransportTest {
   }
 
   @Test
+  void anAttemptWithoutRunTimeLeftIsNotSent(TestDatabase db) throws Exception {
+    String queue = broker.queue("late");
+    Broker.enqueue(db.dataSource(), db.schema(), orders(1));
+    try (RabbitTransport t =
+        RabbitTransport.builder(Broker.factory()).route(RabbitRoute.toQueue(KIND, queue)).build()) {
+      ManualWorker w =
+          ManualWorker.builder(db.dataSource())
+              .schema(db.schema())
+              .lease(Duration.ofMillis(20)) // the manual worker's run time is its lease
+              .handle(KIND, t)
+              .build();
+      Outcome o = w.call(w.claimNext(KIND).orElseThrow()).outcome();
+
+      assertThat(o).isInstanceOf(Outcome.Retry.class);
+      assertThat(((Outcome.Retry) o).effect()).isEqualTo(Outcome.Effect.NOT_DELIVERED);
+      assertThat(((Outcome.Retry) o).reason()).contains("not sent");
+    }
+    assertThat(broker.messageCount(queue)).isZero();
+  }
+
+  @Test
   void unroutableMessageIsReturnedAndRetriedAsNotDelivered(TestDatabase db) throws Exception {
     Broker.enqueue(db.dataSource(), db.schema(), orders(1));
     try (RabbitTransport t =
