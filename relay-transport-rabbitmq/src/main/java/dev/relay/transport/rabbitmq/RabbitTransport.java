@@ -55,8 +55,8 @@ import java.util.function.Function;
  *   <tr><td>no confirm within the confirm timeout or the run time left</td><td>retry, effect
  *       unknown</td></tr>
  *   <tr><td>connection or channel lost before the confirm</td><td>retry, effect unknown</td></tr>
- *   <tr><td>cannot connect, channel already closed, connection blocked by a resource
- *       alarm</td><td>retry, not delivered (nothing was sent)</td></tr>
+ *   <tr><td>cannot connect (tried once per batch), channel already closed, connection blocked
+ *       by a resource alarm</td><td>retry, not delivered (nothing was sent)</td></tr>
  *   <tr><td>payload over {@link Builder#maxMessageBytes} or the broker's {@code
  *       max_message_size}</td><td>failed, not delivered, with both sizes as evidence</td></tr>
  * </table>
@@ -204,6 +204,7 @@ public final class RabbitTransport implements Handler, AutoCloseable {
   public List<Outcome> publishAll(List<? extends Claim> claims) {
     Outcome[] out = new Outcome[claims.size()];
     List<Sent> sent = new ArrayList<>(claims.size());
+    String unreachable = null;
     for (int i = 0; i < claims.size(); i++) {
       Claim claim = claims.get(i);
       RabbitRoute route = routes.get(claim.kind());
@@ -225,8 +226,20 @@ public final class RabbitTransport implements Handler, AutoCloseable {
         continue;
       }
       Duration wait = left.compareTo(confirmTimeout) < 0 ? left : confirmTimeout;
+      if (unreachable != null) {
+        // One failed connect per batch: the rest of it does not wait for the broker again.
+        out[i] = Outcome.retry(unreachable, Effect.NOT_DELIVERED);
+        continue;
+      }
+      PublishSession s;
       try {
-        PublishSession s = session();
+        s = session();
+      } catch (PublishSession.NotSentException e) {
+        unreachable = e.getMessage();
+        out[i] = Outcome.retry(unreachable, Effect.NOT_DELIVERED);
+        continue;
+      }
+      try {
         PublishSession.Pending p =
             s.publish(
                 route.exchange(), route.routingKey(), properties(claim), body, claim.workId());

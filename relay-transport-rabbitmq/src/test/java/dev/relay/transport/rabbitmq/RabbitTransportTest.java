@@ -150,6 +150,28 @@ class RabbitTransportTest {
   }
 
   @Test
+  void anUnreachableBrokerLeavesEveryItemOfTheBatchNotDelivered(TestDatabase db) throws Exception {
+    Broker.enqueue(db.dataSource(), db.schema(), orders(5));
+    ConnectionFactory nowhere = Broker.factory();
+    try (java.net.ServerSocket closed = new java.net.ServerSocket(0)) {
+      nowhere.setPort(closed.getLocalPort()); // bound, then closed: nothing listens there
+    }
+    try (RabbitTransport t =
+        RabbitTransport.builder(nowhere).route(RabbitRoute.toQueue(KIND, "orders")).build()) {
+      Map<String, Outcome> outcomes = round(worker(db, t), t, 10);
+
+      assertThat(outcomes.values())
+          .hasSize(5)
+          .allSatisfy(
+              o -> {
+                assertThat(o).isInstanceOf(Outcome.Retry.class);
+                assertThat(((Outcome.Retry) o).effect()).isEqualTo(Outcome.Effect.NOT_DELIVERED);
+                assertThat(((Outcome.Retry) o).reason()).contains("cannot connect");
+              });
+    }
+  }
+
+  @Test
   void unroutableMessageIsReturnedAndRetriedAsNotDelivered(TestDatabase db) throws Exception {
     Broker.enqueue(db.dataSource(), db.schema(), orders(1));
     try (RabbitTransport t =
