@@ -1,0 +1,341 @@
+package dev.relay.console;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.springframework.security.test.web.servlet.request.SecurityMockMvcRequestPostProcessors.csrf;
+import static org.springframework.security.test.web.servlet.request.SecurityMockMvcRequestPostProcessors.user;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.post;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.redirectedUrl;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
+
+import dev.relay.admin.Admin;
+import dev.relay.admin.WorkDetail;
+import dev.relay.test.RelayDatabaseTest;
+import dev.relay.test.TestDatabase;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.springframework.test.web.servlet.MockMvc;
+import org.springframework.test.web.servlet.request.RequestPostProcessor;
+
+/** The console inside a Spring Boot application, over HTTP (MockMvc through the real filters). */
+@RelayDatabaseTest
+class ConsoleTest {
+  static final RequestPostProcessor OPERATOR = user(ConsoleApp.OPERATOR).roles("RELAY_OPERATOR");
+  static final RequestPostProcessor VIEWER = user(ConsoleApp.VIEWER).roles("RELAY_VIEWER");
+
+  static void failed(TestDatabase db, String workId, String payload) throws Exception {
+    failed(db, workId, "order_ack", payload);
+  }
+
+  static void failed(TestDatabase db, String workId, String kind, String payload) throws Exception {
+    db.execute(
+        "INSERT INTO {schema}.outbox (work_id, kind, payload, state, completed_at, first_attempt_at,"
+            + " attempts, max_attempts, claim_generation, last_error_kind, last_error, outcome)"
+            + " VALUES ('"
+            + workId
+            + "', '"
+            + kind
+            + "', '"
+            + payload
+            + "', 'failed', now(), now(), 3, 3, 3, 'http_500', 'provider said 500', 'not_delivered')");
+  }
+
+  static String state(TestDatabase db, String workId) throws Exception {
+    return db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = '" + workId + "'");
+  }
+
+  @Test
+  void anonymousIsSentToSignInAndTheApplicationKeepsItsOwnSecurity(TestDatabase db)
+      throws Exception {
+    failed(db, "order-1-ack", "{}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      mvc.perform(get("/relay"))
+          .andExpect(status().isFound())
+          .andExpect(redirectedUrl("/relay/login"));
+      mvc.perform(get("/relay/item").param("id", "order-1-ack")).andExpect(status().isFound());
+      mvc.perform(
+              post("/relay/item/redrive")
+                  .with(csrf())
+                  .param("id", "order-1-ack")
+                  .param("reason", "x"))
+          .andExpect(status().isFound());
+      assertThat(state(db, "order-1-ack")).isEqualTo("failed");
+      // The console's chain did not replace Boot's default one for the rest of the application.
+      int hello = mvc.perform(get("/hello")).andReturn().getResponse().getStatus();
+      assertThat(hello).isIn(302, 401);
+      mvc.perform(get("/hello").with(VIEWER)).andExpect(status().isOk());
+      // The sign-in page itself is public, and carries the CSRF field.
+      String login =
+          mvc.perform(get("/relay/login"))
+              .andExpect(status().isOk())
+              .andReturn()
+              .getResponse()
+              .getContentAsString();
+      assertThat(login).contains("name=\"_csrf\"").contains("action=\"/relay/login\"");
+    }
+  }
+
+  @Test
+  void cspWithoutInlineScriptAndNoFramingOnEveryPage(TestDatabase db) throws Exception {
+    failed(db, "order-2-ack", "{}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      for (String page :
+          List.of("/relay", "/relay/work", "/relay/item?id=order-2-ack", "/relay/login")) {
+        String csp =
+            mvc.perform(get(page).with(VIEWER))
+                .andExpect(status().isOk())
+                .andExpect(header().string("X-Frame-Options", "DENY"))
+                .andReturn()
+                .getResponse()
+                .getHeader("Content-Security-Policy");
+        assertThat(csp)
+            .as(page)
+            .contains("frame-ancestors 'none'")
+            .contains("script-src 'self'")
+            .doesNotContain("unsafe-inline");
+      }
+    }
+  }
+
+  @Test
+  void viewerReadsButCannotActOperatorRedrivesAsHimselfAndCsrfIsRequired(TestDatabase db)
+      throws Exception {
+    failed(db, "order-3-ack", "{\"order\": 3}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      String viewerPage =
+          mvc.perform(get("/relay/item").param("id", "order-3-ack").with(VIEWER))
+              .andExpect(status().isOk())
+              .andReturn()
+              .getResponse()
+              .getContentAsString();
+      assertThat(viewerPage).contains("order-3-ack").doesNotContain("id=\"redrive\"");
+
+      mvc.perform(
+              post("/relay/item/redrive")
+                  .with(VIEWER)
+                  .with(csrf())
+                  .param("id", "order-3-ack")
+                  .param("reason", "viewer tries"))
+          .andExpect(status().isForbidden());
+      mvc.perform(
+              post("/relay/item/cancel")
+                  .with(VIEWER)
+                  .with(csrf())
+                  .param("id", "order-3-ack")
+                  .param("reason", "viewer tries"))
+          .andExpect(status().isForbidden());
+      mvc.perform(post("/relay/purge").with(VIEWER).with(csrf()).param("reason", "viewer tries"))
+          .andExpect(status().isForbidden());
+      assertThat(state(db, "order-3-ack")).isEqualTo("failed");
+
+      // An operator without the CSRF token, and with a forged one, is refused too.
+      mvc.perform(
+              post("/relay/item/redrive")
+                  .with(OPERATOR)
+                  .param("id", "order-3-ack")
+                  .param("reason", "no token"))
+          .andExpect(status().isForbidden());
+      mvc.perform(
+              post("/relay/item/redrive")
+                  .with(OPERATOR)
+                  .with(csrf().useInvalidToken())
+                  .param("id", "order-3-ack")
+                  .param("reason", "forged token"))
+          .andExpect(status().isForbidden());
+      assertThat(state(db, "order-3-ack")).isEqualTo("failed");
+
+      // Without a reason: a clear refusal, nothing changed.
+      String noReason =
+          mvc.perform(
+                  post("/relay/item/redrive")
+                      .with(OPERATOR)
+                      .with(csrf())
+                      .param("id", "order-3-ack")
+                      .param("reason", " "))
+              .andExpect(status().isBadRequest())
+              .andReturn()
+              .getResponse()
+              .getContentAsString();
+      assertThat(noReason).contains("reason");
+      assertThat(state(db, "order-3-ack")).isEqualTo("failed");
+
+      String operatorPage =
+          mvc.perform(get("/relay/item").param("id", "order-3-ack").with(OPERATOR))
+              .andReturn()
+              .getResponse()
+              .getContentAsString();
+      assertThat(operatorPage).contains("id=\"redrive\"").contains("name=\"_csrf\"");
+
+      mvc.perform(
+              post("/relay/item/redrive")
+                  .with(OPERATOR)
+                  .with(csrf())
+                  .param("id", "order-3-ack")
+                  .param("reason", "provider back, INC-7"))
+          .andExpect(status().isSeeOther())
+          .andExpect(header().string("Location", "/relay/item?id=order-3-ack&done=redriven"));
+      assertThat(state(db, "order-3-ack")).isEqualTo("ready");
+      WorkDetail d = Admin.create(db.dataSource(), db.schema()).show("order-3-ack").orElseThrow();
+      assertThat(d.redrives()).hasSize(1);
+      assertThat(d.redrives().get(0).actor()).isEqualTo(ConsoleApp.OPERATOR);
+      assertThat(d.redrives().get(0).reason()).isEqualTo("provider back, INC-7");
+
+      String after =
+          mvc.perform(
+                  get("/relay/item")
+                      .param("id", "order-3-ack")
+                      .param("done", "redriven")
+                      .with(VIEWER))
+              .andReturn()
+              .getResponse()
+              .getContentAsString();
+      assertThat(after).contains("provider back, INC-7").contains(">olga<");
+    }
+  }
+
+  @Test
+  void storedMarkupIsShownAsTextNeverAsHtml(TestDatabase db) throws Exception {
+    failed(
+        db,
+        "order-4-ack",
+        "<b>kind</b>",
+        "{\"note\": \"<script>alert(1)</script>\", \"q\": \"\\\"''&\"}");
+    db.execute(
+        "UPDATE {schema}.outbox SET last_error = '<img src=x onerror=alert(2)>'"
+            + " WHERE work_id = 'order-4-ack'");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      for (String page :
+          List.of("/relay", "/relay/work?state=failed", "/relay/item?id=order-4-ack")) {
+        String html =
+            mvc.perform(get(page).with(OPERATOR))
+                .andExpect(status().isOk())
+                .andReturn()
+                .getResponse()
+                .getContentAsString();
+        assertThat(html)
+            .as(page)
+            .doesNotContain("<script")
+            .doesNotContain("<img")
+            .doesNotContain("<b>");
+        assertThat(html).as(page).contains("&lt;b&gt;kind&lt;/b&gt;");
+      }
+      String item =
+          mvc.perform(get("/relay/item?id=order-4-ack").with(OPERATOR))
+              .andReturn()
+              .getResponse()
+              .getContentAsString();
+      assertThat(item)
+          .contains("&lt;script&gt;alert(1)&lt;/script&gt;")
+          .contains("&lt;img src=x onerror=alert(2)&gt;")
+          // pretty-printed: one field per line
+          .containsPattern("\\{\\n\\s+&quot;\\w+&quot; : ");
+    }
+  }
+
+  @Test
+  void workListPagesByKeysetAndNeverRepeatsOrSkips(TestDatabase db) throws Exception {
+    for (int i = 1; i <= 7; i++) {
+      failed(db, "order-" + (100 + i) + "-ack", "{}");
+    }
+    try (ConsoleApp app = ConsoleApp.start(db, "relay.console.page-size=3")) {
+      MockMvc mvc = app.mvc();
+      List<String> seen = new ArrayList<>();
+      String url = "/relay/work?state=failed";
+      int pages = 0;
+      while (url != null) {
+        String html =
+            mvc.perform(get(url).with(VIEWER))
+                .andExpect(status().isOk())
+                .andReturn()
+                .getResponse()
+                .getContentAsString();
+        pages++;
+        Matcher m = Pattern.compile("item\\?id=(order-\\d+-ack)").matcher(html);
+        while (m.find()) {
+          seen.add(m.group(1));
+        }
+        Matcher next = Pattern.compile("<a rel=\"next\" href=\"([^\"]+)\"").matcher(html);
+        url = next.find() ? next.group(1).replace("&amp;", "&") : null;
+        if (url != null) {
+          assertThat(url).contains("after=").doesNotContain("offset").doesNotContain("page=");
+        }
+        if (pages == 1) {
+          // Work added meanwhile, created after the cursor, shows on a later page.
+          failed(db, "order-200-ack", "{}");
+        }
+      }
+      assertThat(pages).isEqualTo(3);
+      assertThat(seen).hasSize(8).doesNotHaveDuplicates();
+      assertThat(seen.get(7)).isEqualTo("order-200-ack");
+    }
+  }
+
+  @Test
+  void withoutSpringSecurityNothingIsMountedUnlessReadOnlyOnLoopbackIsAllowed(TestDatabase db)
+      throws Exception {
+    failed(db, "order-5-ack", "{}");
+    String noSecurity =
+        "spring.autoconfigure.exclude="
+            + "org.springframework.boot.security.autoconfigure.SecurityAutoConfiguration,"
+            + "org.springframework.boot.security.autoconfigure.web.servlet.ServletWebSecurityAutoConfiguration,"
+            + "org.springframework.boot.security.autoconfigure.web.servlet.SecurityFilterAutoConfiguration,"
+            + "org.springframework.boot.security.autoconfigure.UserDetailsServiceAutoConfiguration";
+    try (ConsoleApp app = ConsoleApp.start(db, noSecurity)) {
+      assertThat(app.context().getBeansOfType(ConsoleAutoConfiguration.ConsoleNotMounted.class))
+          .hasSize(1);
+      assertThat(app.context().getBeansOfType(ConsoleController.class)).isEmpty();
+      org.springframework.test.web.servlet.setup.MockMvcBuilders.webAppContextSetup(
+              (org.springframework.web.context.WebApplicationContext) app.context())
+          .build()
+          .perform(get("/relay"))
+          .andExpect(status().isNotFound());
+    }
+    try (ConsoleApp app =
+        ConsoleApp.start(db, noSecurity, "relay.console.loopback-read-only=true")) {
+      MockMvc mvc =
+          org.springframework.test.web.servlet.setup.MockMvcBuilders.webAppContextSetup(
+                  (org.springframework.web.context.WebApplicationContext) app.context())
+              .build();
+      String html =
+          mvc.perform(
+                  get("/relay/item?id=order-5-ack")
+                      .with(
+                          r -> {
+                            r.setRemoteAddr("127.0.0.1");
+                            return r;
+                          }))
+              .andExpect(status().isOk())
+              .andReturn()
+              .getResponse()
+              .getContentAsString();
+      assertThat(html).contains("order-5-ack").doesNotContain("<form method=\"post\"");
+      mvc.perform(
+              get("/relay")
+                  .with(
+                      r -> {
+                        r.setRemoteAddr("192.0.2.7");
+                        return r;
+                      }))
+          .andExpect(status().isForbidden());
+      mvc.perform(
+              post("/relay/item/redrive")
+                  .param("id", "order-5-ack")
+                  .param("reason", "x")
+                  .with(
+                      r -> {
+                        r.setRemoteAddr("127.0.0.1");
+                        return r;
+                      }))
+          .andExpect(status().isForbidden());
+      assertThat(state(db, "order-5-ack")).isEqualTo("failed");
+    }
+  }
+}
