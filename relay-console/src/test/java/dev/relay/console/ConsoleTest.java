@@ -338,4 +338,132 @@ class ConsoleTest {
       assertThat(state(db, "order-5-ack")).isEqualTo("failed");
     }
   }
+
+  @Test
+  void redrivePastTheDedupHorizonIsRefusedUntilConfirmedWithAReason(TestDatabase db)
+      throws Exception {
+    failed(db, "order-6-ack", "{}");
+    db.execute(
+        "UPDATE {schema}.outbox SET first_attempt_at = now() - interval '30 days'"
+            + " WHERE work_id = 'order-6-ack'");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      String refused =
+          mvc.perform(
+                  post("/relay/item/redrive")
+                      .with(OPERATOR)
+                      .with(csrf())
+                      .param("id", "order-6-ack")
+                      .param("reason", "retry please"))
+              .andExpect(status().isConflict())
+              .andReturn()
+              .getResponse()
+              .getContentAsString();
+      assertThat(refused)
+          .contains("Redrive refused: past dedup horizon")
+          .contains("the deduplication horizon ended")
+          .contains("name=\"overrideHorizon\" value=\"true\"")
+          .contains("name=\"confirm\"");
+      assertThat(state(db, "order-6-ack")).isEqualTo("failed");
+
+      // The override without the typed confirmation changes nothing.
+      mvc.perform(
+              post("/relay/item/redrive")
+                  .with(OPERATOR)
+                  .with(csrf())
+                  .param("id", "order-6-ack")
+                  .param("reason", "retry please")
+                  .param("overrideHorizon", "true"))
+          .andExpect(status().isBadRequest());
+      assertThat(state(db, "order-6-ack")).isEqualTo("failed");
+
+      mvc.perform(
+              post("/relay/item/redrive")
+                  .with(OPERATOR)
+                  .with(csrf())
+                  .param("id", "order-6-ack")
+                  .param("reason", "receiver keeps IDs 90 days, INC-8")
+                  .param("overrideHorizon", "true")
+                  .param("confirm", "order-6-ack"))
+          .andExpect(status().isSeeOther());
+      assertThat(state(db, "order-6-ack")).isEqualTo("ready");
+      WorkDetail d = Admin.create(db.dataSource(), db.schema()).show("order-6-ack").orElseThrow();
+      assertThat(d.redrives())
+          .singleElement()
+          .satisfies(
+              r -> {
+                assertThat(r.actor()).isEqualTo(ConsoleApp.OPERATOR);
+                assertThat(r.forced()).isTrue();
+                assertThat(r.reason()).isEqualTo("receiver keeps IDs 90 days, INC-8");
+              });
+    }
+  }
+
+  @Test
+  void operatorCancelsSupersedesAndCountsAPurgeAsHimself(TestDatabase db) throws Exception {
+    failed(db, "order-7-ack", "{}");
+    failed(db, "order-8-ack", "{\"amount\": 10}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      mvc.perform(
+              post("/relay/item/cancel")
+                  .with(OPERATOR)
+                  .with(csrf())
+                  .param("id", "order-7-ack")
+                  .param("reason", "customer withdrew"))
+          .andExpect(status().isSeeOther());
+      assertThat(state(db, "order-7-ack")).isEqualTo("cancelled");
+
+      mvc.perform(
+              post("/relay/item/supersede")
+                  .with(OPERATOR)
+                  .with(csrf())
+                  .param("id", "order-8-ack")
+                  .param("newId", "order-8-ack-v2")
+                  .param("payload", "{\"amount\": 12}")
+                  .param("reason", "amount corrected"))
+          .andExpect(status().isSeeOther())
+          .andExpect(header().string("Location", "/relay/item?id=order-8-ack-v2&done=superseded"));
+      assertThat(state(db, "order-8-ack")).isEqualTo("cancelled");
+      assertThat(state(db, "order-8-ack-v2")).isEqualTo("ready");
+
+      Admin admin = Admin.create(db.dataSource(), db.schema());
+      assertThat(admin.show("order-7-ack").orElseThrow().cancels())
+          .singleElement()
+          .satisfies(c -> assertThat(c.actor()).isEqualTo(ConsoleApp.OPERATOR));
+      assertThat(admin.show("order-8-ack-v2").orElseThrow().supersedes())
+          .singleElement()
+          .satisfies(l -> assertThat(l.actor()).isEqualTo(ConsoleApp.OPERATOR));
+
+      // Bad input: invalid JSON for the replacement is refused, nothing enqueued.
+      mvc.perform(
+              post("/relay/item/supersede")
+                  .with(OPERATOR)
+                  .with(csrf())
+                  .param("id", "order-8-ack-v2")
+                  .param("newId", "order-8-ack-v3")
+                  .param("payload", "{not json")
+                  .param("reason", "typo"))
+          .andExpect(status().isBadRequest());
+      assertThat(state(db, "order-8-ack-v2")).isEqualTo("ready");
+      assertThat(
+              db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE work_id = 'order-8-ack-v3'"))
+          .isZero();
+
+      String purge =
+          mvc.perform(
+                  post("/relay/purge")
+                      .with(OPERATOR)
+                      .with(csrf())
+                      .param("reason", "sizing the next purge"))
+              .andExpect(status().isOk())
+              .andReturn()
+              .getResponse()
+              .getContentAsString();
+      assertThat(purge).contains("Nothing was deleted");
+      mvc.perform(post("/relay/purge").with(OPERATOR).with(csrf()))
+          .andExpect(status().isBadRequest());
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(3);
+    }
+  }
 }
