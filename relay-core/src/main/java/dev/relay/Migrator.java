@@ -1,7 +1,9 @@
 package dev.relay;
 
+import dev.relay.internal.jdbc.Coordination;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
+import dev.relay.internal.store.MigratorSql;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -42,9 +44,6 @@ public final class Migrator {
   /** The oldest PostgreSQL Relay supports, as {@code server_version_num}. */
   public static final int MINIMUM_SERVER_VERSION_NUM = 150000;
 
-  /** Advisory-lock class for migrations ("RELM"); the second key is a hash of the schema name. */
-  private static final int LOCK_CLASS = 0x52454C4D;
-
   private static final List<Version> VERSIONS =
       List.of(
           new Version(1, "core", "V1__core.sql"),
@@ -52,15 +51,18 @@ public final class Migrator {
           new Version(3, "receivers", "V3__receivers.sql"),
           new Version(4, "ordering", "V4__ordering.sql"),
           new Version(5, "admin", "V5__admin.sql"),
-          new Version(6, "abandoned and caps", "V6__abandoned_and_caps.sql"));
+          new Version(6, "abandoned and caps", "V6__abandoned_and_caps.sql"),
+          new Version(7, "schedules", "V7__schedules.sql"));
 
   /** The schema version this library writes and understands. */
   public static final int LATEST_VERSION = VERSIONS.get(VERSIONS.size() - 1).number();
 
   private final SchemaName schema;
+  private final MigratorSql sql;
 
   private Migrator(SchemaName schema) {
     this.schema = schema;
+    this.sql = MigratorSql.of(schema);
   }
 
   /** A migrator for {@code schemaName} (validated: a plain lower-case identifier). */
@@ -130,15 +132,10 @@ public final class Migrator {
    * anything.
    */
   public int currentVersion(Connection c) {
-    try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
-      ps.setString(1, schema.sql() + ".schema_version");
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        if (!rs.getBoolean(1)) {
-          return 0;
-        }
-      }
-      return recordedVersion(c);
+    try (Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(sql.versionTableExists)) {
+      rs.next();
+      return rs.getBoolean(1) ? recordedVersion(c) : 0;
     } catch (SQLException e) {
       throw SqlErrors.translate("reading the version of schema " + schema, e);
     }
@@ -146,29 +143,14 @@ public final class Migrator {
 
   private Report migrateLocked(Connection c) throws SQLException {
     try (Statement s = c.createStatement()) {
-      // Bounded like every Relay transaction; generous, since DDL may wait for other sessions.
-      s.execute(
-          "SET LOCAL statement_timeout = '5min'; SET LOCAL lock_timeout = '2min';"
-              + " SET LOCAL idle_in_transaction_session_timeout = '5min'");
+      s.execute(MigratorSql.TIMEOUTS.setLocalSql());
     }
-    try (PreparedStatement lock =
-        c.prepareStatement("SELECT pg_advisory_xact_lock(?, hashtext(?))")) {
-      lock.setInt(1, LOCK_CLASS);
-      lock.setString(2, schema.sql());
+    try (PreparedStatement lock = c.prepareStatement(Coordination.LOCK_MIGRATION)) {
+      lock.setString(1, Coordination.migrationKey(schema));
       lock.execute();
     }
     try (Statement s = c.createStatement()) {
-      s.execute(
-          schema.inject(
-              """
-              CREATE SCHEMA IF NOT EXISTS ${relay_schema};
-              CREATE TABLE IF NOT EXISTS ${relay_schema}.schema_version (
-                  version     integer     PRIMARY KEY,
-                  description text        NOT NULL,
-                  checksum    text        NOT NULL,
-                  applied_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
-                  applied_by  text        NOT NULL DEFAULT current_user
-              )"""));
+      s.execute(sql.createVersionTable);
     }
     int previous = recordedVersion(c);
     if (previous > LATEST_VERSION) {
@@ -186,18 +168,14 @@ public final class Migrator {
       if (v.number() <= previous) {
         continue;
       }
-      String sql = v.text();
+      String text = v.text();
       try (Statement s = c.createStatement()) {
-        s.execute(schema.inject(sql));
+        s.execute(sql.migration(text));
       }
-      try (PreparedStatement ps =
-          c.prepareStatement(
-              schema.inject(
-                  "INSERT INTO ${relay_schema}.schema_version (version, description, checksum)"
-                      + " VALUES (?, ?, ?)"))) {
+      try (PreparedStatement ps = c.prepareStatement(sql.recordVersion)) {
         ps.setInt(1, v.number());
         ps.setString(2, v.description());
-        ps.setString(3, sha256(sql));
+        ps.setString(3, sha256(text));
         ps.executeUpdate();
       }
       applied.add(v.number());
@@ -207,10 +185,7 @@ public final class Migrator {
 
   private int recordedVersion(Connection c) throws SQLException {
     try (Statement s = c.createStatement();
-        ResultSet rs =
-            s.executeQuery(
-                schema.inject(
-                    "SELECT coalesce(max(version), 0) FROM ${relay_schema}.schema_version"))) {
+        ResultSet rs = s.executeQuery(sql.recordedVersion)) {
       rs.next();
       return rs.getInt(1);
     }
@@ -218,7 +193,7 @@ public final class Migrator {
 
   private static void requireSupportedServer(Connection c) throws SQLException {
     try (Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SHOW server_version_num")) {
+        ResultSet rs = s.executeQuery(MigratorSql.SERVER_VERSION)) {
       rs.next();
       int version = Integer.parseInt(rs.getString(1));
       if (version < MINIMUM_SERVER_VERSION_NUM) {

@@ -1,9 +1,9 @@
 package dev.relay;
 
+import dev.relay.internal.jdbc.Coordination;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.Tx;
 import dev.relay.internal.json.JsonText;
-import dev.relay.internal.runtime.Channels;
 import dev.relay.internal.store.Enqueuer;
 import java.sql.Connection;
 import java.time.Duration;
@@ -127,7 +127,7 @@ public final class Outbox {
       JsonText.checkLimitSetting(maxPayloadBytes);
       SchemaName name = SchemaName.of(schema);
       if (notifications) {
-        Channels.channelFor(name, "schema");
+        Coordination.checkedChannel(name, "schema");
       }
       return new Outbox(name, maxPayloadBytes, notifications);
     }

@@ -1,9 +1,9 @@
 package dev.relay;
 
+import dev.relay.internal.jdbc.Coordination;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
 import dev.relay.internal.jdbc.Timeouts;
-import dev.relay.internal.runtime.Channels;
 import dev.relay.internal.runtime.Engine;
 import dev.relay.internal.runtime.WorkerIds;
 import dev.relay.internal.store.WorkStore;
@@ -544,7 +544,7 @@ public final class Relay implements AutoCloseable {
           Duration.ofMillis(1),
           MAX_DATABASE_TIMEOUT);
       if (notifications) {
-        Channels.channelFor(schemaName, "schema");
+        Coordination.checkedChannel(schemaName, "schema");
       }
       Map<String, KindPolicy> resolved = new LinkedHashMap<>();
       for (Map.Entry<String, KindPolicy> e : policies.entrySet()) {

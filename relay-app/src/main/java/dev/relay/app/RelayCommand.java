@@ -44,6 +44,7 @@ import picocli.CommandLine.ParseResult;
       SupersedeCommand.class,
       CancelCommand.class,
       PurgeCommand.class,
+      SchedulesCommand.class,
       ServeCommand.class,
       DemoCommand.class,
       CommandLine.HelpCommand.class

@@ -12,6 +12,7 @@ import dev.relay.admin.Maintenance;
 import dev.relay.admin.MaintenanceConfig;
 import dev.relay.admin.PurgePolicy;
 import dev.relay.micrometer.RelayMetrics;
+import dev.relay.schedule.Scheduler;
 import dev.relay.transport.http.HttpRoute;
 import dev.relay.transport.http.HttpTransport;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -66,6 +67,10 @@ import picocli.CommandLine.ParameterException;
       "docs/guide.md). Optional http fields: receiver_ref_header or receiver_ref_field,",
       "milestone (accepted|queued|delivered), connect_timeout, request_timeout,",
       "fencing (generation|none).",
+      "Schedules (optional; each due slot becomes one work item, see docs/scheduling.md):",
+      "  \"schedules\": {\"nightly-report\": {\"kind\": \"report\", \"cron\": \"30 2 * * *\",",
+      "     \"zone\": \"Europe/Berlin\", \"missed\": \"latest\"},",
+      "   \"stock-sync\": {\"kind\": \"stock_sync\", \"every\": \"5m\", \"missed\": \"each 1h\"}}",
       ""
     })
 final class ServeCommand extends DbCommand {
@@ -223,6 +228,16 @@ final class ServeCommand extends DbCommand {
       Relay relay = builder.build();
       relay.start();
       closer.add(relay::close);
+
+      if (!settings.schedules().isEmpty()) {
+        // Decides due slots on the pool: it keeps no session state. Closed before the relay.
+        Scheduler.Builder schedules = Scheduler.builder(pool).schema(schema);
+        settings.schedules().forEach((name, s) -> schedules.schedule(name, s.kind(), s.schedule()));
+        Scheduler scheduler = schedules.build();
+        scheduler.start();
+        closer.add(scheduler::close);
+        out().printf("relay serve: schedules %s%n", settings.schedules().keySet());
+      }
 
       PurgePolicy policy = PurgePolicy.DEFAULT;
       if (settings.workRetention() != null) {

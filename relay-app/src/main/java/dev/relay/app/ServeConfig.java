@@ -5,8 +5,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.relay.KindPolicy;
 import dev.relay.Milestone;
 import dev.relay.Relay;
+import dev.relay.Schedule;
+import dev.relay.ScheduleException;
 import dev.relay.UnknownOutcomePolicy;
 import dev.relay.micrometer.RelayMetrics;
+import dev.relay.schedule.Scheduler;
 import dev.relay.transport.http.HttpRoute;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -40,10 +43,16 @@ import java.util.Set;
  *     "mail": {"handler": "http", "url": "http://127.0.0.1:8025/mail",
  *              "receiver_ref_field": "email_id", "milestone": "queued",
  *              "connect_timeout": "2s", "request_timeout": "10s", "fencing": "generation"}
+ *   },
+ *   "schedules": {
+ *     "nightly-report": {"kind": "report", "cron": "30 2 * * *", "zone": "Europe/Berlin"},
+ *     "stock-sync": {"kind": "stock_sync", "every": "5m", "missed": "each 1h"}
  *   }
  * }
  * }</pre>
  *
+ * A schedule has a kind and either {@code cron} with {@code zone} or {@code every}; {@code missed}
+ * is {@code skip}, {@code latest} (the default) or {@code each <window>} (see docs/scheduling.md).
  * Every field but {@code kinds} is optional. Unknown fields are refused, so a typo is an error and
  * not a silent default.
  */
@@ -59,7 +68,8 @@ record ServeConfig(
     Duration workRetention,
     Duration historyRetention,
     Duration identityHorizon,
-    Map<String, KindConfig> kinds) {
+    Map<String, KindConfig> kinds,
+    Map<String, ScheduleConfig> schedules) {
 
   /**
    * The handlers a kind may name: {@code log} (logs and completes) and {@code http} (the HTTP
@@ -69,6 +79,9 @@ record ServeConfig(
 
   /** One kind: its handler, its policy, and for {@code http} its route (otherwise null). */
   record KindConfig(String handler, KindPolicy policy, HttpRoute route) {}
+
+  /** One schedule: the kind of the work its slots become, and its timing and policy. */
+  record ScheduleConfig(String kind, Schedule schedule) {}
 
   private static final Set<String> TOP =
       Set.of(
@@ -81,7 +94,9 @@ record ServeConfig(
           "maintenance_interval",
           "metrics_refresh_interval",
           "retention",
-          "kinds");
+          "kinds",
+          "schedules");
+  private static final Set<String> SCHEDULE = Set.of("kind", "cron", "zone", "every", "missed");
   private static final Set<String> RETENTION = Set.of("work", "history", "identity");
   private static final Set<String> KIND =
       Set.of(
@@ -144,6 +159,16 @@ record ServeConfig(
     for (Map.Entry<String, JsonNode> e : kindsNode.properties()) {
       kinds.put(e.getKey(), kind(e.getKey(), e.getValue(), source));
     }
+    Map<String, ScheduleConfig> schedules = new LinkedHashMap<>();
+    JsonNode schedulesNode = root.path("schedules");
+    if (!schedulesNode.isMissingNode()) {
+      if (!schedulesNode.isObject()) {
+        throw new IllegalArgumentException(source + ": schedules must be an object");
+      }
+      for (Map.Entry<String, JsonNode> e : schedulesNode.properties()) {
+        schedules.put(e.getKey(), schedule(e.getKey(), e.getValue(), source));
+      }
+    }
     Integer port = null;
     if (root.has("http_port")) {
       port = integer(root, "http_port", source);
@@ -166,7 +191,50 @@ record ServeConfig(
         duration(retention, "work", null, source + " retention"),
         duration(retention, "history", null, source + " retention"),
         duration(retention, "identity", null, source + " retention"),
-        kinds);
+        kinds,
+        schedules);
+  }
+
+  private static ScheduleConfig schedule(String name, JsonNode node, String source) {
+    String where = source + " schedule " + name;
+    if (!node.isObject()) {
+      throw new IllegalArgumentException(where + " must be an object");
+    }
+    known(node, SCHEDULE, where);
+    String kind = node.path("kind").asText(null);
+    boolean cron = node.has("cron");
+    if (cron == node.has("every")) {
+      throw new IllegalArgumentException(where + ": give either cron (with zone) or every");
+    }
+    try {
+      Schedule schedule;
+      if (cron) {
+        if (!node.has("zone")) {
+          throw new IllegalArgumentException(
+              where + ": cron needs zone, like \"Europe/Berlin\" or \"UTC\"");
+        }
+        schedule = Schedule.cron(node.get("cron").asText(), node.get("zone").asText());
+      } else {
+        schedule = Schedule.every(duration(node, "every", null, where));
+      }
+      String missed = node.path("missed").asText("latest").strip();
+      Schedule.MissedSlots policy;
+      if (missed.equals("skip")) {
+        policy = Schedule.MissedSlots.skip();
+      } else if (missed.equals("latest")) {
+        policy = Schedule.MissedSlots.latest();
+      } else if (missed.startsWith("each ")) {
+        policy = Schedule.MissedSlots.each(Durations.parse(missed.substring(5).strip()));
+      } else {
+        throw new IllegalArgumentException(
+            where + ": missed must be skip, latest or each <window>, was '" + missed + "'");
+      }
+      schedule = schedule.missedSlots(policy);
+      Scheduler.validate(name, kind, schedule);
+      return new ScheduleConfig(kind, schedule);
+    } catch (ScheduleException e) {
+      throw new IllegalArgumentException(where + ": " + e.getMessage());
+    }
   }
 
   private static KindConfig kind(String name, JsonNode node, String source) {

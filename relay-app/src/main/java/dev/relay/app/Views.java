@@ -54,6 +54,8 @@ final class Views {
       Json.put(n, "error_kind", a.errorKind());
       Json.put(n, "error", a.error());
       Json.put(n, "outcome", a.outcome());
+      Json.put(n, "action", a.action());
+      Json.put(n, "receiver_ref", a.receiverRef());
     }
     ArrayNode redrives = o.putArray("redrives");
     for (WorkDetail.Redrive r : d.redrives()) {
@@ -126,15 +128,26 @@ final class Views {
       out.println("  none");
     } else {
       TextTable t =
-          new TextTable("  GEN", "ENDING", "WORKER", "CLAIMED_AT", "ENDED_AT", "OUTCOME", "ERROR");
+          new TextTable(
+              "  GEN",
+              "ENDING",
+              "ACTION",
+              "WORKER",
+              "CLAIMED_AT",
+              "ENDED_AT",
+              "OUTCOME",
+              "RECEIVER_REF",
+              "ERROR");
       for (WorkDetail.Attempt a : d.attempts()) {
         t.row(
             "  " + a.generation(),
             a.ending(),
+            a.action(),
             a.worker(),
             a.claimedAt(),
             a.endedAt(),
             a.outcome(),
+            a.receiverRef(),
             a.errorKind() == null ? a.error() : a.errorKind() + ": " + a.error());
       }
       t.print(out);

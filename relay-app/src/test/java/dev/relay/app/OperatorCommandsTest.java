@@ -128,6 +128,10 @@ class OperatorCommandsTest {
           "INSERT INTO {schema}.attempt (work_id, generation, worker, ending, error_kind, error,"
               + " outcome) VALUES ('s-1', 3, 'worker-a', 'failed', 'http_503', 'provider down',"
               + " 'unknown')");
+      db.execute(
+          "INSERT INTO {schema}.attempt (work_id, generation, worker, ending, action, outcome,"
+              + " receiver_ref) VALUES ('s-1', 4, 'worker-b', 'abandoned', 'complete', 'delivered',"
+              + " 'msg-7')");
       Cli.Result text = Cli.run(on(db, "show", "s-1"));
       assertThat(text.exitCode()).as(text.toString()).isZero();
       assertThat(text.out())
@@ -135,10 +139,13 @@ class OperatorCommandsTest {
           .contains("state                failed")
           .contains("attempts (generations")
           .contains("worker-a")
+          .containsPattern("abandoned +complete +worker-b .* delivered +msg-7")
           .contains("redrives:");
       JsonNode json = json(Cli.run(on(db, "show", "s-1", "--json")));
       assertThat(json.get("payload").get("id").asText()).isEqualTo("s-1");
       assertThat(json.get("attempts").get(0).get("ending").asText()).isEqualTo("failed");
+      assertThat(json.get("attempts").get(1).get("action").asText()).isEqualTo("complete");
+      assertThat(json.get("attempts").get(1).get("receiver_ref").asText()).isEqualTo("msg-7");
 
       Cli.Result missing = Cli.run(on(db, "show", "nope"));
       assertThat(missing.exitCode()).as(missing.toString()).isEqualTo(1);

@@ -4,6 +4,7 @@ import dev.relay.ConnectionFactory;
 import dev.relay.InvalidConfigurationException;
 import dev.relay.RelayException;
 import dev.relay.internal.admin.AdminStore;
+import dev.relay.internal.jdbc.Coordination;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
 import dev.relay.internal.jdbc.Timeouts;
@@ -198,8 +199,9 @@ public final class Maintenance implements AutoCloseable {
         lockConnection = lockConnections.open();
         lockConnection.setAutoCommit(true);
       }
-      try (PreparedStatement ps = lockConnection.prepareStatement(store.tryMaintenanceLockSql())) {
-        ps.setString(1, schema.sql());
+      try (PreparedStatement ps =
+          lockConnection.prepareStatement(Coordination.TRY_LOCK_MAINTENANCE)) {
+        ps.setString(1, Coordination.maintenanceKey(schema));
         try (ResultSet rs = ps.executeQuery()) {
           rs.next();
           leader = rs.getBoolean(1);
@@ -221,8 +223,9 @@ public final class Maintenance implements AutoCloseable {
       return;
     }
     if (leader) {
-      try (PreparedStatement ps = lockConnection.prepareStatement(store.maintenanceUnlockSql())) {
-        ps.setString(1, schema.sql());
+      try (PreparedStatement ps =
+          lockConnection.prepareStatement(Coordination.UNLOCK_MAINTENANCE)) {
+        ps.setString(1, Coordination.maintenanceKey(schema));
         ps.executeQuery().close();
       } catch (SQLException e) {
         log.debug("unlock on close failed; closing the connection releases it", e);

@@ -45,10 +45,15 @@ public record WorkDetail(
    * @param claimedAt when it was claimed, or {@code null} when unknown
    * @param endedAt when it ended
    * @param ending {@code retry}, {@code failed}, {@code lease_expired}, {@code stale_write}, {@code
-   *     cancelled} or {@code released}
+   *     cancelled}, {@code released} or {@code abandoned}
    * @param errorKind the error kind, or {@code null}
    * @param error the error text, or {@code null}
    * @param outcome the evidence of the effect, or {@code null}
+   * @param action for an {@code abandoned} ending, the outcome the worker gave up ({@code
+   *     complete}, {@code retry}, {@code fail}, {@code cancelled} or {@code release}); otherwise
+   *     {@code null}
+   * @param receiverRef for an {@code abandoned} ending, the receiver's reference the given-up
+   *     outcome carried, or {@code null}
    */
   public record Attempt(
       long generation,
@@ -58,7 +63,9 @@ public record WorkDetail(
       String ending,
       String errorKind,
       String error,
-      String outcome) {}
+      String outcome,
+      String action,
+      String receiverRef) {}
 
   /**
    * One redrive.

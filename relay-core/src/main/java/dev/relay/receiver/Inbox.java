@@ -121,7 +121,8 @@ public final class Inbox {
    * @param consumer the receiving component, 1-100 characters from {@code A-Z a-z 0-9 . _ - :}
    * @param messageId the sender's stable ID (Relay's work ID), 1-200 characters
    * @param payload the message as JSON text
-   * @param effect the receiver's writes, on {@code c}; returns the result as JSON text
+   * @param effect the receiver's writes, on {@code c}; returns the result as JSON text (a NUL or
+   *     lone surrogate in it, which PostgreSQL cannot store, is saved as U+FFFD)
    * @return applied now, or the saved result of the first delivery
    * @throws TransactionRequiredException if {@code c} is closed or in auto-commit mode
    * @throws InvalidReceiverInputException if an input (or the effect's result) is invalid

@@ -127,6 +127,27 @@ class InboxTest {
         assertThat(r.applied()).isTrue();
       }
     }
+
+    @Test
+    void aResultWithANulIsStoredCleanedAndReadBackByTheRepeat() throws SQLException {
+      // jsonb refuses the escape for NUL (as from an effect that echoes a binary response body)
+      String withNul = "{\"body\":\"bad\\u0000text\"}";
+      InboxResult first;
+      try (Connection c = db.connection()) {
+        c.setAutoCommit(false);
+        first = inbox.process(c, "mailer", "nul-1", ACK, tx -> withNul);
+        c.commit();
+      }
+      try (Connection c = db.connection()) {
+        c.setAutoCommit(false);
+        InboxResult again = inbox.process(c, "mailer", "nul-1", ACK, tx -> "{}");
+        c.commit();
+        assertThat(first.applied()).isTrue();
+        assertThat(first.result()).isEqualTo("{\"body\":\"bad\\ufffdtext\"}");
+        assertThat(again.duplicate()).isTrue();
+        assertThat(again.result()).isEqualTo("{\"body\": \"bad\ufffdtext\"}");
+      }
+    }
   }
 
   @Nested

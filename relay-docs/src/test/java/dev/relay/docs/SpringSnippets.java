@@ -6,6 +6,7 @@ import dev.relay.Outbox;
 import dev.relay.Outcome;
 import dev.relay.Relay;
 import dev.relay.jackson.JsonCodec;
+import dev.relay.spring.InboxTemplate;
 import dev.relay.spring.RelayHandler;
 import dev.relay.spring.RelayOutbox;
 import dev.relay.spring.autoconfigure.RelayCustomizer;
@@ -91,6 +92,32 @@ final class SpringSnippets {
     @Bean
     RelayCustomizer handlerThreads() {
       return builder -> builder.executor(Executors.newFixedThreadPool(8));
+    }
+  }
+  // docs:end
+
+  /** The mail service's table. */
+  interface Mails {
+    void queue(String messageId, String payloadJson);
+  }
+
+  // docs:begin spring-inbox
+  @Service
+  class MailReceiver {
+    private final InboxTemplate inbox;
+    private final Mails mails;
+
+    MailReceiver(InboxTemplate inbox, Mails mails) {
+      this.inbox = inbox;
+      this.mails = mails;
+    }
+
+    @Transactional
+    public String receive(String messageId, String payloadJson) {
+      return inbox.process("mailer", messageId, payloadJson, c -> {
+        mails.queue(messageId, payloadJson);                // runs for the first delivery only
+        return "{\"queued\": true}";
+      }).result();                                          // a repeat gets the saved result
     }
   }
   // docs:end

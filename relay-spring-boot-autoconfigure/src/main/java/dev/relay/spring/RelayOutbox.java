@@ -6,14 +6,9 @@ import dev.relay.Outbox;
 import dev.relay.TransactionRequiredException;
 import dev.relay.Work;
 import dev.relay.jackson.JsonCodec;
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.util.List;
 import java.util.Objects;
 import javax.sql.DataSource;
-import org.springframework.jdbc.datasource.ConnectionHolder;
-import org.springframework.jdbc.datasource.DataSourceUtils;
-import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * Enqueues work in the current Spring-managed transaction, on the connection that transaction holds
@@ -94,46 +89,7 @@ public final class RelayOutbox {
    * @throws TransactionRequiredException outside a read-write transaction on the DataSource
    */
   public List<EnqueueResult> enqueueAll(List<Work> works) {
-    if (!TransactionSynchronizationManager.isActualTransactionActive()) {
-      throw new TransactionRequiredException(
-          "enqueue needs the business transaction, and no Spring transaction is active: call it"
-              + " from @Transactional code or a TransactionTemplate");
-    }
-    if (TransactionSynchronizationManager.isCurrentTransactionReadOnly()) {
-      throw new TransactionRequiredException(
-          "enqueue needs a read-write transaction, and the current Spring transaction is"
-              + " read-only");
-    }
-    if (!(TransactionSynchronizationManager.getResource(dataSource)
-        instanceof ConnectionHolder holder)) {
-      throw new TransactionRequiredException(
-          "the current Spring transaction holds no connection of Relay's DataSource; use a"
-              + " transaction manager for that DataSource (DataSourceTransactionManager,"
-              + " JpaTransactionManager)");
-    }
-    Connection c = DataSourceUtils.getConnection(dataSource);
-    try {
-      requireManualCommit(c);
-      return outbox.enqueueAll(c, works);
-    } catch (InvalidWorkException | TransactionRequiredException e) {
-      throw e; // refused before anything was sent
-    } catch (RuntimeException e) {
-      holder.setRollbackOnly();
-      throw e;
-    } finally {
-      DataSourceUtils.releaseConnection(c, dataSource);
-    }
-  }
-
-  private static void requireManualCommit(Connection c) {
-    try {
-      if (c.getAutoCommit()) {
-        throw new TransactionRequiredException(
-            "the connection of the current Spring transaction is in auto-commit mode");
-      }
-    } catch (SQLException e) {
-      throw new TransactionRequiredException(
-          "the connection of the current Spring transaction cannot be used: " + e.getMessage());
-    }
+    return SpringTransactions.onTransactionConnection(
+        dataSource, "enqueue", c -> outbox.enqueueAll(c, works));
   }
 }

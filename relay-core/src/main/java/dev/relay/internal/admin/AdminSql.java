@@ -1,9 +1,8 @@
 package dev.relay.internal.admin;
 
+import dev.relay.internal.jdbc.PerSchema;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.store.AttemptCap;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentMap;
 
 /**
  * Every statement of the admin API and of retention, one constant per operation, with the validated
@@ -44,16 +43,18 @@ final class AdminSql {
        LIMIT ?
       """;
 
-  static final String ITEM_COLUMNS =
-      """
-      o.work_id, o.kind, o.queue, o.state, o.priority, o.claim_generation, o.attempts,
-      """
-          + AttemptCap.of("o")
-          + """
-           AS max_attempts, o.created_at, o.available_at, o.first_attempt_at, o.claimed_by,
-          o.lease_until, o.completed_at, o.deadline, o.ordering_key, o.sequence, o.last_error_kind,
-      o.last_error, o.outcome, o.receiver_ref, o.cancel_requested_at
-      """;
+  /** The columns of a {@link dev.relay.admin.WorkItem}, from the outbox row {@code o}. */
+  private static String itemColumns(SchemaName schema) {
+    return """
+        o.work_id, o.kind, o.queue, o.state, o.priority, o.claim_generation, o.attempts,
+        """
+        + AttemptCap.of(schema, "o")
+        + """
+         AS max_attempts, o.created_at, o.available_at, o.first_attempt_at, o.claimed_by,
+        o.lease_until, o.completed_at, o.deadline, o.ordering_key, o.sequence, o.last_error_kind,
+        o.last_error, o.outcome, o.receiver_ref, o.cancel_requested_at
+        """;
+  }
 
   /** One page of work in (created_at, work_id) order after the cursor. */
   final String listWork;
@@ -108,9 +109,6 @@ final class AdminSql {
   /** Who redrove, why, from which state and generation, and whether an override was needed. */
   final String auditRedrive;
 
-  /** Wakes the workers of the schema at commit (constant payload: folded per transaction). */
-  final String notify;
-
   /** The replacement's link to the work it supersedes. */
   final String insertSupersedes;
 
@@ -158,23 +156,21 @@ final class AdminSql {
   /** Dry run of {@link #purgeSupersedes}. */
   final String countSupersedes;
 
-  /** Takes the schema's maintenance lock if free (session level: on a dedicated connection). */
-  final String tryMaintenanceLock;
-
-  /** Gives the maintenance lock back. */
-  final String maintenanceUnlock;
-
-  private static final ConcurrentMap<String, AdminSql> BY_SCHEMA = new ConcurrentHashMap<>();
+  private static final PerSchema<AdminSql> CATALOG = new PerSchema<>(AdminSql::new);
 
   /** The statements for {@code schema}, composed once per schema and shared. */
   static AdminSql of(SchemaName schema) {
-    return BY_SCHEMA.computeIfAbsent(schema.sql(), name -> new AdminSql(schema));
+    return CATALOG.of(schema);
   }
 
   AdminSql(SchemaName schema) {
     listWork =
         schema.inject(
-            FILTER + "SELECT " + ITEM_COLUMNS + " FROM ${relay_schema}.outbox o, f" + FILTER_WHERE);
+            FILTER
+                + "SELECT "
+                + itemColumns(schema)
+                + " FROM ${relay_schema}.outbox o, f"
+                + FILTER_WHERE);
     health =
         schema.inject(
             """
@@ -226,7 +222,7 @@ final class AdminSql {
     showWork =
         schema.inject(
             "SELECT "
-                + ITEM_COLUMNS
+                + itemColumns(schema)
                 + """
                 , o.payload::text AS payload, o.result::text AS result, o.milestone
                   FROM ${relay_schema}.outbox o
@@ -235,7 +231,8 @@ final class AdminSql {
     showAttempts =
         schema.inject(
             """
-            SELECT generation, worker, claimed_at, ended_at, ending, error_kind, error, outcome
+            SELECT generation, worker, claimed_at, ended_at, ending, error_kind, error, outcome,
+                   action, receiver_ref
               FROM ${relay_schema}.attempt WHERE work_id = ? ORDER BY generation, id
             """);
     showRedrives =
@@ -304,7 +301,6 @@ final class AdminSql {
                    (work_id, actor, reason, from_state, from_generation, forced)
             VALUES (?, ?, ?, ?, ?, ?)
             """);
-    notify = "SELECT pg_notify(?, '')";
     insertSupersedes =
         schema.inject(
             """
@@ -368,10 +364,6 @@ final class AdminSql {
     purgeSupersedes =
         historyPurge(schema, "supersedes", "work_id", "created_at", "supersedes_work_id");
     countSupersedes = historyCount(schema, "supersedes", "created_at", "supersedes_work_id");
-    // One 64-bit key per schema: the lock of another schema's maintenance never collides by name.
-    tryMaintenanceLock =
-        "SELECT pg_try_advisory_lock(hashtextextended('relay_maintenance:' || ?, 0))";
-    maintenanceUnlock = "SELECT pg_advisory_unlock(hashtextextended('relay_maintenance:' || ?, 0))";
   }
 
   /**

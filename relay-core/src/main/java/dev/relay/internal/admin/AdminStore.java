@@ -52,16 +52,6 @@ public final class AdminStore {
     this.retention = new Retention(sql, timeouts);
   }
 
-  /** The maintenance lock statements, for {@link dev.relay.admin.Maintenance}. */
-  public String tryMaintenanceLockSql() {
-    return sql.tryMaintenanceLock;
-  }
-
-  /** See {@link #tryMaintenanceLockSql()}. */
-  public String maintenanceUnlockSql() {
-    return sql.maintenanceUnlock;
-  }
-
   /** The schema name. */
   public SchemaName schema() {
     return schema;

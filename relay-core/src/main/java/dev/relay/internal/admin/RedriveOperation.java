@@ -6,6 +6,7 @@ import dev.relay.admin.RedriveRefusedException;
 import dev.relay.admin.RedriveRequest;
 import dev.relay.admin.RedriveResult;
 import dev.relay.internal.jdbc.BoundText;
+import dev.relay.internal.jdbc.Coordination;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.Timeouts;
 import dev.relay.internal.jdbc.Tx;
@@ -172,8 +173,8 @@ final class RedriveOperation {
   }
 
   private void notifyWorkers(Connection tx) throws SQLException {
-    try (PreparedStatement ps = tx.prepareStatement(sql.notify)) {
-      ps.setString(1, "relay_" + schema.sql());
+    try (PreparedStatement ps = tx.prepareStatement(Coordination.NOTIFY)) {
+      ps.setString(1, Coordination.channel(schema));
       ps.executeQuery().close();
     }
   }

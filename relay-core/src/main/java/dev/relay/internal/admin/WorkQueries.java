@@ -152,7 +152,9 @@ final class WorkQueries {
                         rs.getString("ending"),
                         rs.getString("error_kind"),
                         rs.getString("error"),
-                        rs.getString("outcome")));
+                        rs.getString("outcome"),
+                        rs.getString("action"),
+                        rs.getString("receiver_ref")));
               }
             }
           }

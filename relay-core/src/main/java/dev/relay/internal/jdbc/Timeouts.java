@@ -27,7 +27,7 @@ public record Timeouts(Duration statement, Duration lock, Duration idleInTransac
   }
 
   /** The statement that applies these limits to the current transaction only. */
-  String setLocalSql() {
+  public String setLocalSql() {
     return "SET LOCAL statement_timeout = "
         + statement.toMillis()
         + "; SET LOCAL lock_timeout = "

@@ -1,9 +1,15 @@
 package dev.relay.internal.receiver;
 
+import dev.relay.internal.jdbc.PerSchema;
 import dev.relay.internal.jdbc.SchemaName;
 
-/** Every statement on the fence tables ({@code fence}, {@code fence_counter}), schema injected. */
+/**
+ * Every statement on the fence tables ({@code fence}, {@code fence_counter}), schema injected,
+ * composed once per schema.
+ */
 final class FenceSql {
+  private static final PerSchema<FenceSql> CATALOG = new PerSchema<>(FenceSql::new);
+
   /**
    * Advances a resource's highest token when the offered one is not lower, in one statement. ON
    * CONFLICT DO UPDATE locks the existing row and evaluates its WHERE against the latest committed
@@ -19,7 +25,12 @@ final class FenceSql {
   /** Hands out the next token of a resource's own counter, in the caller's transaction. */
   final String nextToken;
 
-  FenceSql(SchemaName schema) {
+  /** The statements for {@code schema}. */
+  static FenceSql of(SchemaName schema) {
+    return CATALOG.of(schema);
+  }
+
+  private FenceSql(SchemaName schema) {
     advance =
         schema.inject(
             """

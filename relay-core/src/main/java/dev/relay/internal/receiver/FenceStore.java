@@ -14,7 +14,7 @@ public final class FenceStore {
 
   /** A store for {@code schema}. */
   public FenceStore(SchemaName schema) {
-    this.sql = new FenceSql(schema);
+    this.sql = FenceSql.of(schema);
   }
 
   /** Accepts {@code token} for {@code resource} when it is not lower than the highest seen. */

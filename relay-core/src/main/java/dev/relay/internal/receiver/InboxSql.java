@@ -1,28 +1,20 @@
 package dev.relay.internal.receiver;
 
+import dev.relay.internal.jdbc.PerSchema;
 import dev.relay.internal.jdbc.SchemaName;
 
-/** Every statement on the inbox tables ({@code inbox}, {@code inbox_consumer}), schema injected. */
+/**
+ * Every statement on the inbox tables ({@code inbox}, {@code inbox_consumer}), schema injected,
+ * composed once per schema.
+ */
 final class InboxSql {
-  /** Advisory-lock class for inbox keys ("RELI"); the second key hashes schema, consumer and ID. */
-  static final int LOCK_CLASS = 0x52454C49;
-
-  /**
-   * Waits for any other transaction processing the same (consumer, message) to end. Transaction
-   * level, so COMMIT or ROLLBACK releases it and a pooled connection never keeps it. The key
-   * includes the schema name; a hash collision only makes two messages wait for each other.
-   */
-  final String lock =
-      "SELECT pg_advisory_xact_lock(" + LOCK_CLASS + ", hashtext(? || '/' || ? || '/' || ?))";
-
-  /** As {@link #lock}, but answers false at once instead of waiting (HTTP: 409, retry later). */
-  final String tryLock =
-      "SELECT pg_try_advisory_xact_lock(" + LOCK_CLASS + ", hashtext(? || '/' || ? || '/' || ?))";
+  private static final PerSchema<InboxSql> CATALOG = new PerSchema<>(InboxSql::new);
 
   /**
    * Records the first delivery. ON CONFLICT DO NOTHING also waits on an uncommitted row of the same
-   * key (a writer that did not take the advisory lock) and then skips it if that one committed; the
-   * skip is never silent: the caller reads and compares the stored row next.
+   * key (a writer that did not take the advisory lock of {@link
+   * dev.relay.internal.jdbc.Coordination#LOCK_INBOX_MESSAGE}) and then skips it if that one
+   * committed; the skip is never silent: the caller reads and compares the stored row next.
    */
   final String insert;
 
@@ -51,7 +43,12 @@ final class InboxSql {
    */
   final String purge;
 
-  InboxSql(SchemaName schema) {
+  /** The statements for {@code schema}. */
+  static InboxSql of(SchemaName schema) {
+    return CATALOG.of(schema);
+  }
+
+  private InboxSql(SchemaName schema) {
     insert =
         schema.inject(
             """

@@ -1,6 +1,8 @@
 package dev.relay.internal.receiver;
 
 import dev.relay.RetryableException;
+import dev.relay.internal.jdbc.BoundText;
+import dev.relay.internal.jdbc.Coordination;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
 import dev.relay.receiver.EffectFailedException;
@@ -29,7 +31,7 @@ public final class InboxStore {
   /** A store for {@code schema}; results larger than {@code maxResultBytes} are refused. */
   public InboxStore(SchemaName schema, int maxResultBytes) {
     this.schema = schema;
-    this.sql = new InboxSql(schema);
+    this.sql = InboxSql.of(schema);
     this.maxResultBytes = maxResultBytes;
   }
 
@@ -46,10 +48,11 @@ public final class InboxStore {
       InboxEffect effect,
       boolean wait) {
     try {
-      try (PreparedStatement ps = c.prepareStatement(wait ? sql.lock : sql.tryLock)) {
-        ps.setString(1, schema.sql());
-        ps.setString(2, consumer);
-        ps.setString(3, messageId);
+      // Waits for (or, without wait, detects) another transaction processing this message.
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              wait ? Coordination.LOCK_INBOX_MESSAGE : Coordination.TRY_LOCK_INBOX_MESSAGE)) {
+        ps.setString(1, Coordination.inboxMessageKey(schema, consumer, messageId));
         try (ResultSet rs = ps.executeQuery()) {
           rs.next();
           if (!wait && !rs.getBoolean(1)) {
@@ -93,9 +96,10 @@ public final class InboxStore {
     } catch (Exception e) {
       throw new EffectFailedException(consumer, messageId, e);
     }
-    // Checked before the UPDATE is sent, so a bad result never aborts the transaction by itself.
-    ReceiverInput.json("effect result", result, maxResultBytes);
-    return result;
+    // Text Relay stores must never fail a write: NULs and lone surrogates (which jsonb refuses)
+    // become U+FFFD. The rest is checked before the UPDATE is sent, so a bad result never aborts
+    // the transaction by itself.
+    return ReceiverInput.json("effect result", BoundText.json(result), maxResultBytes);
   }
 
   private InboxResult repeat(Connection c, String consumer, String messageId, String payload)

@@ -1,6 +1,7 @@
 package dev.relay.internal.runtime;
 
 import dev.relay.CommitOutcomeUnknownException;
+import dev.relay.RelayConfig;
 import dev.relay.RelayException;
 import dev.relay.WorkState;
 import dev.relay.internal.store.AbandonedOutcome;
@@ -21,6 +22,8 @@ import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,7 +36,7 @@ import org.slf4j.LoggerFactory;
  * claims' leases last; a batch whose COMMIT was cut off is not repeated blindly: the stored rows
  * are re-read and only the claims this worker still holds are written again.
  */
-final class Completer implements Runnable {
+final class Completer implements Completions, Runnable {
   private static final Logger log = LoggerFactory.getLogger(Completer.class);
 
   record Item(LiveClaim claim, Settlement settlement) {}
@@ -44,7 +47,16 @@ final class Completer implements Runnable {
   /** The most given-up outcomes kept in memory until they can be recorded. */
   static final int MAX_UNRECORDED = 10_000;
 
-  private final Engine engine;
+  private final String workerId;
+  private final int batchSize;
+  private final long maxDelayNanos;
+  private final WorkStore store;
+  private final TrackedConnections connections;
+  private final Events events;
+  private final TimeSource time;
+  private final Consumer<LiveClaim> done;
+  private final Runnable submitted;
+  private final AtomicLong staleWrites;
   private final List<AbandonedOutcome> unrecorded = new ArrayList<>(); // completer thread only
   private int unrecordedOverflow; // completer thread only
   private int recordFailures; // completer thread only
@@ -56,9 +68,42 @@ final class Completer implements Runnable {
   private boolean accepting = true; // guarded by accept
   private volatile boolean running = true;
   private volatile boolean abandoned;
+  private volatile Runnable afterAcceptCheck = () -> {};
 
-  Completer(Engine engine) {
-    this.engine = engine;
+  /**
+   * @param done called once per outcome that needs nothing more from the completer (recorded,
+   *     refused, given up, or dropped at close): its claim has ended
+   * @param submitted called after an outcome was queued (its claim capacity is free now)
+   * @param staleWrites counts writes refused because the claim was no longer current
+   */
+  Completer(
+      RelayConfig config,
+      WorkStore store,
+      TrackedConnections connections,
+      Events events,
+      TimeSource time,
+      Consumer<LiveClaim> done,
+      Runnable submitted,
+      AtomicLong staleWrites) {
+    this.workerId = config.workerId();
+    this.batchSize = config.completionBatchSize();
+    this.maxDelayNanos = config.completionMaxDelay().toNanos();
+    this.store = store;
+    this.connections = connections;
+    this.events = events;
+    this.time = time;
+    this.done = done;
+    this.submitted = submitted;
+    this.staleWrites = staleWrites;
+  }
+
+  /**
+   * Test seam: {@code hook} runs inside {@link #submit} after the check that the completer still
+   * accepts outcomes and before the outcome is queued, so a test can hold a submit exactly there
+   * while the completer stops.
+   */
+  void afterAcceptCheck(Runnable hook) {
+    this.afterAcceptCheck = hook;
   }
 
   /**
@@ -66,20 +111,22 @@ final class Completer implements Runnable {
    * and queued under one lock that the completer's exit also takes, so nothing is queued after the
    * completer drained its queue for the last time.
    */
-  boolean submit(LiveClaim claim, Settlement settlement) {
+  @Override
+  public boolean submit(LiveClaim claim, Settlement settlement) {
     synchronized (accept) {
       if (!accepting) {
         return false;
       }
+      afterAcceptCheck.run();
       pending.incrementAndGet();
       queue.add(new Item(claim, settlement));
     }
-    engine.claimer.nudge(); // its claim capacity is free now
+    submitted.run(); // its claim capacity is free now
     return true;
   }
 
-  /** Outcomes queued or being written: they hold no claim capacity, but count against memory. */
-  int pending() {
+  @Override
+  public int pending() {
     return pending.get();
   }
 
@@ -92,7 +139,7 @@ final class Completer implements Runnable {
   /** The outcome needs nothing more from the completer. */
   private void settled(Item item) {
     pending.decrementAndGet();
-    engine.ended(item.claim());
+    done.accept(item.claim());
   }
 
   /** Stops after recording what is queued. */
@@ -166,9 +213,8 @@ final class Completer implements Runnable {
     List<Item> deferred = new ArrayList<>();
     batch.add(first);
     ids.add(first.claim().workId());
-    int max = engine.config.completionBatchSize();
-    long deadline = System.nanoTime() + engine.config.completionMaxDelay().toNanos();
-    while (batch.size() < max && System.nanoTime() - deadline < 0) {
+    long deadline = time.nanoTime() + maxDelayNanos;
+    while (batch.size() < batchSize && time.nanoTime() - deadline < 0) {
       Item next = carry.poll();
       if (next == null) {
         next = queue.poll();
@@ -237,12 +283,10 @@ final class Completer implements Runnable {
       }
       // Lifetime hook: no lease renewal of these claims runs while their outcomes are written.
       pending.forEach(i -> i.claim().recordingStarts());
-      try (Connection c = engine.connection("record outcomes")) {
+      try (Connection c = connections.open("record outcomes")) {
         List<WriteResult> results;
         try {
-          results =
-              engine.store.settle(
-                  c, engine.workerId, pending.stream().map(Item::settlement).toList());
+          results = store.settle(c, workerId, pending.stream().map(Item::settlement).toList());
         } catch (CommitOutcomeUnknownException e) {
           throw e;
         } catch (RelayException e) {
@@ -255,7 +299,7 @@ final class Completer implements Runnable {
               pending.size(),
               pending.size() > 1 ? "; writing them in smaller batches" : "",
               e.toString());
-          engine.events.error("record outcomes", e);
+          events.error("record outcomes", e);
           pending.forEach(i -> i.claim().recordingFailed()); // rolled back: renew them meanwhile
           return new Refused(pending, e);
         }
@@ -267,11 +311,11 @@ final class Completer implements Runnable {
         log.warn(
             "the connection was lost while committing {} outcomes; re-reading the rows",
             pending.size());
-        engine.events.error("record outcomes", e);
+        events.error("record outcomes", e);
         uncertain = true;
       } catch (RelayException | SQLException e) {
         log.warn("recording {} outcomes failed; retrying: {}", pending.size(), e.toString());
-        engine.events.error("record outcomes", e);
+        events.error("record outcomes", e);
         pending.forEach(i -> i.claim().recordingFailed()); // rolled back: renew them meanwhile
         pending = dropLapsed(pending);
         pause(++failures);
@@ -349,14 +393,14 @@ final class Completer implements Runnable {
    * more. Returns {@code null} if the rows cannot be read now.
    */
   private List<Item> resolve(List<Item> pending) {
-    try (Connection c = engine.connection("re-read claims")) {
+    try (Connection c = connections.open("re-read claims")) {
       Map<String, WorkStore.StoredState> rows =
-          engine.store.readStates(c, pending.stream().map(i -> i.claim().ref).toList());
+          store.readStates(c, pending.stream().map(i -> i.claim().ref).toList());
       List<Item> again = new ArrayList<>();
       for (Item i : pending) {
         ClaimRef ref = i.claim().ref;
         WorkStore.StoredState row = rows.get(ref.workId());
-        if (row != null && row.heldBy(engine.workerId, ref)) {
+        if (row != null && row.heldBy(workerId, ref)) {
           again.add(i);
         } else if (row != null
             && row.generation() == ref.generation()
@@ -394,7 +438,7 @@ final class Completer implements Runnable {
 
   /** Gives up outcomes whose lease has certainly passed: no write of them could apply. */
   private List<Item> dropLapsed(List<Item> pending) {
-    long now = System.nanoTime();
+    long now = time.nanoTime();
     List<Item> keep = new ArrayList<>();
     for (Item i : pending) {
       if (now - i.claim().localLeaseDeadline() > 0) {
@@ -414,7 +458,7 @@ final class Completer implements Runnable {
   private void giveUp(Item item, String why) {
     String operation = operation(item.settlement());
     log.warn("giving up the {} of {}: {}", operation, item.claim(), why);
-    engine.events.abandoned(item.claim(), operation);
+    events.abandoned(item.claim(), operation);
     if (unrecorded.size() < MAX_UNRECORDED) {
       unrecorded.add(AbandonedOutcome.of(item.settlement()));
     } else {
@@ -429,12 +473,12 @@ final class Completer implements Runnable {
    * so a try whose COMMIT was cut off is simply made again.
    */
   private void recordAbandoned() {
-    if (unrecorded.isEmpty() || System.nanoTime() - nextRecordTry < 0) {
+    if (unrecorded.isEmpty() || time.nanoTime() - nextRecordTry < 0) {
       return;
     }
     List<AbandonedOutcome> batch = List.copyOf(unrecorded);
-    try (Connection c = engine.connection("record abandoned outcomes")) {
-      int added = engine.store.recordAbandoned(c, engine.workerId, batch);
+    try (Connection c = connections.open("record abandoned outcomes")) {
+      int added = store.recordAbandoned(c, workerId, batch);
       log.info(
           "kept {} given-up outcomes in the attempt history (ending abandoned; {} new)",
           batch.size(),
@@ -455,7 +499,7 @@ final class Completer implements Runnable {
           e.toString());
       recordFailures++;
       nextRecordTry =
-          System.nanoTime() + Backoff.pause(PAUSE_BASE, PAUSE_CAP, recordFailures).toNanos();
+          time.nanoTime() + Backoff.pause(PAUSE_BASE, PAUSE_CAP, recordFailures).toNanos();
     }
   }
 
@@ -463,21 +507,21 @@ final class Completer implements Runnable {
     LiveClaim c = item.claim();
     Settlement s = item.settlement();
     if (!applied) {
-      engine.staleWrites.incrementAndGet();
+      staleWrites.incrementAndGet();
       log.debug("stale {} of {} refused: the claim is no longer current", operation(s), c);
-      engine.events.stale(c, operation(s));
+      events.stale(c, operation(s));
     } else if (s instanceof Settlement.Complete) {
-      engine.events.completed(c);
+      events.completed(c);
     } else if (s instanceof Settlement.Retry r) {
-      engine.events.retried(c, r.delay(), r.errorKind(), r.error());
+      events.retried(c, r.delay(), r.errorKind(), r.error());
     } else if (s instanceof Settlement.Fail f) {
       log.info("{} failed ({}): {}", c, f.errorKind(), f.error());
-      engine.events.failed(c, f.errorKind(), f.error());
+      events.failed(c, f.errorKind(), f.error());
     } else if (s instanceof Settlement.Cancelled x) {
       log.info("{} cancelled: {}", c, x.reason());
-      engine.events.cancelled(c, x.reason());
+      events.cancelled(c, x.reason());
     } else if (s instanceof Settlement.Release) {
-      engine.events.released(c);
+      events.released(c);
     }
     settled(item);
   }

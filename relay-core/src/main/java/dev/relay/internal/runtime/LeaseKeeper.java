@@ -2,12 +2,14 @@ package dev.relay.internal.runtime;
 
 import dev.relay.Claim.StopReason;
 import dev.relay.CommitOutcomeUnknownException;
+import dev.relay.RelayConfig;
 import dev.relay.RelayException;
 import dev.relay.internal.store.ClaimRef;
 import dev.relay.internal.store.WorkStore;
 import dev.relay.internal.store.WriteResult;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -17,6 +19,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,9 +48,16 @@ import org.slf4j.LoggerFactory;
 final class LeaseKeeper implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(LeaseKeeper.class);
 
-  private final Engine engine;
+  private final String workerId;
+  private final Duration lease;
   private final WorkStore renewStore;
-  private final Object lock = new Object();
+  private final TrackedConnections connections;
+  private final Events events;
+  private final LiveClaims live;
+  private final Releaser releaser;
+  private final TimeSource time;
+  private final AtomicLong staleWrites;
+  private final WakeSignal wake = new WakeSignal();
   private final long renewNanos;
   private final long marginNanos;
   private final int networkMillis;
@@ -55,24 +65,40 @@ final class LeaseKeeper implements Runnable {
   private final AtomicBoolean renewing = new AtomicBoolean();
   private volatile long retryAt;
   private volatile boolean closing;
-  private long signals; // guarded by lock
   private volatile boolean running = true;
 
   /**
    * @param renewStore the store whose statement, lock and idle timeouts are no longer than the
    *     renew interval
+   * @param releaser hands back buffered claims that can no longer start within their lease
+   * @param staleWrites counts renewals refused because the claim was no longer current
    */
-  LeaseKeeper(Engine engine, WorkStore renewStore) {
-    this.engine = engine;
+  LeaseKeeper(
+      RelayConfig config,
+      WorkStore renewStore,
+      TrackedConnections connections,
+      Events events,
+      LiveClaims live,
+      Releaser releaser,
+      TimeSource time,
+      AtomicLong staleWrites) {
+    this.workerId = config.workerId();
+    this.lease = config.lease();
     this.renewStore = renewStore;
-    this.renewNanos = engine.config.renewInterval().toNanos();
-    this.marginNanos = engine.config.startMargin().toNanos();
+    this.connections = connections;
+    this.events = events;
+    this.live = live;
+    this.releaser = releaser;
+    this.time = time;
+    this.staleWrites = staleWrites;
+    this.renewNanos = config.renewInterval().toNanos();
+    this.marginNanos = config.startMargin().toNanos();
     this.networkMillis = (int) Math.min(Integer.MAX_VALUE, Math.max(1, renewNanos / 1_000_000));
-    this.retryAt = System.nanoTime();
+    this.retryAt = time.nanoTime();
     this.renewer =
         Executors.newSingleThreadExecutor(
             r -> {
-              Thread t = new Thread(r, "relay-renewer-" + engine.workerId);
+              Thread t = new Thread(r, "relay-renewer-" + workerId);
               t.setDaemon(true);
               return t;
             });
@@ -80,10 +106,7 @@ final class LeaseKeeper implements Runnable {
 
   /** Re-plans now (a handler started, a renewal ended, or the runtime is stopping). */
   void wake() {
-    synchronized (lock) {
-      signals++;
-      lock.notifyAll();
-    }
+    wake.signal();
   }
 
   /**
@@ -104,45 +127,42 @@ final class LeaseKeeper implements Runnable {
   @Override
   public void run() {
     while (running) {
-      long seen;
-      synchronized (lock) {
-        seen = signals;
-      }
+      long seen = wake.mark();
       long next;
       try {
         next = tick();
       } catch (RuntimeException e) {
         log.error("lease keeper tick failed; continuing", e);
-        next = System.nanoTime() + Math.min(renewNanos, TimeUnit.SECONDS.toNanos(1));
+        next = time.nanoTime() + Math.min(renewNanos, TimeUnit.SECONDS.toNanos(1));
       }
-      synchronized (lock) {
-        long wait = next - System.nanoTime();
-        if (running && signals == seen && wait > 0) {
-          try {
-            TimeUnit.NANOSECONDS.timedWait(lock, wait);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return;
-          }
-        }
+      if (!running) {
+        return;
+      }
+      try {
+        wake.await(seen, next - time.nanoTime());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
       }
     }
   }
 
-  /** One pass over the live claims. Returns when to look again. */
-  private long tick() {
-    long now = System.nanoTime();
+  /**
+   * One pass over the live claims, at the time source's now. Returns when to look again (on the
+   * time source's monotonic clock). Package-private so tests can drive it on a test clock.
+   */
+  long tick() {
+    long now = time.nanoTime();
     long next = now + renewNanos;
     List<LiveClaim> renewable = new ArrayList<>();
     boolean due = false;
-    for (LiveClaim c : engine.live.values()) {
+    for (LiveClaim c : live.snapshot()) {
       LiveClaim.Phase p = c.phase.get();
       if (p == LiveClaim.Phase.BUFFERED) {
         long releaseAt = c.localLeaseDeadline() - marginNanos;
         if (now - releaseAt >= 0) {
-          if (c.phase.compareAndSet(LiveClaim.Phase.BUFFERED, LiveClaim.Phase.RELEASING)) {
+          if (releaser.releaseIfBuffered(c)) {
             log.debug("{} waited too long in the buffer; released for other workers", c);
-            engine.release(c);
           }
         } else {
           next = Math.min(next, releaseAt);
@@ -166,7 +186,7 @@ final class LeaseKeeper implements Runnable {
               c.policy.maxRunTime());
           c.signal(StopReason.TIMED_OUT);
           c.interrupt();
-          engine.events.timedOut(c);
+          events.timedOut(c);
           continue;
         }
         next = Math.min(next, timeoutAt);
@@ -230,8 +250,8 @@ final class LeaseKeeper implements Runnable {
       // A failed renewal is tried again soon, but not in a hot loop.
       retryAt =
           ok
-              ? System.nanoTime()
-              : System.nanoTime() + Math.min(renewNanos / 4, TimeUnit.SECONDS.toNanos(1));
+              ? time.nanoTime()
+              : time.nanoTime() + Math.min(renewNanos / 4, TimeUnit.SECONDS.toNanos(1));
       renewing.set(false);
       wake();
     }
@@ -245,26 +265,26 @@ final class LeaseKeeper implements Runnable {
       byId.merge(c.workId(), c, (a, b) -> a.generation() >= b.generation() ? a : b);
     }
     List<ClaimRef> refs = byId.values().stream().map(c -> c.ref).toList();
-    long sent = System.nanoTime();
+    long sent = time.nanoTime();
     List<WriteResult> results;
-    try (Connection conn = engine.connection("renew leases")) {
+    try (Connection conn = connections.open("renew leases")) {
       // A worker cut off from PostgreSQL gets no server-side timeout: bound the wait client-side
       // too (a connection that times out is broken, and the pool discards it).
       int before = conn.getNetworkTimeout();
       conn.setNetworkTimeout(Runnable::run, networkMillis);
       try {
-        results = renewStore.renew(conn, engine.workerId, refs, engine.config.lease());
+        results = renewStore.renew(conn, workerId, refs, lease);
       } finally {
         restoreNetworkTimeout(conn, before);
       }
     } catch (CommitOutcomeUnknownException e) {
       // The leases are at least as long as before; keep the old local deadlines (the safe side).
       log.warn("the connection was lost while committing a renewal of {} claims", refs.size());
-      engine.events.error("renew leases", e);
+      events.error("renew leases", e);
       return false;
     } catch (RelayException | SQLException e) {
       log.warn("renewing {} leases failed; retrying: {}", refs.size(), e.toString());
-      engine.events.error("renew leases", e);
+      events.error("renew leases", e);
       return false;
     }
     for (WriteResult r : results) {
@@ -277,16 +297,16 @@ final class LeaseKeeper implements Runnable {
         if (r.cancelRequested() && !c.isCancelRequested()) {
           log.info("{}: cancel requested; telling its handler", c);
           c.markCancelRequested();
-          engine.events.cancelRequested(c);
+          events.cancelRequested(c);
         }
       } else if (c.phase.get() == LiveClaim.Phase.FINISHING) {
         // Either its outcome was recorded a moment ago, or the claim is lost; in both cases it
         // needs no more renewal, and a lost claim's write is refused and counted by the completer.
         c.stale = true;
       } else {
-        engine.staleWrites.incrementAndGet();
+        staleWrites.incrementAndGet();
         log.debug("renewal of {} refused: the claim is stale; telling its handler to stop", c);
-        engine.events.stale(c, "renew"); // reported before the handler hears of it
+        events.stale(c, "renew"); // reported before the handler hears of it
         c.leaseLost();
       }
     }

@@ -14,8 +14,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One claim held by this worker, from the claim until its outcome is recorded (or it is given up):
- * the handler's {@link Claim} view plus the runtime's bookkeeping. Local timing uses {@link
- * System#nanoTime()} only; database instants are reported, never compared with the local clock.
+ * the handler's {@link Claim} view plus the runtime's bookkeeping. Local timing uses the monotonic
+ * clock of its {@link TimeSource} only; database instants are reported, never compared with the
+ * local clock.
  */
 final class LiveClaim implements Claim {
   private static final Logger log = LoggerFactory.getLogger(LiveClaim.class);
@@ -43,6 +44,7 @@ final class LiveClaim implements Claim {
   final AtomicReference<Phase> phase = new AtomicReference<>(Phase.BUFFERED);
   private final String workerId;
   private final long leaseNanos;
+  private final TimeSource time;
 
   // Lease bookkeeping, written by the claimer and the lease keeper.
   private volatile Instant leaseUntil;
@@ -63,7 +65,13 @@ final class LiveClaim implements Claim {
   private Thread thread;
   private final List<Runnable> stopActions = new ArrayList<>();
 
-  LiveClaim(ClaimedWork work, KindPolicy policy, String workerId, Duration lease, long sentNanos) {
+  LiveClaim(
+      ClaimedWork work,
+      KindPolicy policy,
+      String workerId,
+      Duration lease,
+      long sentNanos,
+      TimeSource time) {
     this.work = work;
     this.ref = work.ref();
     this.policy = policy;
@@ -71,6 +79,7 @@ final class LiveClaim implements Claim {
     this.leaseNanos = lease.toNanos();
     this.leaseUntil = work.leaseUntil();
     this.leaseBaseNanos = sentNanos;
+    this.time = time;
   }
 
   // ---- Claim ----
@@ -137,14 +146,14 @@ final class LiveClaim implements Claim {
 
   @Override
   public Duration leaseRemaining() {
-    long left = localLeaseDeadline() - System.nanoTime();
+    long left = localLeaseDeadline() - time.nanoTime();
     return left > 0 && !stale ? Duration.ofNanos(left) : Duration.ZERO;
   }
 
   @Override
   public Duration runTimeRemaining() {
     long limit = policy.maxRunTime().toNanos();
-    long left = phase.get() == Phase.BUFFERED ? limit : limit - (System.nanoTime() - startedNanos);
+    long left = phase.get() == Phase.BUFFERED ? limit : limit - (time.nanoTime() - startedNanos);
     Duration run = left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
     if (work.deadline() != null) {
       Duration toDeadline = Duration.between(estimatedDatabaseNow(), work.deadline());
@@ -216,7 +225,7 @@ final class LiveClaim implements Claim {
 
   // ---- runtime ----
 
-  /** Local nanoTime after which this worker must assume the lease is gone. */
+  /** Local monotonic time after which this worker must assume the lease is gone. */
   long localLeaseDeadline() {
     return leaseBaseNanos + leaseNanos;
   }
@@ -237,7 +246,7 @@ final class LiveClaim implements Claim {
    * retry window.
    */
   Instant estimatedDatabaseNow() {
-    long since = System.nanoTime() - leaseBaseNanos;
+    long since = time.nanoTime() - leaseBaseNanos;
     return leaseUntil.minusNanos(leaseNanos).plusNanos(Math.max(0, since));
   }
 

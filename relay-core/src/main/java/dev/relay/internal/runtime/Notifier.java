@@ -1,10 +1,11 @@
 package dev.relay.internal.runtime;
 
 import dev.relay.ConnectionFactory;
+import dev.relay.internal.jdbc.Coordination;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.concurrent.ThreadLocalRandom;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
@@ -24,16 +25,32 @@ final class Notifier implements Runnable {
   private static final int WAIT_MILLIS = 500;
   private static final long HEALTH_CHECK_NANOS = TimeUnit.SECONDS.toNanos(30);
 
-  private final Engine engine;
+  private static final Duration PAUSE_BASE = Duration.ofMillis(50);
+  private static final Duration PAUSE_CAP = Duration.ofSeconds(5);
+
   private final ConnectionFactory factory;
   private final String channel;
+  private final Events events;
+  private final WakeSignal claimer;
+  private final TimeSource time;
   private final Object lock = new Object();
   private volatile boolean running = true;
 
-  Notifier(Engine engine, ConnectionFactory factory, String channel) {
-    this.engine = engine;
+  /**
+   * @param factory opens the dedicated LISTEN connection
+   * @param claimer the claimer's wake-up, requested on every notification and (re)connection
+   */
+  Notifier(
+      ConnectionFactory factory,
+      String channel,
+      Events events,
+      WakeSignal claimer,
+      TimeSource time) {
     this.factory = factory;
     this.channel = channel;
+    this.events = events;
+    this.claimer = claimer;
+    this.time = time;
   }
 
   void stop() {
@@ -55,24 +72,24 @@ final class Notifier implements Runnable {
           conn.setAutoCommit(true); // LISTEN inside an open transaction waits for its commit
         }
         try (Statement s = conn.createStatement()) {
-          s.execute("LISTEN " + channel);
+          s.execute(Coordination.listen(channel));
         }
         PGConnection pg = conn.unwrap(PGConnection.class);
         failures = 0;
         log.debug("listening on {}", channel);
-        engine.events.listenerConnected();
-        engine.claimer.wake(); // anything notified while nobody listened: poll now
-        long lastCheck = System.nanoTime();
+        events.listenerConnected();
+        claimer.request(); // anything notified while nobody listened: poll now
+        long lastCheck = time.nanoTime();
         while (running) {
           PGNotification[] notes = pg.getNotifications(WAIT_MILLIS);
           if (notes != null && notes.length > 0) {
-            engine.claimer.wake();
-            lastCheck = System.nanoTime();
-          } else if (System.nanoTime() - lastCheck > HEALTH_CHECK_NANOS) {
+            claimer.request();
+            lastCheck = time.nanoTime();
+          } else if (time.nanoTime() - lastCheck > HEALTH_CHECK_NANOS) {
             try (Statement s = conn.createStatement()) {
-              s.execute("SELECT 1");
+              s.execute(Coordination.PING);
             }
-            lastCheck = System.nanoTime();
+            lastCheck = time.nanoTime();
           }
         }
       } catch (SQLException | RuntimeException e) {
@@ -80,7 +97,7 @@ final class Notifier implements Runnable {
         if (running) {
           failures++;
           log.warn("the LISTEN connection failed; reconnecting with backoff: {}", e.toString());
-          engine.events.listenerLost(e);
+          events.listenerLost(e);
         }
       } finally {
         close(conn, broken);
@@ -101,7 +118,7 @@ final class Notifier implements Runnable {
         // fails through the pool's proxy, which is what makes a pool (HikariCP) evict it: the
         // error that broke it was raised on the unwrapped driver connection, out of its sight.
         try (Statement s = conn.createStatement()) {
-          s.execute("UNLISTEN *");
+          s.execute(Coordination.UNLISTEN_ALL);
         }
       }
     } catch (SQLException e) {
@@ -115,8 +132,7 @@ final class Notifier implements Runnable {
   }
 
   private void pause(int failures) {
-    long ceiling = Math.min(5000L, 100L << Math.min(failures - 1, 10));
-    long millis = ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1);
+    long millis = Math.max(1, Backoff.pause(PAUSE_BASE, PAUSE_CAP, failures).toMillis());
     synchronized (lock) {
       if (running) {
         try {

@@ -1,8 +1,8 @@
 package dev.relay.internal.store;
 
+import dev.relay.internal.jdbc.Coordination;
+import dev.relay.internal.jdbc.PerSchema;
 import dev.relay.internal.jdbc.SchemaName;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentMap;
 
 /**
  * Every statement on the work table family ({@code outbox}, {@code attempt}, {@code tombstone}),
@@ -131,11 +131,11 @@ final class WorkSql {
    */
   final String recordAbandoned;
 
-  private static final ConcurrentMap<String, WorkSql> BY_SCHEMA = new ConcurrentHashMap<>();
+  private static final PerSchema<WorkSql> CATALOG = new PerSchema<>(WorkSql::new);
 
   /** The statements for {@code schema}, composed once per schema and shared. */
   static WorkSql of(SchemaName schema) {
-    return BY_SCHEMA.computeIfAbsent(schema.sql(), name -> new WorkSql(schema));
+    return CATALOG.of(schema);
   }
 
   WorkSql(SchemaName schema) {
@@ -165,12 +165,9 @@ final class WorkSql {
     String skipped =
         "SELECT u.work_id FROM u WHERE u.work_id NOT IN (SELECT work_id FROM inserted)";
     String notified =
-        """
-        , notified AS (
-            SELECT pg_notify('relay_${relay_schema}', '')
-              FROM (SELECT 1 FROM inserted LIMIT 1) AS any_row
-        )
-        """;
+        "\n, notified AS (\n    SELECT pg_notify("
+            + Coordination.channelLiteral(schema)
+            + ", '')\n      FROM (SELECT 1 FROM inserted LIMIT 1) AS any_row\n)\n";
     // The aggregate over notified is the outer side of the join, so it is always evaluated (and
     // notifies when the insert added a row); the join yields one NULL row when nothing was skipped.
     String skippedAfterNotify =
@@ -350,7 +347,7 @@ final class WorkSql {
             -- following claim may resume
             SELECT * FROM updated ORDER BY priority DESC, available_at, work_id
             """
-                .replace("{cap}", AttemptCap.of("o")));
+                .replace("{cap}", AttemptCap.of(schema, "o")));
     // One queue: equality on the index's leading column, so the scan returns rows in claim order
     // and stops after the batch. Several queues: = ANY on the leading column does not keep that
     // order, so the planner reads every eligible row of those queues and sorts them.
@@ -531,7 +528,7 @@ final class WorkSql {
                AND lease_until > clock_timestamp()
              ORDER BY work_id
             """
-                .replace("{cap_j}", AttemptCap.of("j")));
+                .replace("{cap_j}", AttemptCap.of(schema, "j")));
     readStates =
         schema.inject(
             """

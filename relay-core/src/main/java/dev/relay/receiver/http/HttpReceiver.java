@@ -2,6 +2,7 @@ package dev.relay.receiver.http;
 
 import dev.relay.InvalidConfigurationException;
 import dev.relay.RelayException;
+import dev.relay.internal.jdbc.Timeouts;
 import dev.relay.internal.json.JsonText;
 import dev.relay.internal.receiver.ReceiverInput;
 import dev.relay.internal.receiver.ReplyCodec;
@@ -62,7 +63,7 @@ public final class HttpReceiver {
   private final Fence fence;
   private final Duration retryAfter;
   private final int maxPayloadBytes;
-  private final String timeouts;
+  private final Timeouts timeouts;
 
   private HttpReceiver(Builder b) {
     this.dataSource = b.dataSource;
@@ -74,12 +75,7 @@ public final class HttpReceiver {
     // The helper's own transaction is bounded like every Relay transaction (SET LOCAL: the pooled
     // connection keeps the application's settings afterwards).
     this.timeouts =
-        "SET LOCAL statement_timeout = "
-            + b.statementTimeout.toMillis()
-            + "; SET LOCAL lock_timeout = "
-            + b.lockTimeout.toMillis()
-            + "; SET LOCAL idle_in_transaction_session_timeout = "
-            + b.statementTimeout.multipliedBy(2).toMillis();
+        new Timeouts(b.statementTimeout, b.lockTimeout, b.statementTimeout.multipliedBy(2));
   }
 
   /**
@@ -208,7 +204,7 @@ public final class HttpReceiver {
       boolean ended = false;
       try {
         try (Statement s = c.createStatement()) {
-          s.execute(timeouts);
+          s.execute(timeouts.setLocalSql());
         }
         HttpReply reply = handleIn(c, delivery, effect);
         ended = true;

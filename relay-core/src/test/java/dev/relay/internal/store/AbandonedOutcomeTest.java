@@ -1,9 +1,12 @@
 package dev.relay.internal.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import dev.relay.Rows;
 import dev.relay.Work;
+import dev.relay.admin.Admin;
+import dev.relay.admin.WorkDetail;
 import dev.relay.internal.store.AbandonedOutcome.Operation;
 import dev.relay.internal.store.Settlement.Evidence;
 import dev.relay.test.RelayDatabaseTest;
@@ -59,6 +62,11 @@ class AbandonedOutcomeTest {
             row("b", 1L, "retry", "io", "reset", "unknown", null));
     assertThat(f.row("a")).isEqualTo(rowA);
     assertThat(f.row("b")).isEqualTo(rowB);
+    // the admin view reads the given-up action and receiver reference back
+    assertThat(Admin.create(f.ds, f.schema).show("a").orElseThrow().attempts())
+        .extracting(
+            WorkDetail.Attempt::ending, WorkDetail.Attempt::action, WorkDetail.Attempt::receiverRef)
+        .containsExactly(tuple("abandoned", "complete", "msg-7"));
   }
 
   @Test

@@ -8,6 +8,9 @@ import dev.relay.RelayEventListener;
 import dev.relay.admin.Admin;
 import dev.relay.jackson.JsonCodec;
 import dev.relay.micrometer.RelayMetrics;
+import dev.relay.receiver.Fence;
+import dev.relay.receiver.Inbox;
+import dev.relay.spring.InboxTemplate;
 import dev.relay.spring.RelayOutbox;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.sql.SQLException;
@@ -108,6 +111,20 @@ public class RelayAutoConfiguration {
       JsonCodec codec,
       RelayConnections migratedFirst) {
     return new RelayOutbox(applicationDataSource(properties, beans, dataSources), outbox, codec);
+  }
+
+  /** The inbox and fence in the application's transactions, for receiving services. */
+  @Bean
+  @ConditionalOnMissingBean
+  InboxTemplate relayInboxTemplate(
+      RelayProperties properties,
+      ConfigurableListableBeanFactory beans,
+      ObjectProvider<DataSource> dataSources,
+      RelayConnections migratedFirst) {
+    return new InboxTemplate(
+        applicationDataSource(properties, beans, dataSources),
+        Inbox.builder().schema(properties.getSchema()).build(),
+        Fence.forSchema(properties.getSchema()));
   }
 
   /** The one runtime of the context; none when the application defines its own {@link Relay}. */

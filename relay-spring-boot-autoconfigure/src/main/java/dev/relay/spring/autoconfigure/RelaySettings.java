@@ -104,10 +104,15 @@ final class RelaySettings {
     }
   }
 
-  /** The same problem, named by the {@code relay.*} property that holds the setting. */
-  static InvalidConfigurationPropertyValueException translate(
-      InvalidConfigurationException e, Environment env) {
+  /**
+   * The same problem, named by the {@code relay.*} property that holds the setting, or by the
+   * {@code @RelayHandler} whose kind is invalid.
+   */
+  static RuntimeException translate(InvalidConfigurationException e, Environment env) {
     String setting = e.setting();
+    if (setting.startsWith("handle(")) {
+      return new IllegalStateException("@RelayHandler: " + e.getMessage(), e);
+    }
     Matcher kind = KIND_SETTING.matcher(setting);
     String property =
         kind.matches()

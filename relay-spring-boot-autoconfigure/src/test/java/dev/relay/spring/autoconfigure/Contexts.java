@@ -4,10 +4,22 @@ import dev.relay.test.TestDatabase;
 import javax.sql.DataSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
 /** Application contexts for the tests: Relay's auto-configuration on the test's database. */
 final class Contexts {
   private Contexts() {}
+
+  /** The application's JDBC transaction manager on its DataSource. */
+  @Configuration(proxyBeanMethods = false)
+  static class Jdbc {
+    @Bean
+    DataSourceTransactionManager transactionManager(DataSource dataSource) {
+      return new DataSourceTransactionManager(dataSource);
+    }
+  }
 
   /** The auto-configuration alone, with no DataSource. */
   static ApplicationContextRunner bare() {

@@ -19,7 +19,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.orm.jpa.EntityManagerFactoryUtils;
 import org.springframework.orm.jpa.JpaTransactionManager;
 import org.springframework.orm.jpa.LocalContainerEntityManagerFactoryBean;
@@ -35,14 +34,6 @@ class EnqueueInTransactionTest {
   /** Thrown by the business code after it enqueued. */
   static final class Boom extends RuntimeException {
     private static final long serialVersionUID = 1L;
-  }
-
-  @Configuration(proxyBeanMethods = false)
-  static class Jdbc {
-    @Bean
-    DataSourceTransactionManager transactionManager(DataSource dataSource) {
-      return new DataSourceTransactionManager(dataSource);
-    }
   }
 
   @Configuration(proxyBeanMethods = false)
@@ -76,7 +67,7 @@ class EnqueueInTransactionTest {
   @Test
   void jdbcTransactionCommitsBothOrRollsBackBoth(TestDatabase db) {
     Contexts.on(db)
-        .withUserConfiguration(Jdbc.class)
+        .withUserConfiguration(Contexts.Jdbc.class)
         .run(
             context -> {
               RelayOutbox outbox = context.getBean(RelayOutbox.class);
@@ -119,7 +110,7 @@ class EnqueueInTransactionTest {
   @Test
   void aChangedObjectUnderAUsedIdRollsTheBusinessChangeBackEvenWhenCaught(TestDatabase db) {
     Contexts.on(db)
-        .withUserConfiguration(Jdbc.class)
+        .withUserConfiguration(Contexts.Jdbc.class)
         .run(
             context -> {
               RelayOutbox outbox = context.getBean(RelayOutbox.class);
@@ -156,7 +147,7 @@ class EnqueueInTransactionTest {
   @Test
   void outsideATransactionAndInAReadOnlyOneEnqueueIsRefused(TestDatabase db) {
     Contexts.on(db)
-        .withUserConfiguration(Jdbc.class)
+        .withUserConfiguration(Contexts.Jdbc.class)
         .run(
             context -> {
               RelayOutbox outbox = context.getBean(RelayOutbox.class);
@@ -182,27 +173,52 @@ class EnqueueInTransactionTest {
 
   @Test
   void requiresNewSurvivesTheOuterRollback(TestDatabase db) {
+    assertThat(outerAndInner(db, TransactionDefinition.PROPAGATION_REQUIRES_NEW, true, false))
+        .isEqualTo("inner");
+  }
+
+  @Test
+  void nestedRollbackToTheSavepointRemovesOnlyTheInnerWork(TestDatabase db) {
+    assertThat(outerAndInner(db, TransactionDefinition.PROPAGATION_NESTED, false, true))
+        .isEqualTo("outer");
+  }
+
+  /**
+   * Enqueues "outer", then "inner" in a transaction with {@code propagation}, rolls either back as
+   * asked, and returns the IDs of the work that committed.
+   */
+  private static String outerAndInner(
+      TestDatabase db, int propagation, boolean rollBackOuter, boolean rollBackInner) {
+    String[] committed = new String[1];
     Contexts.on(db)
-        .withUserConfiguration(Jdbc.class)
+        .withUserConfiguration(Contexts.Jdbc.class)
         .run(
             context -> {
               RelayOutbox outbox = context.getBean(RelayOutbox.class);
               PlatformTransactionManager tm = context.getBean(PlatformTransactionManager.class);
-              TransactionTemplate outer = new TransactionTemplate(tm);
               TransactionTemplate inner = new TransactionTemplate(tm);
-              inner.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
-              outer.executeWithoutResult(
-                  s -> {
-                    outbox.enqueue("outer", "order_received", new OrderReceived("1", "mug"));
-                    inner.executeWithoutResult(
-                        t ->
-                            outbox.enqueue(
-                                "inner", "order_received", new OrderReceived("2", "cup")));
-                    s.setRollbackOnly();
-                  });
-              assertThat(db.queryString("SELECT string_agg(work_id, ',') FROM {schema}.outbox"))
-                  .isEqualTo("inner");
+              inner.setPropagationBehavior(propagation);
+              new TransactionTemplate(tm)
+                  .executeWithoutResult(
+                      s -> {
+                        outbox.enqueue("outer", "order_received", new OrderReceived("1", "mug"));
+                        inner.executeWithoutResult(
+                            t -> {
+                              outbox.enqueue(
+                                  "inner", "order_received", new OrderReceived("2", "cup"));
+                              if (rollBackInner) {
+                                t.setRollbackOnly();
+                              }
+                            });
+                        if (rollBackOuter) {
+                          s.setRollbackOnly();
+                        }
+                      });
+              committed[0] =
+                  db.queryString(
+                      "SELECT string_agg(work_id, ',' ORDER BY work_id) FROM {schema}.outbox");
             });
+    return committed[0];
   }
 
   @Test

@@ -109,6 +109,34 @@ class HandlersTest {
             });
   }
 
+  /** A handler whose call fails in a way that says nothing about the effect. */
+  static class FlakyGateway {
+    @RelayHandler(kind = "charge")
+    Outcome on(OrderReceived order) {
+      throw new IllegalStateException("gateway reset the connection");
+    }
+  }
+
+  @Test
+  void aThrowingHandlerIsAnUnknownOutcomeUnderTheKindsPolicyFromProperties(TestDatabase db) {
+    Contexts.on(db)
+        .withBean(FlakyGateway.class, FlakyGateway::new)
+        .withPropertyValues("relay.kinds.charge.unknown-outcome=park")
+        .run(
+            context -> {
+              enqueue(db, Work.of("charge-103", "charge", "{\"orderId\":\"103\",\"quantity\":1}"));
+              await()
+                  .atMost(Duration.ofSeconds(30))
+                  .untilAsserted(() -> assertThat(state(db, "charge-103")).isEqualTo("failed"));
+              assertThat(
+                      db.queryString(
+                          "SELECT outcome || ' ' || last_error FROM {schema}.outbox"
+                              + " WHERE work_id = 'charge-103'"))
+                  .startsWith("unknown")
+                  .contains("gateway reset the connection");
+            });
+  }
+
   @Configuration(proxyBeanMethods = false)
   static class SlowHandler {
     @Bean

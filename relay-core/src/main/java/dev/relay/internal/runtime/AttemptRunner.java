@@ -1,0 +1,148 @@
+package dev.relay.internal.runtime;
+
+import dev.relay.Handler;
+import dev.relay.Outcome;
+import dev.relay.Reconciliation;
+import dev.relay.UnknownOutcomePolicy;
+import dev.relay.internal.store.Settlement;
+import java.time.Duration;
+import java.util.Map;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs one attempt of a claim on the calling (handler) thread and hands its outcome to the
+ * completions: the kind's unknown-outcome policy for a reclaimed claim, the handler (bound to the
+ * thread so that a timeout or {@code close()} can interrupt it), the {@link Decider}'s write for
+ * what it did, and the run time for claim sizing. The lease keeper enforces {@code maxRunTime} and
+ * tells the handler of a lost lease ({@code onStop}); this class reads the result ({@link
+ * LiveClaim#timedOut}) and never waits.
+ */
+final class AttemptRunner {
+  private static final Logger log = LoggerFactory.getLogger(AttemptRunner.class);
+
+  private final Map<String, Handler> handlers;
+  private final Events events;
+  private final Completions completions;
+  private final Consumer<LiveClaim> ended;
+  private final RunTimeAverage runTime;
+  private final TimeSource time;
+
+  /**
+   * @param ended called when the claim needs nothing more (no outcome to record, or the completer
+   *     refused it because relay closed)
+   */
+  AttemptRunner(
+      Map<String, Handler> handlers,
+      Events events,
+      Completions completions,
+      Consumer<LiveClaim> ended,
+      RunTimeAverage runTime,
+      TimeSource time) {
+    this.handlers = Map.copyOf(handlers);
+    this.events = events;
+    this.completions = completions;
+    this.ended = ended;
+    this.runTime = runTime;
+    this.time = time;
+  }
+
+  /** Runs one attempt (the claim is RUNNING) and hands its outcome to the completions. */
+  void run(LiveClaim c) {
+    Settlement settlement = null;
+    try {
+      c.bindThread(Thread.currentThread());
+      settlement = attempt(c);
+    } catch (RuntimeException | Error e) {
+      log.error("relay failed while running {}; the claim is left to its lease", c, e);
+      if (e instanceof VirtualMachineError) {
+        throw e;
+      }
+    } finally {
+      c.unbindThread();
+      Thread.interrupted(); // a timeout's interrupt must not leak into the thread's next task
+      runTime.record(time.nanoTime() - c.startedNanos);
+      if (settlement != null
+          && c.phase.compareAndSet(LiveClaim.Phase.RUNNING, LiveClaim.Phase.FINISHING)) {
+        if (!completions.submit(c, settlement)) {
+          log.info(
+              "{} finished after relay closed; its outcome is dropped and its lease left to expire",
+              c);
+          ended.accept(c);
+        }
+      } else {
+        ended.accept(c);
+      }
+    }
+  }
+
+  private Settlement attempt(LiveClaim c) {
+    UnknownOutcomePolicy policy = c.policy.unknownOutcome();
+    if (c.reclaimed() && policy instanceof UnknownOutcomePolicy.Park) {
+      return Decider.park(
+          c, "lease_expired", "the previous claim's lease expired while its attempt may have run");
+    }
+    if (c.reclaimed() && policy instanceof UnknownOutcomePolicy.Reconcile r) {
+      Reconciliation answer = reconcile(r, c);
+      if (answer.verdict() == Reconciliation.Verdict.ACCEPTED) {
+        return Decider.accepted(c, answer.receiverRef());
+      }
+      if (answer.verdict() == Reconciliation.Verdict.UNKNOWN) {
+        return Decider.park(
+            c,
+            "lease_expired",
+            "the previous claim's lease expired while its attempt may have run, and the receiver"
+                + " could not tell whether it accepted the work");
+      }
+    }
+    Handler handler = handlers.get(c.kind());
+    Outcome outcome = null;
+    Throwable error = null;
+    events.started(c);
+    long t0 = time.nanoTime();
+    try {
+      outcome = handler.handle(c);
+      if (outcome == null) {
+        error = new IllegalStateException("the handler returned null instead of an Outcome");
+      }
+    } catch (Exception | LinkageError | AssertionError | StackOverflowError e) {
+      error = e;
+    } finally {
+      c.unbindThread();
+      Thread.interrupted();
+    }
+    events.finished(c, outcome, error, Duration.ofNanos(time.nanoTime() - t0));
+    if (error == null) {
+      if (Decider.isUnknownEffectRetry(c, outcome)) {
+        Reconciliation answer = null;
+        if (policy instanceof UnknownOutcomePolicy.Reconcile r && !c.isCancelRequested()) {
+          answer = reconcile(r, c);
+        }
+        return Decider.forUnknownEffectRetry(c, (Outcome.Retry) outcome, answer);
+      }
+      return Decider.forOutcome(c, outcome);
+    }
+    if (c.timedOut) {
+      log.info("{} timed out: {}", c, Decider.describe(error));
+    } else {
+      log.info("{} threw (effect unknown): {}", c, Decider.describe(error));
+      log.debug("{} handler error", c, error);
+    }
+    Reconciliation answer = null;
+    if (policy instanceof UnknownOutcomePolicy.Reconcile r && !c.isCancelRequested()) {
+      answer = reconcile(r, c);
+    }
+    return Decider.forUnknown(c, error, c.timedOut, answer);
+  }
+
+  private static Reconciliation reconcile(UnknownOutcomePolicy.Reconcile policy, LiveClaim c) {
+    try {
+      Reconciliation r = policy.reconciler().check(c);
+      return r == null ? Reconciliation.unknown() : r;
+    } catch (Exception e) {
+      log.warn("the reconciler for {} failed; treating the answer as unknown: {}", c, e.toString());
+      return Reconciliation.unknown();
+    }
+  }
+}

@@ -1,0 +1,75 @@
+package dev.relay.internal.store;
+
+import dev.relay.internal.jdbc.PerSchema;
+import dev.relay.internal.jdbc.SchemaName;
+import dev.relay.internal.jdbc.Timeouts;
+import java.time.Duration;
+
+/**
+ * Every statement of the migrator on {@code schema_version}, schema injected, composed once per
+ * schema. The migration lock is {@link dev.relay.internal.jdbc.Coordination#LOCK_MIGRATION}.
+ */
+public final class MigratorSql {
+  private static final PerSchema<MigratorSql> CATALOG = new PerSchema<>(MigratorSql::new);
+
+  /**
+   * The migration's limits: bounded like every Relay transaction, but generous, since DDL may wait
+   * for other sessions.
+   */
+  public static final Timeouts TIMEOUTS =
+      new Timeouts(Duration.ofMinutes(5), Duration.ofMinutes(2), Duration.ofMinutes(5));
+
+  /** The server's version as {@code server_version_num}. */
+  public static final String SERVER_VERSION = "SHOW server_version_num";
+
+  private final SchemaName schema;
+
+  /** Whether the version table exists, without creating anything. */
+  public final String versionTableExists;
+
+  /** Creates the schema and its version table if missing (the first thing a migration does). */
+  public final String createVersionTable;
+
+  /** The highest version applied, or 0. */
+  public final String recordedVersion;
+
+  /** Records one applied version with the checksum of its text. */
+  public final String recordVersion;
+
+  /** The statements for {@code schema}. */
+  public static MigratorSql of(SchemaName schema) {
+    return CATALOG.of(schema);
+  }
+
+  private MigratorSql(SchemaName schema) {
+    this.schema = schema;
+    versionTableExists =
+        schema.inject("SELECT to_regclass('${relay_schema}.schema_version') IS NOT NULL");
+    createVersionTable =
+        schema.inject(
+            """
+            CREATE SCHEMA IF NOT EXISTS ${relay_schema};
+            CREATE TABLE IF NOT EXISTS ${relay_schema}.schema_version (
+                version     integer     PRIMARY KEY,
+                description text        NOT NULL,
+                checksum    text        NOT NULL,
+                applied_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
+                applied_by  text        NOT NULL DEFAULT current_user
+            )""");
+    recordedVersion =
+        schema.inject("SELECT coalesce(max(version), 0) FROM ${relay_schema}.schema_version");
+    recordVersion =
+        schema.inject(
+            """
+            INSERT INTO ${relay_schema}.schema_version (version, description, checksum)
+            VALUES (?, ?, ?)""");
+  }
+
+  /**
+   * A migration resource's text with the schema injected. The resources keep the placeholder {@code
+   * ${relay_schema}}, so Flyway or Liquibase users can run them with it defined.
+   */
+  public String migration(String text) {
+    return schema.inject(text);
+  }
+}

@@ -1,0 +1,95 @@
+package dev.relay.internal.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.relay.Handler;
+import dev.relay.KindPolicy;
+import dev.relay.Outcome;
+import dev.relay.internal.store.Settlement;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+
+/** One attempt, run on the calling thread with no database: what reaches the completions. */
+class AttemptRunnerTest {
+  private final TestTimeSource time = new TestTimeSource();
+  private final RuntimeFixture.Recorded completions = new RuntimeFixture.Recorded();
+  private final List<LiveClaim> ended = new CopyOnWriteArrayList<>();
+  private final RunTimeAverage runTime = new RunTimeAverage();
+
+  @Test
+  void aReturnedDoneIsHandedOverAndItsRunTimeCounted() {
+    LiveClaim c = running();
+    runner(
+            claim -> {
+              time.advance(Duration.ofSeconds(3));
+              return Outcome.done("receipt-1");
+            })
+        .run(c);
+
+    assertThat(completions.submitted).hasSize(1);
+    assertThat(completions.submitted.get(0))
+        .isInstanceOfSatisfying(
+            Settlement.Complete.class, d -> assertThat(d.receiverRef()).isEqualTo("receipt-1"));
+    assertThat(c.phase.get()).isEqualTo(LiveClaim.Phase.FINISHING);
+    assertThat(ended).isEmpty();
+    assertThat(runTime.nanos()).isEqualTo(Duration.ofSeconds(3).toNanos());
+  }
+
+  @Test
+  void aThrownExceptionIsAnUnknownEffectRetriedUnderTheDefaultPolicy() {
+    LiveClaim c = running();
+    runner(
+            claim -> {
+              throw new IllegalStateException("receiver said 502");
+            })
+        .run(c);
+
+    assertThat(completions.submitted).hasSize(1);
+    assertThat(completions.submitted.get(0))
+        .isInstanceOfSatisfying(
+            Settlement.Retry.class,
+            r -> {
+              assertThat(r.errorKind()).isEqualTo("exception");
+              assertThat(r.error()).contains("receiver said 502");
+              assertThat(r.evidence()).isEqualTo(Settlement.Evidence.UNKNOWN);
+            });
+  }
+
+  @Test
+  void anOutcomeTheCompletionsRefuseEndsTheClaimHere() {
+    completions.close(); // relay closed while the handler ran
+    LiveClaim c = running();
+    runner(claim -> Outcome.done()).run(c);
+
+    assertThat(completions.submitted).isEmpty();
+    assertThat(ended).containsExactly(c);
+  }
+
+  @Test
+  void theHandlersThreadIsNotLeftInterrupted() {
+    LiveClaim c = running();
+    runner(
+            claim -> {
+              c.interrupt(); // as a timeout or close() would
+              return Outcome.done();
+            })
+        .run(c);
+
+    assertThat(Thread.currentThread().isInterrupted()).isFalse();
+  }
+
+  private AttemptRunner runner(Handler handler) {
+    return new AttemptRunner(
+        Map.of("k", handler), RuntimeFixture.events(), completions, ended::add, runTime, time);
+  }
+
+  private LiveClaim running() {
+    LiveClaim c = RuntimeFixture.claim("w-1", KindPolicy.DEFAULT, time.nanoTime(), time);
+    c.startedNanos = time.nanoTime();
+    c.phase.set(LiveClaim.Phase.RUNNING);
+    return c;
+  }
+}

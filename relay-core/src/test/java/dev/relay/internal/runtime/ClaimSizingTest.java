@@ -1,0 +1,90 @@
+package dev.relay.internal.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The claimer's sizing rules, on the fixture's settings: 4 slots, a buffer of at most 8, claims of
+ * at most 10, completion batches of 20, a 30 s lease with a 5 s start margin.
+ */
+class ClaimSizingTest {
+  private static final long MS = TimeUnit.MILLISECONDS.toNanos(1);
+  private static final long S = TimeUnit.SECONDS.toNanos(1);
+
+  private final ClaimSizing sizing = new ClaimSizing(RuntimeFixture.config());
+
+  @Nested
+  class WantedBuffer {
+    @Test
+    void beforeAnythingIsMeasuredItHoldsOneItemPerSlot() {
+      assertThat(sizing.wantedBuffer(0, 0)).isEqualTo(4);
+    }
+
+    @Test
+    void fastHandlersInABacklogGetTheWholeBuffer() {
+      // 4 slots × 2 round trips of 2 ms at 1 ms per handler = 16 items, capped at the buffer of 8.
+      assertThat(sizing.wantedBuffer(1 * MS, 2 * MS)).isEqualTo(8);
+    }
+
+    @Test
+    void slowHandlersHoldNoMoreThanCanStartWithinTheLease() {
+      // 25 s to start in (lease − margin); 10 s handlers: 4 × 2 = 8 startable, 4 of them in slots.
+      assertThat(sizing.startable(10 * S)).isEqualTo(8);
+      assertThat(sizing.wantedBuffer(10 * S, 1 * S)).isEqualTo(4);
+      // 20 s handlers: only what the slots start now can start in time; nothing is buffered.
+      assertThat(sizing.startable(20 * S)).isEqualTo(4);
+      assertThat(sizing.wantedBuffer(20 * S, 1 * S)).isZero();
+    }
+  }
+
+  @Nested
+  class Free {
+    @Test
+    void emptyWorkerHasRoomForSlotsAndWantedBuffer() {
+      assertThat(sizing.free(0, 0, 0, 0)).isEqualTo(4 + 4);
+    }
+
+    @Test
+    void outcomesHandedToTheCompleterFreeTheirPlaceAtOnce() {
+      assertThat(sizing.free(8, 0, 0, 0)).as("8 buffered or running").isZero();
+      assertThat(sizing.free(8, 8, 0, 0)).as("the same 8 being recorded").isEqualTo(8);
+    }
+
+    @Test
+    void outcomesWaitingToBeRecordedAreBoundedByTwoCompletionBatches() {
+      // Slots + buffer + 2 × 20 live claims, all being recorded: no more claims until some are.
+      assertThat(sizing.free(4 + 8 + 40, 4 + 8 + 40, 0, 0)).isZero();
+      assertThat(sizing.free(4 + 8 + 39, 4 + 8 + 39, 0, 0)).isEqualTo(1);
+    }
+  }
+
+  @Nested
+  class ClaimSize {
+    @Test
+    void takesWhatFitsUpToTheBatchSize() {
+      assertThat(sizing.claimSize(3, 4, false, true)).isEqualTo(3);
+      assertThat(sizing.claimSize(25, 8, false, true)).isEqualTo(10);
+    }
+
+    @Test
+    void nothingWithoutRoom() {
+      assertThat(sizing.claimSize(0, 4, false, true)).isZero();
+      assertThat(sizing.claimSize(-2, 4, true, true)).isZero();
+    }
+
+    @Test
+    void inABacklogItWaitsForHalfABatchRatherThanClaimOneRowPerFreedSlot() {
+      // Capacity 4 + 4 = 8: half of min(batch 10, 8) = 4.
+      assertThat(sizing.claimSize(3, 4, true, false)).isZero();
+      assertThat(sizing.claimSize(4, 4, true, false)).isEqualTo(4);
+    }
+
+    @Test
+    void aDuePollOrANotificationClaimsWhateverFitsEvenInABacklog() {
+      assertThat(sizing.claimSize(1, 4, true, true)).isEqualTo(1);
+    }
+  }
+}

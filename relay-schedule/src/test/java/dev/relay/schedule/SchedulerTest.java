@@ -1,0 +1,388 @@
+package dev.relay.schedule;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.relay.InvalidConfigurationException;
+import dev.relay.Schedule;
+import dev.relay.Schedule.MissedSlots;
+import dev.relay.ScheduleException;
+import dev.relay.test.RelayDatabaseTest;
+import dev.relay.test.TestDatabase;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+@RelayDatabaseTest
+class SchedulerTest {
+  private static final Schedule EVERY_SECOND = Schedule.every(Duration.ofSeconds(1));
+
+  /**
+   * How long the several-instances test runs; {@code -Drelay.schedule.test.seconds=20} for more.
+   */
+  private static final int SECONDS = Integer.getInteger("relay.schedule.test.seconds", 8);
+
+  private static Scheduler.Builder builder(DataSource ds, TestDatabase db) {
+    return Scheduler.builder(ds).schema(db.schema()).notifications(false);
+  }
+
+  private static Instant dbNow(TestDatabase db) throws SQLException {
+    try (Connection c = db.connection();
+        PreparedStatement ps = c.prepareStatement("SELECT clock_timestamp()");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getObject(1, OffsetDateTime.class).toInstant();
+    }
+  }
+
+  /** The slots enqueued for {@code schedule} after {@code after}, by available_at. */
+  private static List<Instant> slots(TestDatabase db, String schedule, Instant after)
+      throws SQLException {
+    List<Instant> slots = new ArrayList<>();
+    try (Connection c = db.connection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT work_id, available_at, payload::text FROM "
+                    + db.schema()
+                    + ".outbox WHERE work_id LIKE ? AND available_at > ? ORDER BY available_at")) {
+      ps.setString(1, schedule + "@%");
+      ps.setObject(2, after.atOffset(java.time.ZoneOffset.UTC));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          Instant slot = rs.getObject(2, OffsetDateTime.class).toInstant();
+          // The ID and the payload are pure functions of (schedule, slot).
+          assertThat(rs.getString(1)).isEqualTo(schedule + "@" + slot);
+          assertThat(rs.getString(3))
+              .isEqualTo("{\"slot\": \"" + slot + "\", \"schedule\": \"" + schedule + "\"}");
+          slots.add(slot);
+        }
+      }
+    }
+    return slots;
+  }
+
+  private static ScheduleStatus status(TestDatabase db, String name) {
+    return ScheduleStatus.list(db.dataSource(), db.schema()).stream()
+        .filter(s -> s.name().equals(name))
+        .findFirst()
+        .orElseThrow();
+  }
+
+  private static void assertConsecutiveSeconds(List<Instant> slots) {
+    for (int i = 1; i < slots.size(); i++) {
+      assertThat(Duration.between(slots.get(i - 1), slots.get(i)))
+          .as("gap or double between slot %d and %d", i - 1, i)
+          .isEqualTo(Duration.ofSeconds(1));
+    }
+  }
+
+  @Nested
+  class SeveralSchedulers {
+    @Test
+    void everySecondWithThreeSchedulersGivesExactlyOneItemPerSlot(TestDatabase db)
+        throws Exception {
+      List<Scheduler> schedulers = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        schedulers.add(
+            builder(db.newDataSource("scheduler-" + i, 2), db)
+                .schedulerId("scheduler-" + i)
+                .pollInterval(Duration.ofMillis(50))
+                .schedule("pulse", "pulse", EVERY_SECOND)
+                .build());
+      }
+      Instant started = dbNow(db);
+      try {
+        schedulers.forEach(Scheduler::start);
+        Instant until = started.plusSeconds(SECONDS);
+        await()
+            .atMost(Duration.ofSeconds(SECONDS + 60))
+            .pollInterval(Duration.ofMillis(200))
+            .until(() -> !dbNow(db).isBefore(until));
+      } finally {
+        schedulers.forEach(Scheduler::close);
+      }
+
+      List<Instant> slots = slots(db, "pulse", Instant.EPOCH);
+      ScheduleStatus state = status(db, "pulse");
+      // None missing, none doubled: consecutive seconds from the first slot after registration
+      // to the last one decided, and no scheduler ever found a slot's ID already taken.
+      assertThat(slots).hasSizeGreaterThanOrEqualTo(SECONDS - 2);
+      assertThat(slots.get(0)).isAfter(state.createdAt());
+      assertThat(Duration.between(state.createdAt(), slots.get(0)))
+          .isLessThanOrEqualTo(Duration.ofSeconds(1));
+      assertConsecutiveSeconds(slots);
+      assertThat(slots.get(slots.size() - 1)).isEqualTo(state.lastSlot());
+      assertThat(state.enqueued()).isEqualTo(slots.size());
+      // Every row was inserted by exactly one scheduler.
+      assertThat(schedulers.stream().mapToLong(s -> s.inserted.get()).sum())
+          .isEqualTo(slots.size());
+      assertThat(state.conflicts()).isZero();
+      assertThat(state.skipped()).isZero();
+      assertThat(state.nextSlot()).isEqualTo(state.lastSlot().plusSeconds(1));
+    }
+  }
+
+  @Nested
+  class Restart {
+    @Test
+    void restartAfterAStopAppliesEachMissedSlotPolicy(TestDatabase db) throws Exception {
+      Map<String, MissedSlots> policies = new LinkedHashMap<>();
+      policies.put("skip", MissedSlots.skip());
+      policies.put("latest", MissedSlots.latest());
+      policies.put("each", MissedSlots.each(Duration.ofHours(1)));
+      Scheduler before = schedulers(db, policies);
+      // Run until every schedule has decided a slot, then stop deciding.
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .pollInterval(Duration.ofMillis(100))
+          .until(
+              () -> {
+                before.runOnce();
+                return policies.keySet().stream().allMatch(n -> status(db, n).lastSlot() != null);
+              });
+      Map<String, Instant> stoppedAt = new LinkedHashMap<>();
+      for (String name : policies.keySet()) {
+        stoppedAt.put(name, status(db, name).lastSlot());
+      }
+      // Down for at least four slots: 4.6 s by default, 10.6 s with the 20 s setting.
+      Instant latestStop = stoppedAt.values().stream().max(Instant::compareTo).orElseThrow();
+      Duration down = Duration.ofMillis(SECONDS * 500L + 600);
+      await()
+          .atMost(down.plusSeconds(30))
+          .pollInterval(Duration.ofMillis(100))
+          .until(() -> !dbNow(db).isBefore(latestStop.plus(down)));
+
+      Scheduler after = schedulers(db, policies); // a new process with the same definitions
+      Map<String, Scheduler.Decision> decisions = new LinkedHashMap<>();
+      for (Scheduler.Decision d : after.runOnce()) {
+        decisions.put(d.schedule(), d);
+      }
+
+      // each: every missed slot, in order, up to the latest due one.
+      Scheduler.Decision each = decisions.get("each");
+      List<Instant> eachSlots = slots(db, "each", stoppedAt.get("each"));
+      assertThat(eachSlots).hasSizeGreaterThanOrEqualTo((int) down.toSeconds());
+      assertThat(eachSlots.get(0)).isEqualTo(stoppedAt.get("each").plusSeconds(1));
+      assertConsecutiveSeconds(eachSlots);
+      assertThat(eachSlots.get(eachSlots.size() - 1)).isEqualTo(latestAtOrBefore(each.now()));
+      assertThat(status(db, "each").skipped()).isZero();
+
+      // latest: one item, the latest due slot; the older missed ones dropped.
+      Scheduler.Decision latest = decisions.get("latest");
+      assertThat(slots(db, "latest", stoppedAt.get("latest")))
+          .containsExactly(latestAtOrBefore(latest.now()));
+      assertThat(latest.skipped()).isGreaterThanOrEqualTo(3);
+
+      // skip: the late slots dropped; only a slot at most lateAfter (500 ms) old runs.
+      Scheduler.Decision skip = decisions.get("skip");
+      Instant newest = latestAtOrBefore(skip.now());
+      boolean onTime =
+          !(Duration.between(newest, skip.now()).compareTo(Duration.ofMillis(500)) > 0);
+      assertThat(slots(db, "skip", stoppedAt.get("skip")))
+          .containsExactlyElementsOf(onTime ? List.of(newest) : List.of());
+      assertThat(skip.skipped()).isGreaterThanOrEqualTo(onTime ? 3 : 4);
+      for (String name : policies.keySet()) {
+        assertThat(status(db, name).lastSlot())
+            .isEqualTo(latestAtOrBefore(decisions.get(name).now()));
+      }
+    }
+
+    private static Instant latestAtOrBefore(Instant now) {
+      return Instant.ofEpochSecond(now.getEpochSecond());
+    }
+
+    private static Scheduler schedulers(TestDatabase db, Map<String, MissedSlots> policies) {
+      Scheduler.Builder b = builder(db.dataSource(), db).lateAfter(Duration.ofMillis(500));
+      policies.forEach(
+          (name, policy) -> b.schedule(name, "tick", EVERY_SECOND.missedSlots(policy)));
+      return b.build();
+    }
+  }
+
+  @Nested
+  class Identity {
+    @Test
+    void slotEnqueuedAgainIsCountedAsAConflictNotAnError(TestDatabase db) throws Exception {
+      Scheduler s = builder(db.dataSource(), db).schedule("pulse", "pulse", EVERY_SECOND).build();
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .pollInterval(Duration.ofMillis(100))
+          .until(
+              () -> {
+                s.runOnce();
+                return status(db, "pulse").enqueued() >= 3;
+              });
+      Instant last = status(db, "pulse").lastSlot();
+      // An operator rewinds the state: the rewound slots' IDs are already taken by equal work.
+      db.execute("UPDATE {schema}.schedule_state SET last_slot = last_slot - interval '3 seconds'");
+      Scheduler.Decision again = s.runOnce().get(0);
+      assertThat(again.conflicts()).isEqualTo(3);
+      assertThat(status(db, "pulse").conflicts()).isEqualTo(again.conflicts());
+      assertThat(status(db, "pulse").lastSlot()).isAfterOrEqualTo(last);
+      assertConsecutiveSeconds(slots(db, "pulse", Instant.EPOCH));
+    }
+
+    @Test
+    void nameStoredWithAnotherDefinitionIsRefusedAndNothingIsWritten(TestDatabase db)
+        throws Exception {
+      builder(db.dataSource(), db)
+          .schedule("report", "report", Schedule.cron("0 2 * * *", "UTC"))
+          .build()
+          .register();
+      Scheduler changed =
+          builder(db.dataSource(), db)
+              .schedule("other", "other", Schedule.every(Duration.ofMinutes(1)))
+              .schedule("report", "report", Schedule.cron("0 3 * * *", "UTC"))
+              .build();
+      assertThatThrownBy(changed::start)
+          .isInstanceOfSatisfying(
+              ScheduleException.class,
+              e -> {
+                assertThat(e.problem()).isEqualTo(ScheduleException.Problem.DEFINITION_CONFLICT);
+                assertThat(e.scheduleName()).isEqualTo("report");
+              })
+          .hasMessageContaining("cron \"0 2 * * *\" UTC")
+          .hasMessageContaining("cron \"0 3 * * *\" UTC");
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.schedule_state")).isEqualTo(1);
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isZero();
+    }
+
+    @Test
+    void sameDefinitionRegisteredTwiceIsAccepted(TestDatabase db) {
+      for (int i = 0; i < 2; i++) {
+        builder(db.dataSource(), db)
+            .schedule("report", "report", Schedule.cron("0 2 * * *", "UTC"))
+            .build()
+            .register();
+      }
+      assertThat(status(db, "report").definition())
+          .isEqualTo("cron \"0 2 * * *\" UTC missed=latest");
+      assertThat(status(db, "report").nextSlot()).isNotNull();
+    }
+  }
+
+  @Nested
+  class Permissions {
+    @Test
+    void schedulerNeedsOnlyTheProducersGrantsAndItsStateTable(TestDatabase db) throws Exception {
+      String role = "relay_scheduler_" + db.schema();
+      db.execute("CREATE ROLE " + role + " NOLOGIN");
+      try {
+        // The grants docs/scheduling.md lists: the producer's, plus the state table.
+        db.execute(
+            ("GRANT USAGE ON SCHEMA {schema} TO %1$s;"
+                    + " GRANT INSERT (work_id, kind, payload, queue, priority, available_at,"
+                    + " max_attempts, deadline) ON {schema}.outbox TO %1$s;"
+                    + " GRANT SELECT (work_id, kind, payload) ON {schema}.outbox TO %1$s;"
+                    + " GRANT SELECT ON {schema}.tombstone TO %1$s;"
+                    + " GRANT SELECT, INSERT, UPDATE ON {schema}.schedule_state TO %1$s")
+                .formatted(role));
+        com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
+        config.setJdbcUrl(db.jdbcUrl());
+        config.setMaximumPoolSize(2);
+        config.setConnectionInitSql("SET ROLE " + role);
+        try (com.zaxxer.hikari.HikariDataSource asRole =
+            new com.zaxxer.hikari.HikariDataSource(config)) {
+          Scheduler s = builder(asRole, db).schedule("pulse", "pulse", EVERY_SECOND).build();
+          await()
+              .atMost(Duration.ofSeconds(30))
+              .pollInterval(Duration.ofMillis(100))
+              .until(() -> !s.runOnce().get(0).enqueued().isEmpty());
+          // ... and may not rewrite work.
+          try (Connection c = asRole.getConnection()) {
+            assertThatThrownBy(
+                    () ->
+                        c.createStatement()
+                            .executeUpdate("UPDATE " + db.schema() + ".outbox SET payload = '{}'"))
+                .isInstanceOf(SQLException.class)
+                .hasMessageContaining("permission denied");
+          }
+        }
+      } finally {
+        db.execute("DROP OWNED BY " + role + "; DROP ROLE " + role);
+      }
+      assertThat(slots(db, "pulse", Instant.EPOCH)).isNotEmpty();
+    }
+  }
+
+  @Nested
+  class BadInput {
+    @Test
+    void oneNameWithTwoDefinitionsInOneBuilderIsRefused() {
+      assertThatThrownBy(
+              () ->
+                  Scheduler.builder(new NoDatabase())
+                      .schedule("report", "report", Schedule.cron("0 2 * * *", "UTC"))
+                      .schedule("report", "report", Schedule.cron("0 3 * * *", "UTC"))
+                      .build())
+          .isInstanceOfSatisfying(
+              ScheduleException.class,
+              e -> assertThat(e.problem()).isEqualTo(ScheduleException.Problem.DEFINITION_CONFLICT))
+          .hasMessageContaining("added twice");
+    }
+
+    @Test
+    void invalidCronIsRefusedByTheBuilderNamingTheSchedule() {
+      assertThatThrownBy(
+              () ->
+                  Scheduler.builder(new NoDatabase())
+                      .schedule("nightly", "report", Schedule.cron("0 25 * * *", "UTC"))
+                      .build())
+          .isInstanceOfSatisfying(
+              ScheduleException.class,
+              e -> {
+                assertThat(e.problem()).isEqualTo(ScheduleException.Problem.INVALID_CRON);
+                assertThat(e.scheduleName()).isEqualTo("nightly");
+              })
+          .hasMessageContaining("'0 25 * * *'");
+    }
+
+    @Test
+    void nameThatCannotFormAWorkIdIsRefused() {
+      assertThatThrownBy(
+              () -> Scheduler.builder(new NoDatabase()).schedule("a@b", "k", EVERY_SECOND).build())
+          .isInstanceOfSatisfying(
+              ScheduleException.class,
+              e -> assertThat(e.problem()).isEqualTo(ScheduleException.Problem.INVALID_NAME));
+    }
+
+    @Test
+    void settingsOutOfRangeAreRefused() {
+      assertThatThrownBy(
+              () ->
+                  Scheduler.builder(new NoDatabase())
+                      .schedule("p", "k", EVERY_SECOND)
+                      .lateAfter(Duration.ZERO)
+                      .build())
+          .isInstanceOfSatisfying(
+              InvalidConfigurationException.class,
+              e -> assertThat(e.setting()).isEqualTo("lateAfter"));
+      assertThatThrownBy(() -> Scheduler.builder(new NoDatabase()).build())
+          .isInstanceOfSatisfying(
+              InvalidConfigurationException.class,
+              e -> assertThat(e.setting()).isEqualTo("schedules"));
+    }
+  }
+
+  /** A data source that fails the test if anything connects: the builder must not. */
+  private static final class NoDatabase extends org.postgresql.ds.PGSimpleDataSource {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public Connection getConnection() {
+      throw new AssertionError("the builder connected to the database");
+    }
+  }
+}
