@@ -19,6 +19,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.springframework.test.web.servlet.MockMvc;
+import org.springframework.test.web.servlet.ResultActions;
+import org.springframework.test.web.servlet.request.MockHttpServletRequestBuilder;
 import org.springframework.test.web.servlet.request.RequestPostProcessor;
 
 /** The console inside a Spring Boot application, over HTTP (MockMvc through the real filters). */
@@ -42,6 +44,20 @@ class ConsoleTest {
             + "', '"
             + payload
             + "', 'failed', now(), now(), 3, 3, 3, 'http_500', 'provider said 500', 'not_delivered')");
+  }
+
+  /** A POST by the operator with a valid CSRF token and the given name, value pairs. */
+  static MockHttpServletRequestBuilder operatorPost(String path, String... params) {
+    MockHttpServletRequestBuilder b = post(path).with(OPERATOR).with(csrf());
+    for (int i = 0; i < params.length; i += 2) {
+      b = b.param(params[i], params[i + 1]);
+    }
+    return b;
+  }
+
+  /** The response's body. */
+  static String body(ResultActions result) throws Exception {
+    return result.andReturn().getResponse().getContentAsString();
   }
 
   static String state(TestDatabase db, String workId) throws Exception {
@@ -70,12 +86,7 @@ class ConsoleTest {
       assertThat(hello).isIn(302, 401);
       mvc.perform(get("/hello").with(VIEWER)).andExpect(status().isOk());
       // The sign-in page itself is public, and carries the CSRF field.
-      String login =
-          mvc.perform(get("/relay/login"))
-              .andExpect(status().isOk())
-              .andReturn()
-              .getResponse()
-              .getContentAsString();
+      String login = body(mvc.perform(get("/relay/login")).andExpect(status().isOk()));
       assertThat(login).contains("name=\"_csrf\"").contains("action=\"/relay/login\"");
     }
   }
@@ -110,11 +121,9 @@ class ConsoleTest {
     try (ConsoleApp app = ConsoleApp.start(db)) {
       MockMvc mvc = app.mvc();
       String viewerPage =
-          mvc.perform(get("/relay/item").param("id", "order-3-ack").with(VIEWER))
-              .andExpect(status().isOk())
-              .andReturn()
-              .getResponse()
-              .getContentAsString();
+          body(
+              mvc.perform(get("/relay/item").param("id", "order-3-ack").with(VIEWER))
+                  .andExpect(status().isOk()));
       assertThat(viewerPage).contains("order-3-ack").doesNotContain("id=\"redrive\"");
 
       mvc.perform(
@@ -153,32 +162,19 @@ class ConsoleTest {
 
       // Without a reason: a clear refusal, nothing changed.
       String noReason =
-          mvc.perform(
-                  post("/relay/item/redrive")
-                      .with(OPERATOR)
-                      .with(csrf())
-                      .param("id", "order-3-ack")
-                      .param("reason", " "))
-              .andExpect(status().isBadRequest())
-              .andReturn()
-              .getResponse()
-              .getContentAsString();
+          body(
+              mvc.perform(operatorPost("/relay/item/redrive", "id", "order-3-ack", "reason", " "))
+                  .andExpect(status().isBadRequest()));
       assertThat(noReason).contains("reason");
       assertThat(state(db, "order-3-ack")).isEqualTo("failed");
 
       String operatorPage =
-          mvc.perform(get("/relay/item").param("id", "order-3-ack").with(OPERATOR))
-              .andReturn()
-              .getResponse()
-              .getContentAsString();
+          body(mvc.perform(get("/relay/item").param("id", "order-3-ack").with(OPERATOR)));
       assertThat(operatorPage).contains("id=\"redrive\"").contains("name=\"_csrf\"");
 
       mvc.perform(
-              post("/relay/item/redrive")
-                  .with(OPERATOR)
-                  .with(csrf())
-                  .param("id", "order-3-ack")
-                  .param("reason", "provider back, INC-7"))
+              operatorPost(
+                  "/relay/item/redrive", "id", "order-3-ack", "reason", "provider back, INC-7"))
           .andExpect(status().isSeeOther())
           .andExpect(header().string("Location", "/relay/item?id=order-3-ack&done=redriven"));
       assertThat(state(db, "order-3-ack")).isEqualTo("ready");
@@ -188,14 +184,12 @@ class ConsoleTest {
       assertThat(d.redrives().get(0).reason()).isEqualTo("provider back, INC-7");
 
       String after =
-          mvc.perform(
+          body(
+              mvc.perform(
                   get("/relay/item")
                       .param("id", "order-3-ack")
                       .param("done", "redriven")
-                      .with(VIEWER))
-              .andReturn()
-              .getResponse()
-              .getContentAsString();
+                      .with(VIEWER)));
       assertThat(after).contains("provider back, INC-7").contains(">olga<");
     }
   }
@@ -214,12 +208,7 @@ class ConsoleTest {
       MockMvc mvc = app.mvc();
       for (String page :
           List.of("/relay", "/relay/work?state=failed", "/relay/item?id=order-4-ack")) {
-        String html =
-            mvc.perform(get(page).with(OPERATOR))
-                .andExpect(status().isOk())
-                .andReturn()
-                .getResponse()
-                .getContentAsString();
+        String html = body(mvc.perform(get(page).with(OPERATOR)).andExpect(status().isOk()));
         assertThat(html)
             .as(page)
             .doesNotContain("<script")
@@ -227,11 +216,7 @@ class ConsoleTest {
             .doesNotContain("<b>");
         assertThat(html).as(page).contains("&lt;b&gt;kind&lt;/b&gt;");
       }
-      String item =
-          mvc.perform(get("/relay/item?id=order-4-ack").with(OPERATOR))
-              .andReturn()
-              .getResponse()
-              .getContentAsString();
+      String item = body(mvc.perform(get("/relay/item?id=order-4-ack").with(OPERATOR)));
       assertThat(item)
           .contains("&lt;script&gt;alert(1)&lt;/script&gt;")
           .contains("&lt;img src=x onerror=alert(2)&gt;")
@@ -251,12 +236,7 @@ class ConsoleTest {
       String url = "/relay/work?state=failed";
       int pages = 0;
       while (url != null) {
-        String html =
-            mvc.perform(get(url).with(VIEWER))
-                .andExpect(status().isOk())
-                .andReturn()
-                .getResponse()
-                .getContentAsString();
+        String html = body(mvc.perform(get(url).with(VIEWER)).andExpect(status().isOk()));
         pages++;
         Matcher m = Pattern.compile("item\\?id=(order-\\d+-ack)").matcher(html);
         while (m.find()) {
@@ -305,17 +285,15 @@ class ConsoleTest {
                   (org.springframework.web.context.WebApplicationContext) app.context())
               .build();
       String html =
-          mvc.perform(
-                  get("/relay/item?id=order-5-ack")
-                      .with(
-                          r -> {
-                            r.setRemoteAddr("127.0.0.1");
-                            return r;
-                          }))
-              .andExpect(status().isOk())
-              .andReturn()
-              .getResponse()
-              .getContentAsString();
+          body(
+              mvc.perform(
+                      get("/relay/item?id=order-5-ack")
+                          .with(
+                              r -> {
+                                r.setRemoteAddr("127.0.0.1");
+                                return r;
+                              }))
+                  .andExpect(status().isOk()));
       assertThat(html).contains("order-5-ack").doesNotContain("<form method=\"post\"");
       mvc.perform(
               get("/relay")
@@ -349,16 +327,11 @@ class ConsoleTest {
     try (ConsoleApp app = ConsoleApp.start(db)) {
       MockMvc mvc = app.mvc();
       String refused =
-          mvc.perform(
-                  post("/relay/item/redrive")
-                      .with(OPERATOR)
-                      .with(csrf())
-                      .param("id", "order-6-ack")
-                      .param("reason", "retry please"))
-              .andExpect(status().isConflict())
-              .andReturn()
-              .getResponse()
-              .getContentAsString();
+          body(
+              mvc.perform(
+                      operatorPost(
+                          "/relay/item/redrive", "id", "order-6-ack", "reason", "retry please"))
+                  .andExpect(status().isConflict()));
       assertThat(refused)
           .contains("Redrive refused: past dedup horizon")
           .contains("the deduplication horizon ended")
@@ -368,23 +341,28 @@ class ConsoleTest {
 
       // The override without the typed confirmation changes nothing.
       mvc.perform(
-              post("/relay/item/redrive")
-                  .with(OPERATOR)
-                  .with(csrf())
-                  .param("id", "order-6-ack")
-                  .param("reason", "retry please")
-                  .param("overrideHorizon", "true"))
+              operatorPost(
+                  "/relay/item/redrive",
+                  "id",
+                  "order-6-ack",
+                  "reason",
+                  "retry please",
+                  "overrideHorizon",
+                  "true"))
           .andExpect(status().isBadRequest());
       assertThat(state(db, "order-6-ack")).isEqualTo("failed");
 
       mvc.perform(
-              post("/relay/item/redrive")
-                  .with(OPERATOR)
-                  .with(csrf())
-                  .param("id", "order-6-ack")
-                  .param("reason", "receiver keeps IDs 90 days, INC-8")
-                  .param("overrideHorizon", "true")
-                  .param("confirm", "order-6-ack"))
+              operatorPost(
+                  "/relay/item/redrive",
+                  "id",
+                  "order-6-ack",
+                  "reason",
+                  "receiver keeps IDs 90 days, INC-8",
+                  "overrideHorizon",
+                  "true",
+                  "confirm",
+                  "order-6-ack"))
           .andExpect(status().isSeeOther());
       assertThat(state(db, "order-6-ack")).isEqualTo("ready");
       WorkDetail d = Admin.create(db.dataSource(), db.schema()).show("order-6-ack").orElseThrow();
@@ -406,22 +384,22 @@ class ConsoleTest {
     try (ConsoleApp app = ConsoleApp.start(db)) {
       MockMvc mvc = app.mvc();
       mvc.perform(
-              post("/relay/item/cancel")
-                  .with(OPERATOR)
-                  .with(csrf())
-                  .param("id", "order-7-ack")
-                  .param("reason", "customer withdrew"))
+              operatorPost(
+                  "/relay/item/cancel", "id", "order-7-ack", "reason", "customer withdrew"))
           .andExpect(status().isSeeOther());
       assertThat(state(db, "order-7-ack")).isEqualTo("cancelled");
 
       mvc.perform(
-              post("/relay/item/supersede")
-                  .with(OPERATOR)
-                  .with(csrf())
-                  .param("id", "order-8-ack")
-                  .param("newId", "order-8-ack-v2")
-                  .param("payload", "{\"amount\": 12}")
-                  .param("reason", "amount corrected"))
+              operatorPost(
+                  "/relay/item/supersede",
+                  "id",
+                  "order-8-ack",
+                  "newId",
+                  "order-8-ack-v2",
+                  "payload",
+                  "{\"amount\": 12}",
+                  "reason",
+                  "amount corrected"))
           .andExpect(status().isSeeOther())
           .andExpect(header().string("Location", "/relay/item?id=order-8-ack-v2&done=superseded"));
       assertThat(state(db, "order-8-ack")).isEqualTo("cancelled");
@@ -437,13 +415,16 @@ class ConsoleTest {
 
       // Bad input: invalid JSON for the replacement is refused, nothing enqueued.
       mvc.perform(
-              post("/relay/item/supersede")
-                  .with(OPERATOR)
-                  .with(csrf())
-                  .param("id", "order-8-ack-v2")
-                  .param("newId", "order-8-ack-v3")
-                  .param("payload", "{not json")
-                  .param("reason", "typo"))
+              operatorPost(
+                  "/relay/item/supersede",
+                  "id",
+                  "order-8-ack-v2",
+                  "newId",
+                  "order-8-ack-v3",
+                  "payload",
+                  "{not json",
+                  "reason",
+                  "typo"))
           .andExpect(status().isBadRequest());
       assertThat(state(db, "order-8-ack-v2")).isEqualTo("ready");
       assertThat(
@@ -451,18 +432,11 @@ class ConsoleTest {
           .isZero();
 
       String purge =
-          mvc.perform(
-                  post("/relay/purge")
-                      .with(OPERATOR)
-                      .with(csrf())
-                      .param("reason", "sizing the next purge"))
-              .andExpect(status().isOk())
-              .andReturn()
-              .getResponse()
-              .getContentAsString();
+          body(
+              mvc.perform(operatorPost("/relay/purge", "reason", "sizing the next purge"))
+                  .andExpect(status().isOk()));
       assertThat(purge).contains("Nothing was deleted");
-      mvc.perform(post("/relay/purge").with(OPERATOR).with(csrf()))
-          .andExpect(status().isBadRequest());
+      mvc.perform(operatorPost("/relay/purge")).andExpect(status().isBadRequest());
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(3);
     }
   }
