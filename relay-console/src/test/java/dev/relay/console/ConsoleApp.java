@@ -9,9 +9,12 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
+import org.springframework.security.config.Customizer;
+import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.core.userdetails.User;
 import org.springframework.security.core.userdetails.UserDetailsService;
 import org.springframework.security.provisioning.InMemoryUserDetailsManager;
+import org.springframework.security.web.SecurityFilterChain;
 import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.setup.MockMvcBuilders;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -69,7 +72,21 @@ final class ConsoleApp implements AutoCloseable {
     this.context = context;
   }
 
+  /** The application's own security: HTTP Basic for everything, no order, no matcher. */
+  static class OwnSecurity {
+    @Bean
+    SecurityFilterChain applicationChain(HttpSecurity http) throws Exception {
+      return http.authorizeHttpRequests(a -> a.anyRequest().authenticated())
+          .httpBasic(Customizer.withDefaults())
+          .build();
+    }
+  }
+
   static ConsoleApp start(TestDatabase db, String... properties) {
+    return start(db, new Class<?>[] {App.class}, properties);
+  }
+
+  static ConsoleApp start(TestDatabase db, Class<?>[] sources, String... properties) {
     List<String> all = new ArrayList<>();
     all.add("spring.datasource.url=" + db.jdbcUrl());
     all.add("relay.schema=" + db.schema());
@@ -80,7 +97,7 @@ final class ConsoleApp implements AutoCloseable {
     all.add("spring.main.banner-mode=off");
     all.addAll(List.of(properties));
     return new ConsoleApp(
-        new SpringApplicationBuilder(App.class).properties(all.toArray(String[]::new)).run());
+        new SpringApplicationBuilder(sources).properties(all.toArray(String[]::new)).run());
   }
 
   ConfigurableApplicationContext context() {

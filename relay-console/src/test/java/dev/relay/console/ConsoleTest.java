@@ -440,4 +440,26 @@ class ConsoleTest {
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(3);
     }
   }
+
+  @Test
+  void behindTheApplicationsOwnFilterChainTheConsoleKeepsItsRules(TestDatabase db)
+      throws Exception {
+    failed(db, "order-10-ack", "{}");
+    try (ConsoleApp app =
+        ConsoleApp.start(db, new Class<?>[] {ConsoleApp.App.class, ConsoleApp.OwnSecurity.class})) {
+      MockMvc mvc = app.mvc();
+      mvc.perform(get("/hello")).andExpect(status().isUnauthorized());
+      mvc.perform(get("/relay")).andExpect(redirectedUrl("/relay/login"));
+      mvc.perform(
+              post("/relay/item/redrive")
+                  .with(VIEWER)
+                  .with(csrf())
+                  .param("id", "order-10-ack")
+                  .param("reason", "viewer tries"))
+          .andExpect(status().isForbidden());
+      mvc.perform(operatorPost("/relay/item/redrive", "id", "order-10-ack", "reason", "INC-10"))
+          .andExpect(status().isSeeOther());
+      assertThat(state(db, "order-10-ack")).isEqualTo("ready");
+    }
+  }
 }
