@@ -14,6 +14,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.NoAlertPresentException;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
@@ -61,6 +63,7 @@ class ConsoleBrowserTest {
         "--disable-background-networking",
         "--disable-component-update",
         "--disable-sync",
+        "--window-size=1280,1000",
         "--user-data-dir=" + profile);
     try (ConsoleApp app = ConsoleApp.start(db)) {
       WebDriver web = new ChromeDriver(service, options);
@@ -89,6 +92,7 @@ class ConsoleBrowserTest {
 
       wait.until(ExpectedConditions.titleContains("Overview"));
       assertThat(web.findElement(By.cssSelector("span.user")).getText()).contains("olga");
+      screenshot(web, "overview");
       web.findElement(By.cssSelector("main table a[href*='state=failed']")).click();
 
       wait.until(ExpectedConditions.titleContains("Work"));
@@ -109,11 +113,23 @@ class ConsoleBrowserTest {
               web.findElement(By.xpath("//dt[text()='State']/following-sibling::dd[1]")).getText())
           .isEqualTo("ready");
       assertThat(ConsoleTest.state(db, "order-9-ack")).isEqualTo("ready");
+      screenshot(web, "item");
 
       web.findElement(By.cssSelector("form.logout button")).click();
       wait.until(ExpectedConditions.presenceOfElementLocated(By.id("login")));
       web.get(base + "/relay");
       wait.until(ExpectedConditions.presenceOfElementLocated(By.id("login")));
     }
+  }
+
+  /**
+   * Saves the page as {@code target/console-screenshots/<name>.png}: the pictures in
+   * docs/console.md come from here.
+   */
+  private static void screenshot(WebDriver web, String name) throws Exception {
+    Path dir = Path.of("target", "console-screenshots");
+    Files.createDirectories(dir);
+    Files.write(
+        dir.resolve(name + ".png"), ((TakesScreenshot) web).getScreenshotAs(OutputType.BYTES));
   }
 }
