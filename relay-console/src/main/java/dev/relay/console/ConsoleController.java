@@ -122,7 +122,21 @@ final class ConsoleController {
         }
         q.failuresByReason().entrySet().stream()
             .sorted(Map.Entry.comparingByKey())
-            .forEach(e -> h.text(e.getKey() + ": " + e.getValue()).tag("<br>"));
+            .forEach(
+                e -> {
+                  if (e.getKey().equals("unknown")) {
+                    // No error kind was recorded: the list cannot filter on its absence.
+                    h.text(e.getKey() + ": " + e.getValue()).tag("<br>");
+                    return;
+                  }
+                  Map<String, String> p = new LinkedHashMap<>();
+                  p.put("state", "failed");
+                  p.put("queue", q.queue());
+                  p.put("kind", q.kind());
+                  p.put("errorKind", e.getKey());
+                  h.link(Html.url(mount + "/work", p), e.getKey() + ": " + e.getValue())
+                      .tag("<br>");
+                });
         h.tag("</td>").cell(q.completedInWindow());
         h.tag("<td>").text(q.completionP50()).tag(" / ").text(q.completionP95()).tag("</td></tr>");
       }

@@ -25,9 +25,9 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 
 /**
  * The console in a real headless Chromium (Debian's {@code chromium} and {@code chromium-driver}):
- * sign in with the form, open the overview, follow the failed count to the work list, open an item,
- * redrive it with a reason, and see the new state and the audit line with the user's name. Without
- * Chromium the test fails, saying how to install it: it is never skipped.
+ * sign in with the form, open the overview, follow the failures of one reason to the work list,
+ * open an item, redrive it with a reason, and see the new state and the audit line with the user's
+ * name. Without Chromium the test fails, saying how to install it: it is never skipped.
  */
 @RelayDatabaseTest
 class ConsoleBrowserTest {
@@ -93,7 +93,7 @@ class ConsoleBrowserTest {
       wait.until(ExpectedConditions.titleContains("Overview"));
       assertThat(web.findElement(By.cssSelector("span.user")).getText()).contains("olga");
       screenshot(web, "overview");
-      web.findElement(By.cssSelector("main table a[href*='state=failed']")).click();
+      web.findElement(By.cssSelector("main table a[href*='errorKind=http_500']")).click();
 
       wait.until(ExpectedConditions.titleContains("Work"));
       web.findElement(By.linkText("order-9-ack")).click();
