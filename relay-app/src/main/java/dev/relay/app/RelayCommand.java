@@ -31,6 +31,10 @@ import picocli.CommandLine.ParseResult;
           + " --schema (default relay). Without a URL it starts an embedded PostgreSQL 18"
           + " whose data is kept in ~/.relay/pgdata (or $RELAY_HOME/pgdata), and says so on"
           + " stderr. Run `relay help COMMAND` for a command's options.",
+      "",
+      "`relay serve` (workers, schedules, the console, /actuator/health and /actuator/prometheus)"
+          + " and `relay passwd` (a bcrypt hash for the console's users) are the Spring Boot"
+          + " application of module relay-serve; the ./relay script runs them from there.",
       ""
     },
     commandListHeading = "%nCommands:%n",
@@ -45,7 +49,6 @@ import picocli.CommandLine.ParseResult;
       CancelCommand.class,
       PurgeCommand.class,
       SchedulesCommand.class,
-      ServeCommand.class,
       DemoCommand.class,
       CommandLine.HelpCommand.class
     })

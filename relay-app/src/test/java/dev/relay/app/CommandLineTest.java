@@ -97,8 +97,9 @@ class CommandLineTest {
               "supersede",
               "cancel",
               "purge",
-              "serve",
-              "demo")
+              "demo",
+              "`relay serve`",
+              "`relay passwd`")
           .contains("Exit codes:")
           .contains("database unavailable");
     }

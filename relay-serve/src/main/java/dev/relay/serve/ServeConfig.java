@@ -1,7 +1,8 @@
-package dev.relay.app;
+package dev.relay.serve;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.relay.KindPolicy;
 import dev.relay.Milestone;
 import dev.relay.Relay;
@@ -11,8 +12,10 @@ import dev.relay.UnknownOutcomePolicy;
 import dev.relay.micrometer.RelayMetrics;
 import dev.relay.schedule.Scheduler;
 import dev.relay.transport.http.HttpRoute;
+import java.net.InetAddress;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -21,6 +24,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Pattern;
+import org.springframework.boot.convert.DurationStyle;
 
 /**
  * What {@code relay serve} runs, read from a JSON file:
@@ -32,7 +37,8 @@ import java.util.Set;
  *   "lease": "60s",
  *   "poll_interval": "2s",
  *   "shutdown_grace": "30s",
- *   "http_port": 9464,
+ *   "bind": "127.0.0.1",
+ *   "port": 9464,
  *   "maintenance_interval": "1m",
  *   "metrics_refresh_interval": "15s",
  *   "retention": {"work": "7d", "history": "30d", "identity": "90d"},
@@ -44,6 +50,9 @@ import java.util.Set;
  *              "receiver_ref_field": "email_id", "milestone": "queued",
  *              "connect_timeout": "2s", "request_timeout": "10s", "fencing": "generation"}
  *   },
+ *   "console": {"users": [
+ *     {"name": "ops", "hash": "$2a$10$...", "role": "operator"},
+ *     {"name": "support", "hash": "$2a$10$...", "role": "viewer"}]},
  *   "schedules": {
  *     "nightly-report": {"kind": "report", "cron": "30 2 * * *", "zone": "Europe/Berlin"},
  *     "stock-sync": {"kind": "stock_sync", "every": "5m", "missed": "each 1h"}
@@ -54,7 +63,9 @@ import java.util.Set;
  * A schedule has a kind and either {@code cron} with {@code zone} or {@code every}; {@code missed}
  * is {@code skip}, {@code latest} (the default) or {@code each <window>} (see docs/scheduling.md).
  * Every field but {@code kinds} is optional. Unknown fields are refused, so a typo is an error and
- * not a silent default.
+ * not a silent default. {@code http_port}, the name of {@code port} before {@code relay serve}
+ * became a Spring Boot application, is still read. A console user has a bcrypt {@code hash} ({@code
+ * relay passwd} prints one), never a password, and the role {@code viewer} or {@code operator}.
  */
 record ServeConfig(
     List<String> queues,
@@ -62,7 +73,9 @@ record ServeConfig(
     Duration lease,
     Duration pollInterval,
     Duration shutdownGrace,
-    Integer httpPort,
+    String bind,
+    Integer port,
+    List<User> users,
     Duration maintenanceInterval,
     Duration metricsRefreshInterval,
     Duration workRetention,
@@ -80,6 +93,21 @@ record ServeConfig(
   /** One kind: its handler, its policy, and for {@code http} its route (otherwise null). */
   record KindConfig(String handler, KindPolicy policy, HttpRoute route) {}
 
+  /** One console user: a name, a bcrypt hash and a role, {@code viewer} or {@code operator}. */
+  record User(String name, String hash, String role) {}
+
+  /** The roles a console user may have. */
+  static final List<String> ROLES = List.of("viewer", "operator");
+
+  /** The address the server binds when the config names none. */
+  static final String DEFAULT_BIND = "127.0.0.1";
+
+  /** The port the server listens on when the config names none. */
+  static final int DEFAULT_PORT = 9464;
+
+  private static final ObjectMapper MAPPER = new ObjectMapper();
+  private static final Pattern BCRYPT = Pattern.compile("\\$2[aby]?\\$\\d{2}\\$[./A-Za-z0-9]{53}");
+
   /** One schedule: the kind of the work its slots become, and its timing and policy. */
   record ScheduleConfig(String kind, Schedule schedule) {}
 
@@ -91,11 +119,16 @@ record ServeConfig(
           "poll_interval",
           "shutdown_grace",
           "http_port",
+          "bind",
+          "port",
+          "console",
           "maintenance_interval",
           "metrics_refresh_interval",
           "retention",
           "kinds",
           "schedules");
+  private static final Set<String> CONSOLE = Set.of("users");
+  private static final Set<String> USER = Set.of("name", "hash", "role");
   private static final Set<String> SCHEDULE = Set.of("kind", "cron", "zone", "every", "missed");
   private static final Set<String> RETENTION = Set.of("work", "history", "identity");
   private static final Set<String> KIND =
@@ -124,7 +157,7 @@ record ServeConfig(
   static ServeConfig parse(String json, String source) {
     JsonNode root;
     try {
-      root = Json.MAPPER.readTree(json);
+      root = MAPPER.readTree(json);
     } catch (JsonProcessingException e) {
       throw new IllegalArgumentException(source + " is not JSON: " + e.getOriginalMessage());
     }
@@ -169,10 +202,24 @@ record ServeConfig(
         schedules.put(e.getKey(), schedule(e.getKey(), e.getValue(), source));
       }
     }
-    Integer port = null;
-    if (root.has("http_port")) {
-      port = integer(root, "http_port", source);
+    if (root.has("http_port") && root.has("port")) {
+      throw new IllegalArgumentException(
+          source + ": give port (http_port is its old name), not both");
     }
+    String portField = root.has("http_port") ? "http_port" : "port";
+    Integer port = null;
+    if (root.has(portField)) {
+      port = integer(root, portField, source);
+      if (port < 0 || port > 65535) {
+        throw new IllegalArgumentException(
+            source + ": " + portField + " must be 0-65535, was " + port);
+      }
+    }
+    String bind = DEFAULT_BIND;
+    if (root.has("bind")) {
+      bind = bind(root.get("bind"), source);
+    }
+    List<User> users = users(root.get("console"), source);
     Duration maintenance = duration(root, "maintenance_interval", null, source);
     within(
         maintenance, "maintenance_interval", Duration.ofSeconds(1), Duration.ofHours(24), source);
@@ -185,7 +232,9 @@ record ServeConfig(
         duration(root, "lease", Relay.DEFAULT_LEASE, source),
         duration(root, "poll_interval", Relay.DEFAULT_POLL_INTERVAL, source),
         duration(root, "shutdown_grace", Relay.DEFAULT_SHUTDOWN_GRACE, source),
+        bind,
         port,
+        users,
         duration(root, "maintenance_interval", null, source),
         duration(root, "metrics_refresh_interval", RelayMetrics.DEFAULT_REFRESH_INTERVAL, source),
         duration(retention, "work", null, source + " retention"),
@@ -193,6 +242,81 @@ record ServeConfig(
         duration(retention, "identity", null, source + " retention"),
         kinds,
         schedules);
+  }
+
+  /** The console users, or an empty list when the config has no {@code console}. */
+  private static List<User> users(JsonNode console, String source) {
+    if (console == null) {
+      return List.of();
+    }
+    String where = source + " console";
+    if (!console.isObject()) {
+      throw new IllegalArgumentException(where + " must be an object like {\"users\": [...]}");
+    }
+    known(console, CONSOLE, where);
+    JsonNode list = console.get("users");
+    if (list == null || !list.isArray() || list.isEmpty()) {
+      throw new IllegalArgumentException(
+          where
+              + ".users must list at least one user, like [{\"name\": \"ops\", \"hash\":"
+              + " \"<relay passwd prints it>\", \"role\": \"operator\"}]: the console never runs"
+              + " without sign-in");
+    }
+    List<User> users = new ArrayList<>();
+    Set<String> names = new java.util.HashSet<>();
+    for (int i = 0; i < list.size(); i++) {
+      String at = where + ".users[" + i + "]";
+      JsonNode u = list.get(i);
+      if (!u.isObject()) {
+        throw new IllegalArgumentException(at + " must be an object with name, hash and role");
+      }
+      if (u.has("password")) {
+        throw new IllegalArgumentException(
+            at
+                + ": password is not accepted (no plain-text passwords in the config); give"
+                + " hash, the bcrypt hash `relay passwd` prints");
+      }
+      known(u, USER, at);
+      String name = u.path("name").asText("").strip();
+      if (name.isEmpty()) {
+        throw new IllegalArgumentException(at + ": name is missing");
+      }
+      if (!names.add(name)) {
+        throw new IllegalArgumentException(at + ": name '" + name + "' is given twice");
+      }
+      String hash = u.path("hash").asText("");
+      if (hash.isEmpty()) {
+        throw new IllegalArgumentException(
+            at + ": hash is missing (`relay passwd` prints the bcrypt hash of a password)");
+      }
+      if (!BCRYPT.matcher(hash).matches()) {
+        throw new IllegalArgumentException(
+            at
+                + ": hash is not a bcrypt hash (like $2a$10$ and 53 more characters); a plain-text"
+                + " password is not accepted: `relay passwd` prints the hash");
+      }
+      String role = u.path("role").asText("");
+      if (!ROLES.contains(role)) {
+        throw new IllegalArgumentException(
+            at + ": role must be one of " + ROLES + ", was '" + role + "'");
+      }
+      users.add(new User(name, hash, role));
+    }
+    return List.copyOf(users);
+  }
+
+  private static String bind(JsonNode node, String source) {
+    String address = node.asText("").strip();
+    try {
+      if (address.isEmpty() || !node.isTextual()) {
+        throw new UnknownHostException("empty");
+      }
+      InetAddress.getByName(address);
+      return address;
+    } catch (UnknownHostException e) {
+      throw new IllegalArgumentException(
+          source + ": bind must be an IP address or host name like 127.0.0.1, was " + node);
+    }
   }
 
   private static ScheduleConfig schedule(String name, JsonNode node, String source) {
@@ -224,7 +348,7 @@ record ServeConfig(
       } else if (missed.equals("latest")) {
         policy = Schedule.MissedSlots.latest();
       } else if (missed.startsWith("each ")) {
-        policy = Schedule.MissedSlots.each(Durations.parse(missed.substring(5).strip()));
+        policy = Schedule.MissedSlots.each(parseDuration(missed.substring(5).strip()));
       } else {
         throw new IllegalArgumentException(
             where + ": missed must be skip, latest or each <window>, was '" + missed + "'");
@@ -324,9 +448,9 @@ record ServeConfig(
               + ": "
               + field
               + " must be between "
-              + Durations.brief(min)
+              + min.toString().substring(2).toLowerCase(Locale.ROOT)
               + " and "
-              + Durations.brief(max)
+              + max.toString().substring(2).toLowerCase(Locale.ROOT)
               + ", was "
               + value);
     }
@@ -356,9 +480,27 @@ record ServeConfig(
       return fallback;
     }
     try {
-      return Durations.parse(v.asText());
+      return parseDuration(v.asText());
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(where + ": " + field + ": " + e.getMessage());
     }
+  }
+
+  /**
+   * Parses a duration as people type it: {@code 500ms}, {@code 30s}, {@code 5m}, {@code 2h}, {@code
+   * 7d}, or ISO-8601 ({@code PT30S}), the forms the other relay commands take (Boot's simple and
+   * ISO-8601 styles; negative durations refused).
+   */
+  static Duration parseDuration(String text) {
+    try {
+      Duration d = DurationStyle.detectAndParse(text == null ? "" : text.strip());
+      if (!d.isNegative()) {
+        return d;
+      }
+    } catch (IllegalArgumentException e) {
+      // the message below names the accepted forms
+    }
+    throw new IllegalArgumentException(
+        "'" + text + "' is not a duration: use 500ms, 30s, 5m, 2h, 7d or ISO-8601 like PT30S");
   }
 }

@@ -1,20 +1,11 @@
-package dev.relay.app;
+package dev.relay.serve;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
 import dev.relay.Schedule;
-import dev.relay.test.RelayDatabaseTest;
-import dev.relay.test.TestDatabase;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Duration;
-import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** Schedules in the {@code relay serve} config file. */
 class ServeSchedulesTest {
@@ -69,45 +60,6 @@ class ServeSchedulesTest {
           .hasMessageContaining("invalid_name");
       assertThatThrownBy(() -> parse("{\"n\": {\"kind\": \"k\", \"every\": \"1m\", \"when\": 1}}"))
           .hasMessageContaining("unknown field 'when'");
-    }
-  }
-
-  @Nested
-  @RelayDatabaseTest
-  class Serving {
-    @Test
-    void serveDecidesSlotsAndItsWorkersRunThem(TestDatabase db, @TempDir Path dir)
-        throws Exception {
-      Path config = dir.resolve("relay.json");
-      Files.writeString(
-          config,
-          "{\"poll_interval\": \"200ms\", \"shutdown_grace\": \"5s\", "
-              + KINDS
-              + ", \"schedules\": {\"pulse\": {\"kind\": \"tick\", \"every\": \"1s\"}}}");
-      Process serve =
-          Cli.builder(
-                  Map.of(),
-                  CommandLineTest.on(
-                      db, "serve", "--config", config.toString(), "--http-port", "0"))
-              .redirectOutput(dir.resolve("serve.out").toFile())
-              .redirectError(dir.resolve("serve.err").toFile())
-              .start();
-      try {
-        await()
-            .atMost(Duration.ofSeconds(60))
-            .pollInterval(Duration.ofMillis(250))
-            .until(
-                () ->
-                    db.queryLong(
-                            "SELECT count(*) FROM {schema}.outbox"
-                                + " WHERE work_id LIKE 'pulse@%' AND state = 'done'")
-                        >= 2);
-      } finally {
-        serve.destroy();
-        assertThat(serve.waitFor(60, TimeUnit.SECONDS)).as("serve stops on SIGTERM").isTrue();
-      }
-      assertThat(Files.readString(dir.resolve("serve.out"))).contains("schedules [pulse]");
-      assertThat(db.queryLong("SELECT conflicts FROM {schema}.schedule_state")).isZero();
     }
   }
 }

@@ -1,0 +1,136 @@
+package dev.relay.serve;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.security.crypto.bcrypt.BCrypt;
+
+/**
+ * The new keys of the serve config (bind, port, console users) and the refusals of a bad config:
+ * exit code 2 naming the key, before anything connects; and {@code relay passwd}.
+ */
+class ServeCommandTest {
+  private static final String HASH = BCrypt.hashpw("pw", BCrypt.gensalt(4));
+  private static final String KINDS = "\"kinds\": {\"k\": {\"handler\": \"log\"}}";
+
+  private static String config(String more) {
+    return "{" + KINDS + more + "}";
+  }
+
+  private static String user(String fields) {
+    return ", \"console\": {\"users\": [{" + fields + "}]}";
+  }
+
+  @Test
+  void readsBindPortAndUsersWithLoopbackByDefault() {
+    ServeConfig old = ServeConfig.parse(config(", \"http_port\": 9500"), "relay.json");
+    assertThat(old.bind()).isEqualTo("127.0.0.1");
+    assertThat(old.port()).isEqualTo(9500);
+    assertThat(old.users()).isEmpty();
+    ServeConfig c =
+        ServeConfig.parse(
+            config(
+                ", \"bind\": \"0.0.0.0\", \"port\": 8081"
+                    + user("\"name\": \"olga\", \"hash\": \"" + HASH + "\", \"role\": \"viewer\"")),
+            "relay.json");
+    assertThat(c.bind()).isEqualTo("0.0.0.0");
+    assertThat(c.port()).isEqualTo(8081);
+    assertThat(c.users()).containsExactly(new ServeConfig.User("olga", HASH, "viewer"));
+  }
+
+  @Test
+  void badConfigsAreRefusedWithExitCodeTwoNamingTheKey(@TempDir Path dir) throws Exception {
+    String ok = "\"name\": \"olga\", \"hash\": \"" + HASH + "\"";
+    assertRefused(dir, config(", \"prot\": 1"), "unknown field 'prot'");
+    assertRefused(
+        dir,
+        config(user("\"name\": \"olga\", \"role\": \"operator\"")),
+        "users[0]: hash is missing");
+    assertRefused(
+        dir,
+        config(user("\"name\": \"olga\", \"hash\": \"hunter2\", \"role\": \"operator\"")),
+        "users[0]: hash is not a bcrypt hash");
+    assertRefused(
+        dir,
+        config(user("\"name\": \"olga\", \"password\": \"hunter2\", \"role\": \"operator\"")),
+        "users[0]: password is not accepted");
+    assertRefused(dir, config(user(ok + ", \"role\": \"admin\"")), "users[0]: role must be one of");
+    assertRefused(
+        dir, config(user(ok + ", \"role\": \"viewer\", \"mail\": 1")), "unknown field 'mail'");
+    assertRefused(dir, config(", \"console\": {\"users\": []}"), "console.users must list");
+    assertRefused(dir, config(", \"bind\": \"\""), "bind must be an IP address");
+    assertRefused(dir, config(", \"port\": 70000"), "port must be 0-65535");
+    assertRefused(dir, "{\"kinds\": {\"k\": {\"handler\": \"smtp\"}}}", "handler 'smtp'");
+  }
+
+  @Test
+  void aMissingConfigFileIsAUsageError(@TempDir Path dir) {
+    Run r = run(null, "serve", "--config", dir.resolve("nope.json").toString());
+    assertThat(r.code).isEqualTo(2);
+    assertThat(r.err).contains("no such file");
+  }
+
+  @Test
+  void passwdPrintsABcryptHashThatVerifies() {
+    Run r = run("correct horse\n", "passwd");
+    assertThat(r.code).as(r.err).isZero();
+    String hash = r.out.strip();
+    assertThat(BCrypt.checkpw("correct horse", hash)).isTrue();
+    assertThat(BCrypt.checkpw("wrong horse", hash)).isFalse();
+    // The printed hash is one the serve config accepts.
+    assertThat(
+            ServeConfig.parse(
+                    config(
+                        user(
+                            "\"name\": \"o\", \"hash\": \"" + hash + "\", \"role\": \"operator\"")),
+                    "relay.json")
+                .users())
+        .hasSize(1);
+    assertThat(run("", "passwd").code).isEqualTo(2);
+  }
+
+  @Test
+  void durationsAreThoseTheOtherCommandsTake() {
+    assertThat(ServeConfig.parseDuration("7d")).hasDays(7);
+    assertThat(ServeConfig.parseDuration("PT30S")).hasSeconds(30);
+    assertThatThrownBy(() -> ServeConfig.parseDuration("-5s"))
+        .hasMessageContaining("is not a duration");
+  }
+
+  private static void assertRefused(Path dir, String json, String message) throws Exception {
+    Path file = Files.writeString(dir.resolve("relay.json"), json);
+    // No database is named and none is reachable: a config error comes before any connection.
+    Run r =
+        run(
+            null,
+            "serve",
+            "--config",
+            file.toString(),
+            "--jdbc-url",
+            "jdbc:postgresql://127.0.0.1:1/none");
+    assertThat(r.code).as(r.err).isEqualTo(2);
+    assertThat(r.err).contains(message).contains("relay.json");
+  }
+
+  private record Run(int code, String out, String err) {}
+
+  private static Run run(String stdin, String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    ServeMain main =
+        new ServeMain(
+            new ByteArrayInputStream((stdin == null ? "" : stdin).getBytes(StandardCharsets.UTF_8)),
+            new PrintStream(out, true, StandardCharsets.UTF_8));
+    int code = main.run(new PrintStream(err, true, StandardCharsets.UTF_8), args);
+    return new Run(
+        code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  }
+}

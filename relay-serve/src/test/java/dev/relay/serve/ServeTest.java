@@ -1,0 +1,199 @@
+package dev.relay.serve;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.sun.net.httpserver.HttpServer;
+import dev.relay.Outbox;
+import dev.relay.Work;
+import dev.relay.test.RelayDatabaseTest;
+import dev.relay.test.TestDatabase;
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.net.CookieManager;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.security.crypto.bcrypt.BCrypt;
+
+/**
+ * {@code relay serve} in this JVM from a config file: its kinds' work delivered (one over HTTP to a
+ * receiver in the test), the console behind form login, health and Prometheus, on 127.0.0.1.
+ */
+@RelayDatabaseTest
+class ServeTest {
+  private static final Pattern CSRF = Pattern.compile("name=\"_csrf\" value=\"([^\"]+)\"");
+
+  @Test
+  void servesWorkConsoleHealthAndPrometheusOnLoopback(TestDatabase db, @TempDir Path dir)
+      throws Exception {
+    Map<String, String> received = new ConcurrentHashMap<>();
+    HttpServer receiver = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    receiver.createContext(
+        "/mail",
+        exchange -> {
+          received.put(
+              exchange.getRequestHeaders().getFirst("Idempotency-Key"),
+              new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
+          byte[] body = "{\"email_id\": \"mail-7\"}".getBytes(StandardCharsets.UTF_8);
+          exchange.getResponseHeaders().add("Content-Type", "application/json");
+          exchange.sendResponseHeaders(200, body.length);
+          exchange.getResponseBody().write(body);
+          exchange.close();
+        });
+    receiver.start();
+    String hash = BCrypt.hashpw("s3cret-op", BCrypt.gensalt(4));
+    Path config = dir.resolve("relay.json");
+    Files.writeString(
+        config,
+        "{\"queues\": [\"default\", \"mail\"], \"concurrency\": 2, \"poll_interval\": \"200ms\","
+            + " \"shutdown_grace\": \"5s\", \"port\": 0,"
+            + " \"kinds\": {\"order_received\": {\"handler\": \"log\", \"dedup_horizon\": \"48h\"},"
+            + " \"mail\": {\"handler\": \"http\", \"url\": \"http://127.0.0.1:"
+            + receiver.getAddress().getPort()
+            + "/mail\", \"receiver_ref_field\": \"email_id\", \"milestone\": \"queued\"}},"
+            + " \"schedules\": {\"pulse\": {\"kind\": \"order_received\", \"every\": \"1s\"}},"
+            + " \"console\": {\"users\": [{\"name\": \"olga\", \"hash\": \""
+            + hash
+            + "\", \"role\": \"operator\"}]}}");
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ServeMain main = new ServeMain(InputStream.nullInputStream(), new PrintStream(out, true));
+    int code =
+        main.run(
+            System.err,
+            "serve",
+            "--config",
+            config.toString(),
+            "--jdbc-url",
+            db.jdbcUrl(),
+            "--schema",
+            db.schema(),
+            "--worker-id",
+            "serve-test");
+    assertThat(code).as(out.toString()).isZero();
+    try (Serving serving = main.serving) {
+      var web = ((WebServerApplicationContext) serving.context()).getWebServer();
+      assertThat(out.toString()).contains("http://127.0.0.1:" + serving.port() + "/relay");
+      assertThat(serving.context().getEnvironment().getProperty("server.address"))
+          .isEqualTo("127.0.0.1");
+      assertThat(web.getPort()).isEqualTo(serving.port());
+      String base = "http://127.0.0.1:" + serving.port();
+
+      Outbox outbox = Outbox.builder().schema(db.schema()).build();
+      try (Connection c = db.connection()) {
+        c.setAutoCommit(false);
+        outbox.enqueue(c, Work.of("order-103-ack", "order_received", "{\"order_id\": 103}"));
+        outbox.enqueue(c, Work.of("mail-1", "mail", "{\"to\": 1}").queue("mail"));
+        c.commit();
+      }
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () ->
+                  "done mail-7 queued"
+                      .equals(
+                          db.queryString(
+                              "SELECT state || ' ' || receiver_ref || ' ' || milestone"
+                                  + " FROM {schema}.outbox WHERE work_id = 'mail-1'")));
+      assertThat(received).containsOnlyKeys("mail-1");
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () ->
+                  "done"
+                      .equals(
+                          db.queryString(
+                              "SELECT state FROM {schema}.outbox"
+                                  + " WHERE work_id = 'order-103-ack'")));
+      assertThat(
+              db.queryString(
+                  "SELECT registered_by || ' ' || dedup_horizon::text FROM {schema}.kind"
+                      + " WHERE kind = 'order_received'"))
+          .isEqualTo("serve-test 48:00:00");
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () ->
+                  db.queryLong(
+                          "SELECT count(*) FROM {schema}.outbox"
+                              + " WHERE work_id LIKE 'pulse@%' AND state = 'done'")
+                      >= 1);
+
+      HttpClient anonymous = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+      HttpResponse<String> health = get(anonymous, base + "/actuator/health");
+      assertThat(health.statusCode()).as(health.body()).isEqualTo(200);
+      assertThat(health.body()).contains("\"status\":\"UP\"").contains("\"relay\"");
+      HttpResponse<String> prometheus = get(anonymous, base + "/actuator/prometheus");
+      assertThat(prometheus.statusCode()).isEqualTo(200);
+      assertThat(prometheus.body()).contains("jvm_memory_used_bytes").contains("relay_");
+
+      HttpResponse<String> console = get(anonymous, base + "/relay");
+      assertThat(console.statusCode()).isEqualTo(302);
+      assertThat(console.headers().firstValue("Location"))
+          .hasValueSatisfying(l -> assertThat(l).endsWith("/relay/login"));
+
+      HttpClient browser =
+          HttpClient.newBuilder()
+              .cookieHandler(new CookieManager())
+              .connectTimeout(Duration.ofSeconds(5))
+              .build();
+      HttpResponse<String> loginPage = get(browser, base + "/relay/login");
+      assertThat(loginPage.statusCode()).isEqualTo(200);
+      Matcher csrf = CSRF.matcher(loginPage.body());
+      assertThat(csrf.find()).as(loginPage.body()).isTrue();
+      HttpResponse<String> wrong = login(browser, base, csrf.group(1), "wrong");
+      assertThat(wrong.headers().firstValue("Location"))
+          .hasValueSatisfying(l -> assertThat(l).contains("error"));
+      csrf = CSRF.matcher(get(browser, base + "/relay/login").body());
+      assertThat(csrf.find()).isTrue();
+      HttpResponse<String> signedIn = login(browser, base, csrf.group(1), "s3cret-op");
+      assertThat(signedIn.statusCode()).isEqualTo(302);
+      assertThat(signedIn.headers().firstValue("Location"))
+          .hasValueSatisfying(l -> assertThat(l).endsWith("/relay").doesNotContain("error"));
+      HttpResponse<String> overview = get(browser, base + "/relay");
+      assertThat(overview.statusCode()).isEqualTo(200);
+      assertThat(overview.body()).contains("order_received").contains("olga");
+      assertThat(get(anonymous, base + "/actuator/env").statusCode()).isIn(401, 403, 404);
+    } finally {
+      receiver.stop(0);
+    }
+  }
+
+  private static HttpResponse<String> login(
+      HttpClient client, String base, String csrf, String password) throws Exception {
+    String form =
+        "username=olga&password="
+            + URLEncoder.encode(password, StandardCharsets.UTF_8)
+            + "&_csrf="
+            + URLEncoder.encode(csrf, StandardCharsets.UTF_8);
+    return client.send(
+        HttpRequest.newBuilder(URI.create(base + "/relay/login"))
+            .timeout(Duration.ofSeconds(10))
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .POST(HttpRequest.BodyPublishers.ofString(form))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static HttpResponse<String> get(HttpClient client, String url) throws Exception {
+    return client.send(
+        HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+}
