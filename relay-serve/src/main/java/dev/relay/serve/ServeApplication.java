@@ -21,6 +21,8 @@ import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.core.userdetails.User;
@@ -122,6 +124,20 @@ public class ServeApplication {
             new MaintenanceConfig(options.schema(), options.maintenanceInterval(), policy));
     maintenance.start();
     return maintenance;
+  }
+
+  /**
+   * {@code workers} in {@code /actuator/health}: up while this process's runtime runs (the
+   * starter's {@code relay} contributor checks the database and schema, and does not see a runtime
+   * the application builds itself).
+   */
+  @Bean
+  HealthIndicator workersHealthIndicator(Relay relay, ServeConfig settings) {
+    return () ->
+        (relay.isRunning() ? Health.up() : Health.down())
+            .withDetail("workerId", relay.workerId())
+            .withDetail("kinds", settings.kinds().keySet())
+            .build();
   }
 
   /** Compares the bcrypt hashes of the config's users. */

@@ -1,6 +1,7 @@
 package dev.relay.serve;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.sun.net.httpserver.HttpServer;
@@ -9,10 +10,15 @@ import dev.relay.Work;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.net.CookieManager;
+import java.net.Inet4Address;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.net.Socket;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -23,6 +29,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
@@ -73,21 +82,7 @@ class ServeTest {
             + hash
             + "\", \"role\": \"operator\"}]}}");
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ServeMain main = new ServeMain(InputStream.nullInputStream(), new PrintStream(out, true));
-    int code =
-        main.run(
-            System.err,
-            "serve",
-            "--config",
-            config.toString(),
-            "--jdbc-url",
-            db.jdbcUrl(),
-            "--schema",
-            db.schema(),
-            "--worker-id",
-            "serve-test");
-    assertThat(code).as(out.toString()).isZero();
-    try (Serving serving = main.serving) {
+    try (Serving serving = serve(db, config, out, "--worker-id", "serve-test")) {
       var web = ((WebServerApplicationContext) serving.context()).getWebServer();
       assertThat(out.toString()).contains("http://127.0.0.1:" + serving.port() + "/relay");
       assertThat(serving.context().getEnvironment().getProperty("server.address"))
@@ -138,7 +133,11 @@ class ServeTest {
       HttpClient anonymous = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
       HttpResponse<String> health = get(anonymous, base + "/actuator/health");
       assertThat(health.statusCode()).as(health.body()).isEqualTo(200);
-      assertThat(health.body()).contains("\"status\":\"UP\"").contains("\"relay\"");
+      assertThat(health.body())
+          .contains("\"status\":\"UP\"")
+          .contains("\"relay\":{\"status\":\"UP\"")
+          .contains("\"workers\":{\"status\":\"UP\"");
+      assertLoopbackOnly(serving.port());
       HttpResponse<String> prometheus = get(anonymous, base + "/actuator/prometheus");
       assertThat(prometheus.statusCode()).isEqualTo(200);
       assertThat(prometheus.body()).contains("jvm_memory_used_bytes").contains("relay_");
@@ -172,6 +171,87 @@ class ServeTest {
       assertThat(get(anonymous, base + "/actuator/env").statusCode()).isIn(401, 403, 404);
     } finally {
       receiver.stop(0);
+    }
+  }
+
+  @Test
+  void aConfigWrittenBeforeTheConsoleStillServesWithoutIt(TestDatabase db, @TempDir Path dir)
+      throws Exception {
+    Path config = dir.resolve("old.json");
+    Files.writeString(
+        config,
+        "{\"http_port\": 0, \"poll_interval\": \"200ms\", \"shutdown_grace\": \"5s\","
+            + " \"kinds\": {\"tick\": {\"handler\": \"log\"}}}");
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (Serving serving = serve(db, config, out)) {
+      String base = "http://127.0.0.1:" + serving.port();
+      HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+      assertThat(get(client, base + "/actuator/health").statusCode()).isEqualTo(200);
+      assertThat(get(client, base + "/relay").statusCode()).isIn(401, 403, 404);
+      assertThat(get(client, base + "/relay/login").statusCode()).isIn(401, 403, 404);
+      assertThat(out.toString()).doesNotContain("/relay");
+    }
+  }
+
+  @Test
+  void refusesASchemaThatIsNotMigratedWithExitCodeOne(TestDatabase db, @TempDir Path dir)
+      throws Exception {
+    Path config =
+        Files.writeString(
+            dir.resolve("relay.json"), "{\"kinds\": {\"tick\": {\"handler\": \"log\"}}}");
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    ServeMain main =
+        new ServeMain(InputStream.nullInputStream(), new PrintStream(new ByteArrayOutputStream()));
+    int code =
+        main.run(
+            new PrintStream(err, true),
+            "serve",
+            "--config",
+            config.toString(),
+            "--jdbc-url",
+            db.jdbcUrl(),
+            "--schema",
+            db.schema() + "_fresh");
+    assertThat(code).as(err.toString()).isEqualTo(1);
+    assertThat(err.toString()).contains("is not migrated").contains("--migrate");
+    assertThat(main.serving).isNull();
+  }
+
+  /**
+   * Starts {@code relay serve} in this JVM on the test's schema; its stdout goes to {@code out}.
+   */
+  private static Serving serve(
+      TestDatabase db, Path config, ByteArrayOutputStream out, String... more) {
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "serve",
+                "--config",
+                config.toString(),
+                "--jdbc-url",
+                db.jdbcUrl(),
+                "--schema",
+                db.schema()));
+    args.addAll(List.of(more));
+    ServeMain main = new ServeMain(InputStream.nullInputStream(), new PrintStream(out, true));
+    int code = main.run(System.err, args.toArray(String[]::new));
+    assertThat(code).as(out.toString()).isZero();
+    return main.serving;
+  }
+
+  /** Nothing answers on this host's other addresses (when it has any). */
+  private static void assertLoopbackOnly(int port) throws Exception {
+    for (NetworkInterface nic : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+      for (InetAddress a : Collections.list(nic.getInetAddresses())) {
+        if (a.isLoopbackAddress() || a.isLinkLocalAddress() || !(a instanceof Inet4Address)) {
+          continue;
+        }
+        try (Socket s = new Socket()) {
+          assertThatThrownBy(() -> s.connect(new InetSocketAddress(a, port), 2000))
+              .as("connect to %s:%d", a, port)
+              .isInstanceOf(IOException.class);
+        }
+      }
     }
   }
 
