@@ -240,7 +240,16 @@ final class ServeCommand implements Callable<Integer> {
               "console NOT mounted: the config has no \"console\": {\"users\": [...]} (add users"
                   + " with a bcrypt hash from `relay passwd` and a role, viewer or operator)");
     }
-    return app.run();
+    try {
+      return app.run();
+    } catch (RuntimeException e) {
+      Throwable root = e;
+      while (root.getCause() != null && root.getCause() != root) {
+        root = root.getCause();
+      }
+      throw new ServeMain.ServeFailure(
+          ServeMain.REFUSED, "cannot start: " + root.getMessage() + " (see the log above)", e);
+    }
   }
 
   private EmbeddedServer embedded() {
