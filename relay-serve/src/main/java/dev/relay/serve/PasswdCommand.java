@@ -47,7 +47,7 @@ final class PasswdCommand implements Callable<Integer> {
 
   private char[] read() throws IOException {
     Console console = System.console();
-    if (console != null && main.in() == System.in) {
+    if (console != null && main.in() == System.in && isTerminal(console)) {
       char[] first = console.readPassword("Password: ");
       char[] again = console.readPassword("Again: ");
       if (first != null && !Arrays.equals(first, again)) {
@@ -58,5 +58,20 @@ final class PasswdCommand implements Callable<Integer> {
     String line =
         new BufferedReader(new InputStreamReader(main.in(), StandardCharsets.UTF_8)).readLine();
     return line == null ? null : line.toCharArray();
+  }
+
+  /**
+   * Whether the console is a terminal. From Java 22 on {@link System#console()} is not null when
+   * stdin is redirected, and {@code Console.isTerminal()} (22+) tells; before 22 a non-null console
+   * is a terminal.
+   */
+  private static boolean isTerminal(Console console) {
+    try {
+      return (Boolean) Console.class.getMethod("isTerminal").invoke(console);
+    } catch (NoSuchMethodException e) {
+      return true;
+    } catch (ReflectiveOperationException e) {
+      return false;
+    }
   }
 }
