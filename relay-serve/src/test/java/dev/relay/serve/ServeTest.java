@@ -80,7 +80,9 @@ class ServeTest {
             + " \"schedules\": {\"pulse\": {\"kind\": \"order_received\", \"every\": \"1s\"}},"
             + " \"console\": {\"users\": [{\"name\": \"olga\", \"hash\": \""
             + hash
-            + "\", \"role\": \"operator\"}]}}");
+            + "\", \"role\": \"operator\"}, {\"name\": \"vera\", \"hash\": \""
+            + hash
+            + "\", \"role\": \"viewer\"}]}}");
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     try (Serving serving = serve(db, config, out, "--worker-id", "serve-test")) {
       var web = ((WebServerApplicationContext) serving.context()).getWebServer();
@@ -95,6 +97,8 @@ class ServeTest {
         c.setAutoCommit(false);
         outbox.enqueue(c, Work.of("order-103-ack", "order_received", "{\"order_id\": 103}"));
         outbox.enqueue(c, Work.of("mail-1", "mail", "{\"to\": 1}").queue("mail"));
+        // No worker runs this kind: it waits, for the console's actions below.
+        outbox.enqueue(c, Work.of("held-1", "unserved", "{}"));
         c.commit();
       }
       await()
@@ -156,18 +160,39 @@ class ServeTest {
       assertThat(loginPage.statusCode()).isEqualTo(200);
       Matcher csrf = CSRF.matcher(loginPage.body());
       assertThat(csrf.find()).as(loginPage.body()).isTrue();
-      HttpResponse<String> wrong = login(browser, base, csrf.group(1), "wrong");
+      HttpResponse<String> wrong = login(browser, base, "olga", csrf.group(1), "wrong");
       assertThat(wrong.headers().firstValue("Location"))
           .hasValueSatisfying(l -> assertThat(l).contains("error"));
       csrf = CSRF.matcher(get(browser, base + "/relay/login").body());
       assertThat(csrf.find()).isTrue();
-      HttpResponse<String> signedIn = login(browser, base, csrf.group(1), "s3cret-op");
+      HttpResponse<String> signedIn = login(browser, base, "olga", csrf.group(1), "s3cret-op");
       assertThat(signedIn.statusCode()).isEqualTo(302);
       assertThat(signedIn.headers().firstValue("Location"))
           .hasValueSatisfying(l -> assertThat(l).endsWith("/relay").doesNotContain("error"));
       HttpResponse<String> overview = get(browser, base + "/relay");
       assertThat(overview.statusCode()).isEqualTo(200);
       assertThat(overview.body()).contains("order_received").contains("olga");
+      assertThat(cancel(browser, base, "held-1").statusCode()).isNotEqualTo(403);
+      assertThat(db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = 'held-1'"))
+          .isEqualTo("cancelled");
+      assertThat(db.queryString("SELECT actor FROM {schema}.cancel_audit WHERE work_id = 'held-1'"))
+          .isEqualTo("olga");
+
+      // A viewer reads, and may not act.
+      HttpClient viewer =
+          HttpClient.newBuilder()
+              .cookieHandler(new CookieManager())
+              .connectTimeout(Duration.ofSeconds(5))
+              .build();
+      csrf = CSRF.matcher(get(viewer, base + "/relay/login").body());
+      assertThat(csrf.find()).isTrue();
+      assertThat(
+              login(viewer, base, "vera", csrf.group(1), "s3cret-op")
+                  .headers()
+                  .firstValue("Location"))
+          .hasValueSatisfying(l -> assertThat(l).doesNotContain("error"));
+      assertThat(get(viewer, base + "/relay").statusCode()).isEqualTo(200);
+      assertThat(cancel(viewer, base, "order-103-ack").statusCode()).isEqualTo(403);
       assertThat(get(anonymous, base + "/actuator/env").statusCode()).isIn(401, 403, 404);
     } finally {
       receiver.stop(0);
@@ -255,10 +280,31 @@ class ServeTest {
     }
   }
 
-  private static HttpResponse<String> login(
-      HttpClient client, String base, String csrf, String password) throws Exception {
+  /** Cancels {@code id} from the item page's form, with that page's CSRF token. */
+  private static HttpResponse<String> cancel(HttpClient client, String base, String id)
+      throws Exception {
+    Matcher csrf = CSRF.matcher(get(client, base + "/relay/item?id=" + id).body());
+    assertThat(csrf.find()).isTrue();
     String form =
-        "username=olga&password="
+        "id="
+            + id
+            + "&reason=test&_csrf="
+            + URLEncoder.encode(csrf.group(1), StandardCharsets.UTF_8);
+    return client.send(
+        HttpRequest.newBuilder(URI.create(base + "/relay/item/cancel"))
+            .timeout(Duration.ofSeconds(10))
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .POST(HttpRequest.BodyPublishers.ofString(form))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static HttpResponse<String> login(
+      HttpClient client, String base, String user, String csrf, String password) throws Exception {
+    String form =
+        "username="
+            + user
+            + "&password="
             + URLEncoder.encode(password, StandardCharsets.UTF_8)
             + "&_csrf="
             + URLEncoder.encode(csrf, StandardCharsets.UTF_8);
