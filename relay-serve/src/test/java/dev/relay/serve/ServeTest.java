@@ -285,34 +285,34 @@ class ServeTest {
       throws Exception {
     Matcher csrf = CSRF.matcher(get(client, base + "/relay/item?id=" + id).body());
     assertThat(csrf.find()).isTrue();
-    String form =
-        "id="
-            + id
-            + "&reason=test&_csrf="
-            + URLEncoder.encode(csrf.group(1), StandardCharsets.UTF_8);
-    return client.send(
-        HttpRequest.newBuilder(URI.create(base + "/relay/item/cancel"))
-            .timeout(Duration.ofSeconds(10))
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .POST(HttpRequest.BodyPublishers.ofString(form))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
+    return post(
+        client,
+        base + "/relay/item/cancel",
+        Map.of("id", id, "reason", "test", "_csrf", csrf.group(1)));
   }
 
   private static HttpResponse<String> login(
       HttpClient client, String base, String user, String csrf, String password) throws Exception {
-    String form =
-        "username="
-            + user
-            + "&password="
-            + URLEncoder.encode(password, StandardCharsets.UTF_8)
-            + "&_csrf="
-            + URLEncoder.encode(csrf, StandardCharsets.UTF_8);
+    return post(
+        client,
+        base + "/relay/login",
+        Map.of("username", user, "password", password, "_csrf", csrf));
+  }
+
+  private static HttpResponse<String> post(HttpClient client, String url, Map<String, String> form)
+      throws Exception {
+    StringBuilder body = new StringBuilder();
+    form.forEach(
+        (k, v) ->
+            body.append(body.length() == 0 ? "" : "&")
+                .append(k)
+                .append('=')
+                .append(URLEncoder.encode(v, StandardCharsets.UTF_8)));
     return client.send(
-        HttpRequest.newBuilder(URI.create(base + "/relay/login"))
+        HttpRequest.newBuilder(URI.create(url))
             .timeout(Duration.ofSeconds(10))
             .header("Content-Type", "application/x-www-form-urlencoded")
-            .POST(HttpRequest.BodyPublishers.ofString(form))
+            .POST(HttpRequest.BodyPublishers.ofString(body.toString()))
             .build(),
         HttpResponse.BodyHandlers.ofString());
   }
