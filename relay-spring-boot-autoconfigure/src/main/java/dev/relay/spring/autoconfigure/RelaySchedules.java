@@ -119,8 +119,10 @@ public final class RelaySchedules implements SmartLifecycle {
           at + ".every", d.getEvery(), ex.getMessage());
       case INVALID_MISSED_SLOTS -> new InvalidConfigurationPropertyValueException(
           at + ".missed", d.getMissed(), ex.getMessage());
-      default -> new InvalidConfigurationPropertyValueException(
-          ex.getMessage().contains("kind") ? at + ".kind" : at, name, ex.getMessage());
+      default -> ex.getMessage().contains("kind '")
+          ? new InvalidConfigurationPropertyValueException(
+              at + ".kind", d.getKind(), ex.getMessage())
+          : new InvalidConfigurationPropertyValueException(at, name, ex.getMessage());
     };
   }
 
