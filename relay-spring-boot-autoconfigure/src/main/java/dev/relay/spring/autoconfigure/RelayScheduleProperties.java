@@ -6,10 +6,10 @@ import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * Recurring work in the Spring properties, {@code relay.schedules.<name>.*}: each schedule names the
- * kind of the work its slots become, and either a {@code cron} expression with its {@code zone} or
- * an interval {@code every}; {@code missed} is {@code skip}, {@code latest} (the default) or {@code
- * each <window>}. Read only when {@code relay-schedule} is on the classpath.
+ * Recurring work in the Spring properties, {@code relay.schedules.<name>.*}: each schedule names
+ * the kind of the work its slots become, and either a {@code cron} expression with its {@code zone}
+ * or an interval {@code every}; {@code missed} is {@code skip}, {@code latest} (the default) or
+ * {@code each <window>}. Read only when {@code relay-schedule} is on the classpath.
  */
 @ConfigurationProperties("relay")
 public class RelayScheduleProperties {

@@ -111,18 +111,23 @@ public final class RelaySchedules implements SmartLifecycle {
       String name, RelayScheduleProperties.Definition d, ScheduleException ex) {
     String at = PREFIX + name;
     return switch (ex.problem()) {
-      case INVALID_CRON -> new InvalidConfigurationPropertyValueException(
-          at + ".cron", d.getCron(), ex.getMessage());
-      case UNKNOWN_ZONE -> new InvalidConfigurationPropertyValueException(
-          at + ".zone", d.getZone(), ex.getMessage());
-      case INVALID_INTERVAL -> new InvalidConfigurationPropertyValueException(
-          at + ".every", d.getEvery(), ex.getMessage());
-      case INVALID_MISSED_SLOTS -> new InvalidConfigurationPropertyValueException(
-          at + ".missed", d.getMissed(), ex.getMessage());
-      default -> ex.getMessage().contains("kind '")
-          ? new InvalidConfigurationPropertyValueException(
-              at + ".kind", d.getKind(), ex.getMessage())
-          : new InvalidConfigurationPropertyValueException(at, name, ex.getMessage());
+      case INVALID_CRON ->
+          new InvalidConfigurationPropertyValueException(
+              at + ".cron", d.getCron(), ex.getMessage());
+      case UNKNOWN_ZONE ->
+          new InvalidConfigurationPropertyValueException(
+              at + ".zone", d.getZone(), ex.getMessage());
+      case INVALID_INTERVAL ->
+          new InvalidConfigurationPropertyValueException(
+              at + ".every", d.getEvery(), ex.getMessage());
+      case INVALID_MISSED_SLOTS ->
+          new InvalidConfigurationPropertyValueException(
+              at + ".missed", d.getMissed(), ex.getMessage());
+      default ->
+          ex.getMessage().contains("kind '")
+              ? new InvalidConfigurationPropertyValueException(
+                  at + ".kind", d.getKind(), ex.getMessage())
+              : new InvalidConfigurationPropertyValueException(at, name, ex.getMessage());
     };
   }
 

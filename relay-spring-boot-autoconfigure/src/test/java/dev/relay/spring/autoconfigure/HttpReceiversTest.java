@@ -160,7 +160,10 @@ class HttpReceiversTest {
                           tx.executeWithoutResult(
                               s ->
                                   receivers.handle(
-                                      "mailer", headers, "{}", (c, d) -> HttpReply.json(200, "{}"))))
+                                      "mailer",
+                                      headers,
+                                      "{}",
+                                      (c, d) -> HttpReply.json(200, "{}"))))
                   .isInstanceOf(IllegalStateException.class)
                   .hasMessageContaining("InboxTemplate");
             });

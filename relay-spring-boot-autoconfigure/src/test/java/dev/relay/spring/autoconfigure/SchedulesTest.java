@@ -17,7 +17,9 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-/** {@code relay.schedules.*}: a schedule from the properties enqueues work that its handler runs. */
+/**
+ * {@code relay.schedules.*}: a schedule from the properties enqueues work that its handler runs.
+ */
 @RelayDatabaseTest
 class SchedulesTest {
   /** The payload of a slot's work. */
@@ -70,10 +72,7 @@ class SchedulesTest {
 
   @Test
   void noSchedulesNoScheduler(TestDatabase db) {
-    on(db)
-        .run(
-            context ->
-                assertThat(context.getBean(RelaySchedules.class).scheduler()).isEmpty());
+    on(db).run(context -> assertThat(context.getBean(RelaySchedules.class).scheduler()).isEmpty());
   }
 
   @Test
@@ -94,11 +93,7 @@ class SchedulesTest {
               c[0])
           .run(
               context ->
-                  assertThat(context)
-                      .as(c[0])
-                      .getFailure()
-                      .rootCause()
-                      .hasMessageContaining(c[1]));
+                  assertThat(context).as(c[0]).getFailure().rootCause().hasMessageContaining(c[1]));
     }
     on(db)
         .withPropertyValues("relay.schedules.pulse.kind=pulse", "relay.schedules.pulse.every=0s")

@@ -11,8 +11,8 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * The mailer: receives acknowledgements at {@code POST /mailer/acks} and queues one mail per
- * {@code Idempotency-Key}; a repeated delivery gets the stored answer and queues nothing.
+ * The mailer: receives acknowledgements at {@code POST /mailer/acks} and queues one mail per {@code
+ * Idempotency-Key}; a repeated delivery gets the stored answer and queues nothing.
  */
 @RestController
 public class MailerController {

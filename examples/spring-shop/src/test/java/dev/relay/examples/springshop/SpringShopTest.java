@@ -80,7 +80,8 @@ class SpringShopTest {
 
       // A repeated delivery (a lost reply, a redrive) gets the stored answer; no second mail.
       String payload =
-          db.queryString("SELECT payload::text FROM {schema}.outbox WHERE work_id = 'order-103-ack'");
+          db.queryString(
+              "SELECT payload::text FROM {schema}.outbox WHERE work_id = 'order-103-ack'");
       HttpResponse<String> repeat = post(port, "/mailer/acks", "order-103-ack", payload);
       assertThat(repeat.statusCode()).isEqualTo(200);
       assertThat(repeat.headers().firstValue("Idempotent-Replayed")).contains("true");
@@ -104,8 +105,7 @@ class SpringShopTest {
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.shop_order")).isEqualTo(1);
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(1);
       assertThat(
-              db.queryLong(
-                  "SELECT count(*) FROM {schema}.inbox WHERE message_id = 'purchase-p7'"))
+              db.queryLong("SELECT count(*) FROM {schema}.inbox WHERE message_id = 'purchase-p7'"))
           .isZero();
       assertThat(stock(db)).isEqualTo("P3=10 P7=0 P9=4");
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.sent_mail")).isEqualTo(1);
