@@ -103,5 +103,16 @@ class SchedulesTest {
                     .getFailure()
                     .rootCause()
                     .hasMessageContaining("relay.schedules.pulse.every"));
+    on(db)
+        .withPropertyValues(
+            "relay.schedules.pulse.kind=pulse",
+            "relay.schedules.pulse.every=1s",
+            "relay.scheduler-poll-interval=2h")
+        .run(
+            context ->
+                assertThat(context)
+                    .getFailure()
+                    .rootCause()
+                    .hasMessageContaining("relay.scheduler-poll-interval"));
   }
 }
