@@ -43,6 +43,13 @@ final class Claimer implements Runnable {
    */
   static final long FULL_SCAN_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
+  /**
+   * How often the claimer re-reads which of its kinds have a limiter row. Until it knows of a new
+   * limit, its ordinary claim skips that kind (never exceeds the limit); the kind is then claimed
+   * under the limiter's lock.
+   */
+  static final long LIMITS_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(5);
+
   private static final Duration ERROR_PAUSE_BASE = Duration.ofMillis(100);
   private static final Duration ERROR_PAUSE_CAP = Duration.ofSeconds(30);
 
@@ -62,6 +69,9 @@ final class Claimer implements Runnable {
   private final List<String> kinds;
   private ClaimPosition resumeAfter; // claimer thread only
   private long lastFullScan; // claimer thread only
+  private boolean limited; // claimer thread only: some kinds had a limiter row when last read
+  private long limitsReadAt; // claimer thread only
+  private boolean limitsRead; // claimer thread only
   private volatile long claimNanos; // a claim's round trip, a moving average
   private volatile boolean running = true;
 
@@ -159,9 +169,16 @@ final class Claimer implements Runnable {
     resumeAfter = null; // kept only after a full batch, below
     ClaimBatch batch;
     try (Connection c = connections.open("claim")) {
+      if (!limitsRead || sent - limitsReadAt >= LIMITS_REFRESH_NANOS) {
+        limited = !store.limitedKinds(c, kinds).isEmpty();
+        limitsRead = true;
+        limitsReadAt = sent;
+      }
       batch =
           store.claim(
-              c, new ClaimRequest(workerId, config.queues(), kinds, n, config.lease(), after));
+              c,
+              new ClaimRequest(workerId, config.queues(), kinds, n, config.lease(), after),
+              limited);
     } catch (UncertainClaimException e) {
       log.warn("the connection was lost while committing a claim; re-reading the claimed rows");
       events.error("claim", e.getCause()); // the public CommitOutcomeUnknownException
