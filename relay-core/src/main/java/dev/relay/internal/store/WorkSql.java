@@ -84,6 +84,9 @@ final class WorkSql {
    */
   final String claimLimited;
 
+  /** {@link #claimLimited} over several queues at once. */
+  final String claimLimitedQueues;
+
   /**
    * Step one of every guarded write: lock the named rows in work-ID order (so two batches cannot
    * deadlock). The guard is evaluated by the next statement, after any wait here. A single UPDATE
@@ -528,18 +531,21 @@ final class WorkSql {
                                             - interval '1 hour'
             )
             """;
-    claimLimited =
+    String limitedTemplate =
         schema.inject(
             (limitCtes
                     + claimCandidates
                         .replace("{limit_condition}", roomCondition)
-                        .replace("{queue_condition}", "o.queue = ANY (?::text[])")
                         .replace("{resume_condition}", "")
                     + limitPool
                     + claimUpdate
                     + logClaims
                     + claimResult)
                 .replace("{cap}", AttemptCap.of(schema, "o")));
+    // as for claimBatch: equality on one queue keeps the index's order, so the scan stops after the
+    // pool instead of sorting every eligible row
+    claimLimited = limitedTemplate.replace("{queue_condition}", "o.queue = ?");
+    claimLimitedQueues = limitedTemplate.replace("{queue_condition}", "o.queue = ANY (?::text[])");
     lockClaimed =
         schema.inject(
             """

@@ -111,9 +111,15 @@ public final class WorkStore {
         limited = kindsOf(ps);
       }
       if (!limited.isEmpty()) {
-        try (PreparedStatement ps = tx.prepareStatement(sql.claimLimited)) {
+        boolean oneQueue = request.queues().size() == 1;
+        try (PreparedStatement ps =
+            tx.prepareStatement(oneQueue ? sql.claimLimited : sql.claimLimitedQueues)) {
           ps.setArray(1, tx.createArrayOf("text", limited.toArray()));
-          ps.setArray(2, tx.createArrayOf("text", request.queues().toArray()));
+          if (oneQueue) {
+            ps.setString(2, request.queues().get(0));
+          } else {
+            ps.setArray(2, tx.createArrayOf("text", request.queues().toArray()));
+          }
           ps.setArray(3, tx.createArrayOf("text", limited.toArray()));
           ps.setInt(4, request.limit());
           ps.setString(5, request.workerId());
