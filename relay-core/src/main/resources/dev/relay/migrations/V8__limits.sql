@@ -21,9 +21,11 @@ CREATE TABLE ${relay_schema}.limiter (
 );
 
 -- The group a work item counts against for a per-group limit ('' : no group). Set at enqueue and
--- immutable like the kind. Adding a column with a constant default rewrites nothing.
+-- immutable like the kind. Adding a column with a constant default rewrites nothing, and a check
+-- added NOT VALID does not scan the existing rows (they all hold '').
+ALTER TABLE ${relay_schema}.outbox ADD COLUMN group_key text NOT NULL DEFAULT '';
 ALTER TABLE ${relay_schema}.outbox
-    ADD COLUMN group_key text NOT NULL DEFAULT '' CHECK (length(group_key) <= 200);
+    ADD CONSTRAINT outbox_group_key_length CHECK (length(group_key) <= 200) NOT VALID;
 
 DROP TRIGGER outbox_identity_is_immutable ON ${relay_schema}.outbox;
 
