@@ -75,6 +75,13 @@ public final class BenchCommand implements Callable<Integer> {
           "Larger sizes: 5M retained rows, 3 memory runs, transaction-outbox at every rate.")
   boolean full;
 
+  @Option(
+      names = "--kafka",
+      description =
+          "A Kafka broker (host:port) for the kafka part: Relay publishing through its Kafka"
+              + " transport against the raw producer and its own no-op burn-down.")
+  String kafka;
+
   @Option(names = "--quick", description = "Tiny sizes, one run each (seconds): a smoke run.")
   boolean quick;
 
@@ -82,8 +89,8 @@ public final class BenchCommand implements Callable<Integer> {
       names = "--only",
       split = ",",
       description =
-          "Relay's parts to run (default all): enqueue, burn-down, growth, steady, memory;"
-              + " the peers run with --peers whatever this says.")
+          "Relay's parts to run (default all): enqueue, burn-down, growth, steady, memory,"
+              + " kafka (needs --kafka); the peers run with --peers whatever this says.")
   Set<String> only;
 
   private final PrintStream out;
@@ -143,7 +150,7 @@ public final class BenchCommand implements Callable<Integer> {
   }
 
   private static final Set<String> PARTS =
-      Set.of("enqueue", "burn-down", "growth", "steady", "memory");
+      Set.of("enqueue", "burn-down", "growth", "steady", "memory", "kafka");
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -152,6 +159,10 @@ public final class BenchCommand implements Callable<Integer> {
     if (only != null && !PARTS.containsAll(only)) {
       throw new CommandLine.ParameterException(
           spec.commandLine(), "--only takes " + new TreeSet<>(PARTS) + ", not " + only);
+    }
+    if (only != null && only.contains("kafka") && kafka == null) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), "--only kafka needs --kafka host:port (a running broker)");
     }
     Sizes sizes = sizes();
     Report report = new Report(out);
@@ -221,6 +232,10 @@ public final class BenchCommand implements Callable<Integer> {
       if (runs("memory")) {
         step(report, "memory: relay");
         relay.memoryBacklog();
+      }
+      if (kafka != null && runs("kafka")) {
+        step(report, "kafka publish: raw producer, relay no-op, relay + KafkaTransport");
+        new KafkaBench(kafka, relay, sizes, report).publish();
       }
       Ratios.add(report, sizes);
     }

@@ -194,6 +194,13 @@ final class RelayBench {
 
   BurnDown burnDownRun(int instances, int jobs, boolean tuned, Runnable beforeStart)
       throws Exception {
+    return burnDownRun(instances, jobs, tuned, claim -> Outcome.done(), beforeStart);
+  }
+
+  /** As above, with {@code handler} instead of the no-op (the transport scenarios). */
+  BurnDown burnDownRun(
+      int instances, int jobs, boolean tuned, Handler handler, Runnable beforeStart)
+      throws Exception {
     preload(jobs);
     CountDownLatch done = new CountDownLatch(jobs);
     AtomicLong firstClaim = new AtomicLong();
@@ -211,7 +218,7 @@ final class RelayBench {
         };
     List<Relay> relays = new ArrayList<>();
     for (int i = 0; i < instances; i++) {
-      relays.add(relay(listener, "bench-" + i, true, tuned, claim -> Outcome.done()).build());
+      relays.add(relay(listener, "bench-" + i, true, tuned, handler).build());
     }
     beforeStart.run();
     long x0 = db.xactCommit();

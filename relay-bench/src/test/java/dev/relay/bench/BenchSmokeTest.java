@@ -65,4 +65,15 @@ class BenchSmokeTest {
         .contains("--only takes")
         .contains("warp-drive");
   }
+
+  @Test
+  void theKafkaPartWithoutABrokerIsRefusedBeforeAnythingRuns() {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    CommandLine cmd =
+        new CommandLine(new BenchCommand(new PrintStream(OutputStream.nullOutputStream())));
+    cmd.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
+    int exit = cmd.execute("--only", "kafka");
+    assertThat(exit).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("--only kafka needs --kafka");
+  }
 }

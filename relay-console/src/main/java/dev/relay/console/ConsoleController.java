@@ -1,0 +1,733 @@
+package dev.relay.console;
+
+import dev.relay.CancelResult;
+import dev.relay.InvalidWorkException;
+import dev.relay.Work;
+import dev.relay.WorkConflictException;
+import dev.relay.WorkState;
+import dev.relay.admin.Admin;
+import dev.relay.admin.InvalidAdminRequestException;
+import dev.relay.admin.PurgePolicy;
+import dev.relay.admin.PurgeResult;
+import dev.relay.admin.QueueHealth;
+import dev.relay.admin.RedriveRefusedException;
+import dev.relay.admin.RedriveRequest;
+import dev.relay.admin.SupersedeRefusedException;
+import dev.relay.admin.SupersedeResult;
+import dev.relay.admin.WorkDetail;
+import dev.relay.admin.WorkFilter;
+import dev.relay.admin.WorkItem;
+import dev.relay.admin.WorkNotFoundException;
+import dev.relay.admin.WorkPage;
+import jakarta.servlet.http.HttpServletRequest;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.security.Principal;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import org.springframework.http.CacheControl;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.stereotype.Controller;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.server.ResponseStatusException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.SerializationFeature;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The console's pages and actions. Reads and acts only through {@link Admin}; every action takes a
+ * reason and records the signed-in user's name as the actor. Pages are written by {@link Html},
+ * which escapes every stored string.
+ */
+@Controller
+@RequestMapping("${relay.console.path:/relay}")
+final class ConsoleController {
+  /** Payloads longer than this are shown cut, with their length. */
+  static final int MAX_SHOWN_PAYLOAD = 64 * 1024;
+
+  private static final JsonMapper PRETTY =
+      JsonMapper.builder().enable(SerializationFeature.INDENT_OUTPUT).build();
+  private static final MediaType HTML = new MediaType("text", "html", StandardCharsets.UTF_8);
+
+  /** How the console is mounted. */
+  enum Mode {
+    /** Behind Spring Security: sign-in, viewer and operator roles, CSRF. */
+    SECURED,
+    /** Without Spring Security: read-only, loopback clients only. */
+    LOOPBACK_READ_ONLY
+  }
+
+  private final Admin admin;
+  private final ConsoleProperties properties;
+  private final String mount;
+  private final Mode mode;
+  private final Function<HttpServletRequest, String[]> csrf;
+
+  /**
+   * @param csrf the CSRF field (name, token) of a request, or null when there is none
+   */
+  ConsoleController(
+      Admin admin,
+      ConsoleProperties properties,
+      Mode mode,
+      Function<HttpServletRequest, String[]> csrf) {
+    this.admin = admin;
+    this.properties = properties;
+    this.mount = properties.mount();
+    this.mode = mode;
+    this.csrf = csrf;
+  }
+
+  // ---------------------------------------------------------------- pages
+
+  @GetMapping({"", "/"})
+  ResponseEntity<String> overview(HttpServletRequest request) {
+    guard(request, false);
+    List<QueueHealth> health = admin.health(properties.getHealthWindow());
+    Html h = start(request, "Overview");
+    h.tag(
+            "<h1>Overview</h1><p class=\"note\">Per queue and kind, on the database clock. Failures and completions over the last ")
+        .text(properties.getHealthWindow())
+        .tag(". Counts read the whole work table.</p>");
+    if (health.isEmpty()) {
+      h.tag("<p>No work yet.</p>");
+    } else {
+      h.tag(
+          "<table><thead><tr><th>Queue</th><th>Kind</th><th>Ready</th><th>Running</th><th>Done</th>"
+              + "<th>Failed</th><th>Cancelled</th><th>Oldest eligible</th><th>Expired leases</th>"
+              + "<th>Blocked keys</th><th>Failures in window (by reason)</th><th>Done in window</th>"
+              + "<th>p50 / p95</th></tr></thead><tbody>");
+      for (QueueHealth q : health) {
+        h.tag("<tr>").cell(q.queue()).cell(q.kind());
+        countCell(h, q, "ready", q.ready());
+        countCell(h, q, "running", q.running());
+        countCell(h, q, "done", q.done());
+        countCell(h, q, "failed", q.failed());
+        countCell(h, q, "cancelled", q.cancelled());
+        h.cell(q.oldestEligibleAge()).cell(q.expiredLeases()).cell(q.blockedKeys());
+        h.tag("<td>");
+        if (q.failuresByReason().isEmpty()) {
+          h.text("none");
+        }
+        q.failuresByReason().entrySet().stream()
+            .sorted(Map.Entry.comparingByKey())
+            .forEach(
+                e -> {
+                  if (e.getKey().equals("unknown")) {
+                    // No error kind was recorded: the list cannot filter on its absence.
+                    h.text(e.getKey() + ": " + e.getValue()).tag("<br>");
+                    return;
+                  }
+                  Map<String, String> p = new LinkedHashMap<>();
+                  p.put("state", "failed");
+                  p.put("queue", q.queue());
+                  p.put("kind", q.kind());
+                  p.put("errorKind", e.getKey());
+                  h.link(Html.url(mount + "/work", p), e.getKey() + ": " + e.getValue())
+                      .tag("<br>");
+                });
+        h.tag("</td>").cell(q.completedInWindow());
+        h.tag("<td>").text(q.completionP50()).tag(" / ").text(q.completionP95()).tag("</td></tr>");
+      }
+      h.tag("</tbody></table>");
+    }
+    return page(h, HttpStatus.OK);
+  }
+
+  private void countCell(Html h, QueueHealth q, String state, long count) {
+    Map<String, String> p = new LinkedHashMap<>();
+    p.put("state", state);
+    p.put("queue", q.queue());
+    p.put("kind", q.kind());
+    h.tag("<td>").link(Html.url(mount + "/work", p), count).tag("</td>");
+  }
+
+  @GetMapping("/work")
+  ResponseEntity<String> list(
+      HttpServletRequest request,
+      @RequestParam(required = false) String state,
+      @RequestParam(required = false) String kind,
+      @RequestParam(required = false) String queue,
+      @RequestParam(required = false) String key,
+      @RequestParam(required = false) String errorKind,
+      @RequestParam(required = false) String outcome,
+      @RequestParam(required = false) String after) {
+    guard(request, false);
+    Map<String, String> filters = new LinkedHashMap<>();
+    filters.put("state", blankToNull(state));
+    filters.put("kind", blankToNull(kind));
+    filters.put("queue", blankToNull(queue));
+    filters.put("key", blankToNull(key));
+    filters.put("errorKind", blankToNull(errorKind));
+    filters.put("outcome", blankToNull(outcome));
+    WorkFilter f = WorkFilter.all();
+    if (filters.get("state") != null) {
+      f = f.state(filters.get("state"));
+    }
+    if (filters.get("kind") != null) {
+      f = f.kind(filters.get("kind"));
+    }
+    if (filters.get("queue") != null) {
+      f = f.queue(filters.get("queue"));
+    }
+    if (filters.get("key") != null) {
+      f = f.orderingKey(filters.get("key"));
+    }
+    if (filters.get("errorKind") != null) {
+      f = f.errorKind(filters.get("errorKind"));
+    }
+    if (filters.get("outcome") != null) {
+      f = f.outcome(filters.get("outcome"));
+    }
+    WorkPage page = admin.list(f, blankToNull(after), properties.getPageSize());
+
+    Html h = start(request, "Work");
+    h.tag("<h1>Work</h1><form method=\"get\" class=\"filters\" action=\"")
+        .attr(mount + "/work")
+        .tag("\">");
+    h.tag("<label>State <select name=\"state\"><option value=\"\">any</option>");
+    for (WorkState s : WorkState.values()) {
+      h.tag("<option value=\"").attr(s.sql()).tag("\"");
+      if (s.sql().equals(filters.get("state"))) {
+        h.tag(" selected");
+      }
+      h.tag(">").text(s.sql()).tag("</option>");
+    }
+    h.tag("</select></label>");
+    for (String[] field :
+        new String[][] {
+          {"kind", "Kind"},
+          {"queue", "Queue"},
+          {"key", "Ordering key"},
+          {"errorKind", "Error kind"},
+          {"outcome", "Outcome"}
+        }) {
+      h.tag("<label>").text(field[1]).tag(" <input name=\"").attr(field[0]).tag("\" value=\"");
+      h.attr(filters.get(field[0])).tag("\"></label>");
+    }
+    h.tag("<button type=\"submit\">Filter</button></form>");
+    h.tag("<p class=\"note\">Oldest first (creation time, then work ID), in keyset pages of ")
+        .text(properties.getPageSize())
+        .tag(".</p>");
+    h.tag(
+        "<table><thead><tr><th>Work ID</th><th>Kind</th><th>Queue</th><th>State</th>"
+            + "<th>Attempts</th><th>Generation</th><th>Created</th><th>Last error</th>"
+            + "<th>Outcome</th></tr></thead><tbody>");
+    for (WorkItem i : page.items()) {
+      h.tag("<tr><td>").link(Html.url(mount + "/item", "id", i.workId()), i.workId()).tag("</td>");
+      h.cell(i.kind()).cell(i.queue()).cell(i.state());
+      h.cell(i.attempts() + " / " + i.maxAttempts()).cell(i.generation()).cell(i.createdAt());
+      h.cell(i.lastErrorKind() == null ? null : i.lastErrorKind() + ": " + i.lastError());
+      h.cell(i.outcome()).tag("</tr>");
+    }
+    h.tag("</tbody></table>");
+    if (page.items().isEmpty()) {
+      h.tag("<p>No work matches.</p>");
+    }
+    h.tag("<p class=\"pages\">");
+    if (after != null && !after.isBlank()) {
+      h.link(Html.url(mount + "/work", filters), "First page").tag(" ");
+    }
+    if (page.hasMore()) {
+      Map<String, String> next = new LinkedHashMap<>(filters);
+      next.put("after", page.nextCursor());
+      h.tag("<a rel=\"next\" href=\"")
+          .attr(Html.url(mount + "/work", next))
+          .tag("\">Next page</a>");
+    }
+    h.tag("</p>");
+    return page(h, HttpStatus.OK);
+  }
+
+  @GetMapping("/item")
+  ResponseEntity<String> item(
+      HttpServletRequest request,
+      @RequestParam String id,
+      @RequestParam(required = false) String done) {
+    guard(request, false);
+    return itemPage(request, id, done, null, HttpStatus.OK);
+  }
+
+  private ResponseEntity<String> itemPage(
+      HttpServletRequest request,
+      String id,
+      String done,
+      RedriveRefusedException refusal,
+      HttpStatus status) {
+    WorkDetail d = admin.show(id).orElseThrow(() -> new WorkNotFoundException(id));
+    WorkItem i = d.item();
+    Html h = start(request, "Work " + id);
+    h.tag("<h1>Work <code>").text(i.workId()).tag("</code></h1>");
+    if (done != null) {
+      h.tag("<p class=\"done\" role=\"status\">").text(doneMessage(done)).tag("</p>");
+    }
+    h.tag("<dl class=\"facts\">");
+    fact(h, "State", i.state());
+    fact(h, "Kind", i.kind());
+    fact(h, "Queue", i.queue());
+    fact(h, "Priority", i.priority());
+    fact(h, "Claim generation", i.generation());
+    fact(h, "Attempts", i.attempts() + " / " + i.maxAttempts());
+    fact(h, "Created", i.createdAt());
+    fact(h, "Available at", i.availableAt());
+    fact(h, "First attempt", i.firstAttemptAt());
+    fact(h, "Claimed by", i.claimedBy());
+    fact(h, "Lease until", i.leaseUntil());
+    fact(h, "Completed", i.completedAt());
+    fact(h, "Deadline", i.deadline());
+    fact(h, "Ordering key", i.orderingKey() == null ? null : i.orderingKey() + " #" + i.sequence());
+    fact(
+        h,
+        "Last error",
+        i.lastErrorKind() == null ? null : i.lastErrorKind() + ": " + i.lastError());
+    fact(h, "Outcome evidence", i.outcome() == null ? "nothing known yet" : i.outcome());
+    fact(h, "Milestone", d.milestone());
+    fact(h, "Receiver reference", i.receiverRef());
+    fact(h, "Cancel requested", i.cancelRequestedAt());
+    h.tag("</dl>");
+
+    h.tag("<h2>Deduplication horizon</h2><p>")
+        .text(
+            i.firstAttemptAt() == null
+                ? "Never attempted: a redrive cannot be past the horizon."
+                : "First attempt at "
+                    + i.firstAttemptAt()
+                    + ". A redrive sends the same work ID again, which is safe only while the"
+                    + " receiver still deduplicates it: Relay checks the kind's deduplication"
+                    + " horizon when you redrive, and a redrive past it is refused unless you"
+                    + " override it explicitly.")
+        .tag("</p>");
+    if (refusal != null) {
+      refusalPanel(request, h, i, refusal);
+    }
+
+    h.tag("<h2>Payload</h2><pre class=\"payload\">").text(pretty(d.payload())).tag("</pre>");
+    if (d.result() != null) {
+      h.tag("<h2>Result</h2><pre class=\"payload\">").text(pretty(d.result())).tag("</pre>");
+    }
+
+    h.tag("<h2>Attempt timeline</h2>");
+    if (d.attempts().isEmpty()) {
+      h.tag("<p>No claim ended other than in plain success.</p>");
+    } else {
+      h.tag(
+          "<table><thead><tr><th>Generation</th><th>Worker</th><th>Claimed</th><th>Ended</th>"
+              + "<th>Ending</th><th>Error</th><th>Outcome evidence</th></tr></thead><tbody>");
+      for (WorkDetail.Attempt a : d.attempts()) {
+        h.tag("<tr>").cell(a.generation()).cell(a.worker()).cell(a.claimedAt()).cell(a.endedAt());
+        h.cell(a.ending()).cell(a.errorKind() == null ? null : a.errorKind() + ": " + a.error());
+        h.cell(a.outcome()).tag("</tr>");
+      }
+      h.tag("</tbody></table>");
+    }
+
+    h.tag(
+        "<h2>Audit</h2><table class=\"audit\"><thead><tr><th>When</th><th>Action</th><th>Actor</th>"
+            + "<th>Reason</th><th>Details</th></tr></thead><tbody>");
+    for (WorkDetail.Redrive r : d.redrives()) {
+      h.tag("<tr>").cell(r.at()).cell("redrive").cell(r.actor()).cell(r.reason());
+      h.cell(
+              "from "
+                  + r.fromState()
+                  + ", generation "
+                  + r.fromGeneration()
+                  + (r.forced() ? ", override" : ""))
+          .tag("</tr>");
+    }
+    for (WorkDetail.Cancel c : d.cancels()) {
+      h.tag("<tr>").cell(c.at()).cell("cancel").cell(c.actor()).cell(c.reason());
+      h.cell("from " + c.fromState() + ": " + c.result()).tag("</tr>");
+    }
+    for (WorkDetail.SupersedeLink s : d.supersedes()) {
+      h.tag("<tr>").cell(s.at()).cell("supersedes").cell(s.actor()).cell(s.reason());
+      h.tag("<td>replaces ")
+          .link(Html.url(mount + "/item", "id", s.supersedesWorkId()), s.supersedesWorkId())
+          .tag("</td></tr>");
+    }
+    for (WorkDetail.SupersedeLink s : d.supersededBy()) {
+      h.tag("<tr>").cell(s.at()).cell("superseded").cell(s.actor()).cell(s.reason());
+      h.tag("<td>replaced by ")
+          .link(Html.url(mount + "/item", "id", s.workId()), s.workId())
+          .tag("</td></tr>");
+    }
+    h.tag("</tbody></table>");
+
+    if (canAct(request)) {
+      actionForms(request, h, i);
+    }
+    return page(h, status);
+  }
+
+  private void refusalPanel(
+      HttpServletRequest request, Html h, WorkItem i, RedriveRefusedException refusal) {
+    h.tag("<div class=\"refused\" role=\"alert\"><h3>Redrive refused: ")
+        .text(refusal.reason().name().toLowerCase(java.util.Locale.ROOT).replace('_', ' '))
+        .tag("</h3><p>")
+        .text(refusal.getMessage())
+        .tag("</p>");
+    if (refusal.reason() == RedriveRefusedException.Reason.PAST_DEDUP_HORIZON) {
+      h.tag("<p>First attempt ")
+          .text(refusal.firstAttemptAt())
+          .tag("; the deduplication horizon ended ")
+          .text(refusal.horizonEnd())
+          .tag(". The receiver may no longer recognise this work ID and may apply it twice.</p>");
+    }
+    if (refusal.reason() != RedriveRefusedException.Reason.RUNNING && canAct(request)) {
+      String field =
+          refusal.reason() == RedriveRefusedException.Reason.PAST_DEDUP_HORIZON
+              ? "overrideHorizon"
+              : "force";
+      h.tag("<form method=\"post\" class=\"override\" action=\"")
+          .attr(mount + "/item/redrive")
+          .tag("\">");
+      csrfField(request, h);
+      h.hidden("id", i.workId()).hidden(field, "true");
+      if (request.getParameter("overrideHorizon") != null && !"overrideHorizon".equals(field)) {
+        h.hidden("overrideHorizon", "true");
+      }
+      if (request.getParameter("force") != null && !"force".equals(field)) {
+        h.hidden("force", "true");
+      }
+      h.tag(
+          "<label>Type the work ID to confirm the override <input name=\"confirm\" required></label>");
+      h.tag(
+          "<label>Reason <textarea name=\"reason\" required maxlength=\"2000\"></textarea></label>");
+      h.tag(
+          "<button type=\"submit\" name=\"action\" value=\"override\">Redrive anyway</button></form>");
+    }
+    h.tag("</div>");
+  }
+
+  private void actionForms(HttpServletRequest request, Html h, WorkItem i) {
+    h.tag("<h2>Actions</h2><div class=\"actions\">");
+    h.tag("<form method=\"post\" id=\"redrive\" action=\"")
+        .attr(mount + "/item/redrive")
+        .tag("\">");
+    csrfField(request, h);
+    h.hidden("id", i.workId());
+    h.tag("<h3>Redrive</h3><p class=\"note\">Same work ID and payload, a new attempt budget.</p>");
+    h.tag(
+        "<label>Reason <textarea name=\"reason\" required maxlength=\"2000\"></textarea></label>");
+    h.tag("<button type=\"submit\">Redrive</button></form>");
+
+    h.tag("<form method=\"post\" id=\"cancel\" action=\"").attr(mount + "/item/cancel").tag("\">");
+    csrfField(request, h);
+    h.hidden("id", i.workId());
+    h.tag(
+        "<h3>Cancel</h3><p class=\"note\">Running work is asked to stop at its next renewal; an"
+            + " in-flight call is not recalled.</p>");
+    h.tag(
+        "<label>Reason <textarea name=\"reason\" required maxlength=\"2000\"></textarea></label>");
+    h.tag("<button type=\"submit\">Cancel</button></form>");
+
+    h.tag("<form method=\"post\" id=\"supersede\" action=\"")
+        .attr(mount + "/item/supersede")
+        .tag("\">");
+    csrfField(request, h);
+    h.hidden("id", i.workId());
+    h.tag(
+        "<h3>Supersede</h3><p class=\"note\">Enqueue a corrected intention of the same kind and"
+            + " queue under a new ID, and cancel this work.</p>");
+    h.tag("<label>New work ID <input name=\"newId\" required></label>");
+    h.tag("<label>Payload (JSON) <textarea name=\"payload\" required></textarea></label>");
+    h.tag(
+        "<label>Reason <textarea name=\"reason\" required maxlength=\"2000\"></textarea></label>");
+    h.tag("<button type=\"submit\">Supersede</button></form>");
+    h.tag("</div>");
+  }
+
+  @GetMapping("/purge")
+  ResponseEntity<String> purgeForm(HttpServletRequest request) {
+    guard(request, false);
+    Html h = start(request, "Purge dry run");
+    h.tag("<h1>Purge dry run</h1><p>Counts what the default purge policy (")
+        .text(PurgePolicy.DEFAULT)
+        .tag(") would delete now. It changes nothing; the console never purges.</p>");
+    if (canAct(request)) {
+      h.tag("<form method=\"post\" action=\"").attr(mount + "/purge").tag("\">");
+      csrfField(request, h);
+      h.tag(
+          "<label>Reason <textarea name=\"reason\" required maxlength=\"2000\"></textarea></label>");
+      h.tag("<button type=\"submit\">Count</button></form>");
+    }
+    return page(h, HttpStatus.OK);
+  }
+
+  @GetMapping("/login")
+  ResponseEntity<String> login(HttpServletRequest request) {
+    if (mode != Mode.SECURED) {
+      throw new ResponseStatusException(HttpStatus.NOT_FOUND);
+    }
+    Html h = start(request, "Sign in");
+    h.tag("<h1>Sign in</h1>");
+    if (request.getParameter("error") != null) {
+      h.tag("<p class=\"refused\" role=\"alert\">Wrong user name or password.</p>");
+    }
+    if (request.getParameter("logout") != null) {
+      h.tag("<p class=\"done\" role=\"status\">Signed out.</p>");
+    }
+    h.tag("<form method=\"post\" id=\"login\" action=\"").attr(mount + "/login").tag("\">");
+    csrfField(request, h);
+    h.tag("<label>User <input name=\"username\" autocomplete=\"username\" required></label>");
+    h.tag(
+        "<label>Password <input type=\"password\" name=\"password\" autocomplete=\"current-password\" required></label>");
+    h.tag("<button type=\"submit\">Sign in</button></form>");
+    return page(h, HttpStatus.OK);
+  }
+
+  @GetMapping("/console.css")
+  ResponseEntity<String> css() throws IOException {
+    try (InputStream in = ConsoleController.class.getResourceAsStream("console.css")) {
+      return ResponseEntity.ok()
+          .contentType(new MediaType("text", "css", StandardCharsets.UTF_8))
+          .cacheControl(CacheControl.noCache())
+          .body(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+    }
+  }
+
+  // ---------------------------------------------------------------- actions
+
+  @PostMapping("/item/redrive")
+  ResponseEntity<String> redrive(
+      HttpServletRequest request,
+      Principal user,
+      @RequestParam String id,
+      @RequestParam(required = false) String reason,
+      @RequestParam(defaultValue = "false") boolean force,
+      @RequestParam(defaultValue = "false") boolean overrideHorizon,
+      @RequestParam(required = false) String confirm) {
+    guard(request, true);
+    if ((force || overrideHorizon) && !id.equals(confirm)) {
+      throw new InvalidAdminRequestException(
+          "confirm", "must repeat the work ID to confirm an override; nothing was redriven");
+    }
+    RedriveRequest r = RedriveRequest.of(actor(user), reason);
+    if (force) {
+      r = r.forced();
+    }
+    if (overrideHorizon) {
+      r = r.overridingHorizon();
+    }
+    try {
+      admin.redrive(id, r);
+    } catch (RedriveRefusedException e) {
+      return itemPage(request, id, null, e, HttpStatus.CONFLICT);
+    }
+    return done(id, "redriven");
+  }
+
+  @PostMapping("/item/cancel")
+  ResponseEntity<String> cancel(
+      HttpServletRequest request,
+      Principal user,
+      @RequestParam String id,
+      @RequestParam(required = false) String reason) {
+    guard(request, true);
+    CancelResult r = admin.cancel(id, actor(user), reason);
+    if (r.status() == CancelResult.Status.NOT_FOUND) {
+      throw new WorkNotFoundException(id);
+    }
+    return done(id, "cancel-" + r.status().name().toLowerCase(java.util.Locale.ROOT));
+  }
+
+  @PostMapping("/item/supersede")
+  ResponseEntity<String> supersede(
+      HttpServletRequest request,
+      Principal user,
+      @RequestParam String id,
+      @RequestParam String newId,
+      @RequestParam String payload,
+      @RequestParam(required = false) String reason) {
+    guard(request, true);
+    WorkItem old = admin.show(id).orElseThrow(() -> new WorkNotFoundException(id)).item();
+    Work replacement = Work.of(newId, old.kind(), payload).queue(old.queue());
+    SupersedeResult r = admin.supersede(id, replacement, actor(user), reason);
+    return done(r.newWorkId(), "superseded");
+  }
+
+  @PostMapping("/purge")
+  ResponseEntity<String> purgeDryRun(
+      HttpServletRequest request, @RequestParam(required = false) String reason) {
+    guard(request, true);
+    if (reason == null || reason.isBlank()) {
+      throw new InvalidAdminRequestException("reason", "is empty");
+    }
+    PurgeResult r = admin.purge(PurgePolicy.DEFAULT, true);
+    Html h = start(request, "Purge dry run");
+    h.tag(
+        "<h1>Purge dry run</h1><p role=\"status\">Nothing was deleted. Eligible now:</p><dl class=\"facts\">");
+    fact(h, "Done and cancelled work", r.work());
+    fact(h, "Tombstones", r.tombstones());
+    fact(h, "Attempt history rows", r.attempts());
+    fact(h, "Audit rows", r.audits());
+    h.tag("</dl>");
+    return page(h, HttpStatus.OK);
+  }
+
+  // ---------------------------------------------------------------- errors
+
+  @ExceptionHandler({
+    InvalidAdminRequestException.class,
+    InvalidWorkException.class,
+    WorkConflictException.class
+  })
+  ResponseEntity<String> badRequest(HttpServletRequest request, RuntimeException e) {
+    return problem(request, HttpStatus.BAD_REQUEST, "Nothing changed", e.getMessage());
+  }
+
+  @ExceptionHandler(SupersedeRefusedException.class)
+  ResponseEntity<String> refused(HttpServletRequest request, SupersedeRefusedException e) {
+    return problem(
+        request, HttpStatus.CONFLICT, "Supersede refused; nothing changed", e.getMessage());
+  }
+
+  @ExceptionHandler(WorkNotFoundException.class)
+  ResponseEntity<String> notFound(HttpServletRequest request, WorkNotFoundException e) {
+    return problem(request, HttpStatus.NOT_FOUND, "Not found", e.getMessage());
+  }
+
+  private ResponseEntity<String> problem(
+      HttpServletRequest request, HttpStatus status, String title, String message) {
+    Html h = start(request, title);
+    h.tag("<h1>")
+        .text(title)
+        .tag("</h1><p class=\"refused\" role=\"alert\">")
+        .text(message)
+        .tag("</p>");
+    return page(h, status);
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private void guard(HttpServletRequest request, boolean write) {
+    if (mode == Mode.LOOPBACK_READ_ONLY) {
+      if (write || !loopback(request.getRemoteAddr())) {
+        throw new ResponseStatusException(
+            HttpStatus.FORBIDDEN,
+            "the console is read-only and answers loopback clients only (no Spring Security)");
+      }
+    }
+  }
+
+  static boolean loopback(String address) {
+    try {
+      return address != null && InetAddress.getByName(address).isLoopbackAddress();
+    } catch (UnknownHostException e) {
+      return false;
+    }
+  }
+
+  private boolean canAct(HttpServletRequest request) {
+    return mode == Mode.SECURED && request.isUserInRole(properties.getOperatorRole());
+  }
+
+  private static String actor(Principal user) {
+    if (user == null || user.getName() == null || user.getName().isBlank()) {
+      throw new ResponseStatusException(
+          HttpStatus.FORBIDDEN, "no signed-in user to record as the actor");
+    }
+    return user.getName();
+  }
+
+  private ResponseEntity<String> done(String id, String what) {
+    Map<String, String> p = new LinkedHashMap<>();
+    p.put("id", id);
+    p.put("done", what);
+    return ResponseEntity.status(HttpStatus.SEE_OTHER)
+        .header("Location", Html.url(mount + "/item", p))
+        .build();
+  }
+
+  private static String doneMessage(String done) {
+    return switch (done) {
+      case "redriven" -> "Redriven: the work is ready again with a new attempt budget.";
+      case "cancel-cancelled" -> "Cancelled.";
+      case "cancel-cancel_requested" ->
+          "Cancel requested: the worker stops at its next renewal; an in-flight call is not recalled.";
+      case "cancel-already_finished" -> "Already finished: nothing to cancel.";
+      case "superseded" -> "This work supersedes the old one, which was cancelled.";
+      default -> "Done.";
+    };
+  }
+
+  private void csrfField(HttpServletRequest request, Html h) {
+    String[] field = csrf == null ? null : csrf.apply(request);
+    if (field != null) {
+      h.hidden(field[0], field[1]);
+    }
+  }
+
+  private static void fact(Html h, String name, Object value) {
+    h.tag("<dt>").text(name).tag("</dt><dd>").text(value).tag("</dd>");
+  }
+
+  static String pretty(String json) {
+    if (json == null) {
+      return null;
+    }
+    String shown;
+    try {
+      JsonNode node = PRETTY.readTree(json);
+      shown = PRETTY.writeValueAsString(node);
+    } catch (RuntimeException e) {
+      shown = json;
+    }
+    if (shown.length() > MAX_SHOWN_PAYLOAD) {
+      return shown.substring(0, MAX_SHOWN_PAYLOAD)
+          + "\n\u2026 cut: "
+          + shown.length()
+          + " characters in all";
+    }
+    return shown;
+  }
+
+  private static String blankToNull(String s) {
+    return s == null || s.isBlank() ? null : s.strip();
+  }
+
+  private Html start(HttpServletRequest request, String title) {
+    Html h = new Html();
+    h.tag("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>")
+        .text(title)
+        .tag(" \u2014 Relay</title><link rel=\"stylesheet\" href=\"")
+        .attr(mount + "/console.css")
+        .tag("\"></head><body><header><nav><strong>Relay</strong> ");
+    h.link(mount, "Overview").tag(" ");
+    h.link(mount + "/work", "Work").tag(" ");
+    h.link(Html.url(mount + "/work", "state", "failed"), "Failed").tag(" ");
+    h.link(mount + "/purge", "Purge dry run");
+    h.tag("</nav>");
+    Principal user = request.getUserPrincipal();
+    if (mode == Mode.SECURED && user != null) {
+      h.tag("<form method=\"post\" class=\"logout\" action=\"").attr(mount + "/logout").tag("\">");
+      csrfField(request, h);
+      h.tag("<span class=\"user\">")
+          .text(user.getName())
+          .tag(canAct(request) ? " (operator)" : " (viewer)");
+      h.tag("</span> <button type=\"submit\">Sign out</button></form>");
+    } else if (mode == Mode.LOOPBACK_READ_ONLY) {
+      h.tag("<span class=\"user\">read-only (loopback)</span>");
+    }
+    h.tag("</header><main>");
+    return h;
+  }
+
+  private static ResponseEntity<String> page(Html h, HttpStatus status) {
+    h.tag("</main></body></html>");
+    return ResponseEntity.status(status)
+        .contentType(HTML)
+        .cacheControl(CacheControl.noStore())
+        .body(h.toString());
+  }
+}

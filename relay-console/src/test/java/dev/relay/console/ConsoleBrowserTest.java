@@ -1,0 +1,135 @@
+package dev.relay.console;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.relay.test.RelayDatabaseTest;
+import dev.relay.test.TestDatabase;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+import org.openqa.selenium.NoAlertPresentException;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.TakesScreenshot;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.WebDriverWait;
+
+/**
+ * The console in a real headless Chromium (Debian's {@code chromium} and {@code chromium-driver}):
+ * sign in with the form, open the overview, follow the failures of one reason to the work list,
+ * open an item, redrive it with a reason, and see the new state and the audit line with the user's
+ * name. Without Chromium the test fails, saying how to install it: it is never skipped.
+ */
+@RelayDatabaseTest
+class ConsoleBrowserTest {
+  static final Path CHROMIUM = Path.of("/usr/bin/chromium");
+  static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
+
+  @Test
+  void operatorSignsInOpensAFailedItemAndRedrivesIt(TestDatabase db) throws Exception {
+    if (!Files.isExecutable(CHROMIUM) || !Files.isExecutable(CHROMEDRIVER)) {
+      fail(
+          "This browser test needs Chromium at "
+              + CHROMIUM
+              + " and its driver at "
+              + CHROMEDRIVER
+              + ": install them with `apt-get install -y chromium chromium-driver` (as .ci/run"
+              + " does); the test is not skipped without them");
+    }
+    ConsoleTest.failed(db, "order-9-ack", "{\"note\": \"<script>alert(1)</script>\"}");
+    Path profile = Files.createTempDirectory("relay-console-chromium-");
+    ChromeDriverService service =
+        new ChromeDriverService.Builder()
+            .usingDriverExecutable(CHROMEDRIVER.toFile())
+            .usingAnyFreePort()
+            .build();
+    ChromeOptions options = new ChromeOptions();
+    options.setBinary(CHROMIUM.toFile());
+    options.addArguments(
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1280,1000",
+        "--user-data-dir=" + profile);
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      WebDriver web = new ChromeDriver(service, options);
+      try {
+        use(web, app, db);
+      } finally {
+        web.quit();
+      }
+    } finally {
+      try (Stream<Path> files = Files.walk(profile)) {
+        files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
+    }
+  }
+
+  private static void use(WebDriver web, ConsoleApp app, TestDatabase db) throws Exception {
+    {
+      WebDriverWait wait = new WebDriverWait(web, Duration.ofSeconds(30));
+      String base = "http://127.0.0.1:" + app.port();
+
+      web.get(base + "/relay");
+      wait.until(ExpectedConditions.presenceOfElementLocated(By.id("login")));
+      web.findElement(By.name("username")).sendKeys(ConsoleApp.OPERATOR);
+      web.findElement(By.name("password")).sendKeys(ConsoleApp.OPERATOR_PASSWORD);
+      web.findElement(By.cssSelector("#login button[type=submit]")).click();
+
+      wait.until(ExpectedConditions.titleContains("Overview"));
+      assertThat(web.findElement(By.cssSelector("span.user")).getText()).contains("olga");
+      screenshot(web, "overview");
+      web.findElement(By.cssSelector("main table a[href*='errorKind=http_500']")).click();
+
+      wait.until(ExpectedConditions.titleContains("Work"));
+      web.findElement(By.linkText("order-9-ack")).click();
+
+      wait.until(ExpectedConditions.presenceOfElementLocated(By.id("redrive")));
+      assertThat(web.findElement(By.cssSelector("pre.payload")).getText())
+          .contains("<script>alert(1)</script>");
+      assertThatThrownBy(() -> web.switchTo().alert()).isInstanceOf(NoAlertPresentException.class);
+      web.findElement(By.cssSelector("#redrive textarea[name=reason]"))
+          .sendKeys("provider back, INC-9");
+      web.findElement(By.cssSelector("#redrive button[type=submit]")).click();
+
+      wait.until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("p.done")));
+      String page = web.findElement(By.tagName("main")).getText();
+      assertThat(page).contains("Redriven").contains("provider back, INC-9").contains("olga");
+      assertThat(
+              web.findElement(By.xpath("//dt[text()='State']/following-sibling::dd[1]")).getText())
+          .isEqualTo("ready");
+      assertThat(ConsoleTest.state(db, "order-9-ack")).isEqualTo("ready");
+      screenshot(web, "item");
+
+      web.findElement(By.cssSelector("form.logout button")).click();
+      wait.until(ExpectedConditions.presenceOfElementLocated(By.id("login")));
+      web.get(base + "/relay");
+      wait.until(ExpectedConditions.presenceOfElementLocated(By.id("login")));
+    }
+  }
+
+  /**
+   * Saves the page as {@code target/console-screenshots/<name>.png}: the pictures in
+   * docs/console.md come from here.
+   */
+  private static void screenshot(WebDriver web, String name) throws Exception {
+    Path dir = Path.of("target", "console-screenshots");
+    Files.createDirectories(dir);
+    Files.write(
+        dir.resolve(name + ".png"), ((TakesScreenshot) web).getScreenshotAs(OutputType.BYTES));
+  }
+}

@@ -1,0 +1,465 @@
+package dev.relay.console;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.springframework.security.test.web.servlet.request.SecurityMockMvcRequestPostProcessors.csrf;
+import static org.springframework.security.test.web.servlet.request.SecurityMockMvcRequestPostProcessors.user;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.post;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.redirectedUrl;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
+
+import dev.relay.admin.Admin;
+import dev.relay.admin.WorkDetail;
+import dev.relay.test.RelayDatabaseTest;
+import dev.relay.test.TestDatabase;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.springframework.test.web.servlet.MockMvc;
+import org.springframework.test.web.servlet.ResultActions;
+import org.springframework.test.web.servlet.request.MockHttpServletRequestBuilder;
+import org.springframework.test.web.servlet.request.RequestPostProcessor;
+
+/** The console inside a Spring Boot application, over HTTP (MockMvc through the real filters). */
+@RelayDatabaseTest
+class ConsoleTest {
+  static final RequestPostProcessor OPERATOR = user(ConsoleApp.OPERATOR).roles("RELAY_OPERATOR");
+  static final RequestPostProcessor VIEWER = user(ConsoleApp.VIEWER).roles("RELAY_VIEWER");
+
+  static void failed(TestDatabase db, String workId, String payload) throws Exception {
+    failed(db, workId, "order_ack", payload);
+  }
+
+  static void failed(TestDatabase db, String workId, String kind, String payload) throws Exception {
+    db.execute(
+        "INSERT INTO {schema}.outbox (work_id, kind, payload, state, completed_at, first_attempt_at,"
+            + " attempts, max_attempts, claim_generation, last_error_kind, last_error, outcome)"
+            + " VALUES ('"
+            + workId
+            + "', '"
+            + kind
+            + "', '"
+            + payload
+            + "', 'failed', now(), now(), 3, 3, 3, 'http_500', 'provider said 500', 'not_delivered')");
+  }
+
+  /** A POST by the operator with a valid CSRF token and the given name, value pairs. */
+  static MockHttpServletRequestBuilder operatorPost(String path, String... params) {
+    MockHttpServletRequestBuilder b = post(path).with(OPERATOR).with(csrf());
+    for (int i = 0; i < params.length; i += 2) {
+      b = b.param(params[i], params[i + 1]);
+    }
+    return b;
+  }
+
+  /** The response's body. */
+  static String body(ResultActions result) throws Exception {
+    return result.andReturn().getResponse().getContentAsString();
+  }
+
+  static String state(TestDatabase db, String workId) throws Exception {
+    return db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = '" + workId + "'");
+  }
+
+  @Test
+  void anonymousIsSentToSignInAndTheApplicationKeepsItsOwnSecurity(TestDatabase db)
+      throws Exception {
+    failed(db, "order-1-ack", "{}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      mvc.perform(get("/relay"))
+          .andExpect(status().isFound())
+          .andExpect(redirectedUrl("/relay/login"));
+      mvc.perform(get("/relay/item").param("id", "order-1-ack")).andExpect(status().isFound());
+      mvc.perform(
+              post("/relay/item/redrive")
+                  .with(csrf())
+                  .param("id", "order-1-ack")
+                  .param("reason", "x"))
+          .andExpect(status().isFound());
+      assertThat(state(db, "order-1-ack")).isEqualTo("failed");
+      // The console's chain did not replace Boot's default one for the rest of the application.
+      int hello = mvc.perform(get("/hello")).andReturn().getResponse().getStatus();
+      assertThat(hello).isIn(302, 401);
+      mvc.perform(get("/hello").with(VIEWER)).andExpect(status().isOk());
+      // The sign-in page itself is public, and carries the CSRF field.
+      String login = body(mvc.perform(get("/relay/login")).andExpect(status().isOk()));
+      assertThat(login).contains("name=\"_csrf\"").contains("action=\"/relay/login\"");
+    }
+  }
+
+  @Test
+  void cspWithoutInlineScriptAndNoFramingOnEveryPage(TestDatabase db) throws Exception {
+    failed(db, "order-2-ack", "{}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      for (String page :
+          List.of("/relay", "/relay/work", "/relay/item?id=order-2-ack", "/relay/login")) {
+        String csp =
+            mvc.perform(get(page).with(VIEWER))
+                .andExpect(status().isOk())
+                .andExpect(header().string("X-Frame-Options", "DENY"))
+                .andReturn()
+                .getResponse()
+                .getHeader("Content-Security-Policy");
+        assertThat(csp)
+            .as(page)
+            .contains("frame-ancestors 'none'")
+            .contains("script-src 'self'")
+            .doesNotContain("unsafe-inline");
+      }
+    }
+  }
+
+  @Test
+  void viewerReadsButCannotActOperatorRedrivesAsHimselfAndCsrfIsRequired(TestDatabase db)
+      throws Exception {
+    failed(db, "order-3-ack", "{\"order\": 3}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      String viewerPage =
+          body(
+              mvc.perform(get("/relay/item").param("id", "order-3-ack").with(VIEWER))
+                  .andExpect(status().isOk()));
+      assertThat(viewerPage).contains("order-3-ack").doesNotContain("id=\"redrive\"");
+
+      mvc.perform(
+              post("/relay/item/redrive")
+                  .with(VIEWER)
+                  .with(csrf())
+                  .param("id", "order-3-ack")
+                  .param("reason", "viewer tries"))
+          .andExpect(status().isForbidden());
+      mvc.perform(
+              post("/relay/item/cancel")
+                  .with(VIEWER)
+                  .with(csrf())
+                  .param("id", "order-3-ack")
+                  .param("reason", "viewer tries"))
+          .andExpect(status().isForbidden());
+      mvc.perform(post("/relay/purge").with(VIEWER).with(csrf()).param("reason", "viewer tries"))
+          .andExpect(status().isForbidden());
+      assertThat(state(db, "order-3-ack")).isEqualTo("failed");
+
+      // An operator without the CSRF token, and with a forged one, is refused too.
+      mvc.perform(
+              post("/relay/item/redrive")
+                  .with(OPERATOR)
+                  .param("id", "order-3-ack")
+                  .param("reason", "no token"))
+          .andExpect(status().isForbidden());
+      mvc.perform(
+              post("/relay/item/redrive")
+                  .with(OPERATOR)
+                  .with(csrf().useInvalidToken())
+                  .param("id", "order-3-ack")
+                  .param("reason", "forged token"))
+          .andExpect(status().isForbidden());
+      assertThat(state(db, "order-3-ack")).isEqualTo("failed");
+
+      // Without a reason: a clear refusal, nothing changed.
+      String noReason =
+          body(
+              mvc.perform(operatorPost("/relay/item/redrive", "id", "order-3-ack", "reason", " "))
+                  .andExpect(status().isBadRequest()));
+      assertThat(noReason).contains("reason");
+      assertThat(state(db, "order-3-ack")).isEqualTo("failed");
+
+      String operatorPage =
+          body(mvc.perform(get("/relay/item").param("id", "order-3-ack").with(OPERATOR)));
+      assertThat(operatorPage).contains("id=\"redrive\"").contains("name=\"_csrf\"");
+
+      mvc.perform(
+              operatorPost(
+                  "/relay/item/redrive", "id", "order-3-ack", "reason", "provider back, INC-7"))
+          .andExpect(status().isSeeOther())
+          .andExpect(header().string("Location", "/relay/item?id=order-3-ack&done=redriven"));
+      assertThat(state(db, "order-3-ack")).isEqualTo("ready");
+      WorkDetail d = Admin.create(db.dataSource(), db.schema()).show("order-3-ack").orElseThrow();
+      assertThat(d.redrives()).hasSize(1);
+      assertThat(d.redrives().get(0).actor()).isEqualTo(ConsoleApp.OPERATOR);
+      assertThat(d.redrives().get(0).reason()).isEqualTo("provider back, INC-7");
+
+      String after =
+          body(
+              mvc.perform(
+                  get("/relay/item")
+                      .param("id", "order-3-ack")
+                      .param("done", "redriven")
+                      .with(VIEWER)));
+      assertThat(after).contains("provider back, INC-7").contains(">olga<");
+    }
+  }
+
+  @Test
+  void storedMarkupIsShownAsTextNeverAsHtml(TestDatabase db) throws Exception {
+    failed(
+        db,
+        "order-4-ack",
+        "<b>kind</b>",
+        "{\"note\": \"<script>alert(1)</script>\", \"q\": \"\\\"''&\"}");
+    db.execute(
+        "UPDATE {schema}.outbox SET last_error = '<img src=x onerror=alert(2)>'"
+            + " WHERE work_id = 'order-4-ack'");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      for (String page :
+          List.of("/relay", "/relay/work?state=failed", "/relay/item?id=order-4-ack")) {
+        String html = body(mvc.perform(get(page).with(OPERATOR)).andExpect(status().isOk()));
+        assertThat(html)
+            .as(page)
+            .doesNotContain("<script")
+            .doesNotContain("<img")
+            .doesNotContain("<b>");
+        assertThat(html).as(page).contains("&lt;b&gt;kind&lt;/b&gt;");
+      }
+      String item = body(mvc.perform(get("/relay/item?id=order-4-ack").with(OPERATOR)));
+      assertThat(item)
+          .contains("&lt;script&gt;alert(1)&lt;/script&gt;")
+          .contains("&lt;img src=x onerror=alert(2)&gt;")
+          // pretty-printed: one field per line
+          .containsPattern("\\{\\n\\s+&quot;\\w+&quot; : ");
+    }
+  }
+
+  @Test
+  void workListPagesByKeysetAndNeverRepeatsOrSkips(TestDatabase db) throws Exception {
+    for (int i = 1; i <= 7; i++) {
+      failed(db, "order-" + (100 + i) + "-ack", "{}");
+    }
+    try (ConsoleApp app = ConsoleApp.start(db, "relay.console.page-size=3")) {
+      MockMvc mvc = app.mvc();
+      List<String> seen = new ArrayList<>();
+      String url = "/relay/work?state=failed";
+      int pages = 0;
+      while (url != null) {
+        String html = body(mvc.perform(get(url).with(VIEWER)).andExpect(status().isOk()));
+        pages++;
+        Matcher m = Pattern.compile("item\\?id=(order-\\d+-ack)").matcher(html);
+        while (m.find()) {
+          seen.add(m.group(1));
+        }
+        Matcher next = Pattern.compile("<a rel=\"next\" href=\"([^\"]+)\"").matcher(html);
+        url = next.find() ? next.group(1).replace("&amp;", "&") : null;
+        if (url != null) {
+          assertThat(url).contains("after=").doesNotContain("offset").doesNotContain("page=");
+        }
+        if (pages == 1) {
+          // Work added meanwhile, created after the cursor, shows on a later page.
+          failed(db, "order-200-ack", "{}");
+        }
+      }
+      assertThat(pages).isEqualTo(3);
+      assertThat(seen).hasSize(8).doesNotHaveDuplicates();
+      assertThat(seen.get(7)).isEqualTo("order-200-ack");
+    }
+  }
+
+  @Test
+  void withoutSpringSecurityNothingIsMountedUnlessReadOnlyOnLoopbackIsAllowed(TestDatabase db)
+      throws Exception {
+    failed(db, "order-5-ack", "{}");
+    String noSecurity =
+        "spring.autoconfigure.exclude="
+            + "org.springframework.boot.security.autoconfigure.SecurityAutoConfiguration,"
+            + "org.springframework.boot.security.autoconfigure.web.servlet.ServletWebSecurityAutoConfiguration,"
+            + "org.springframework.boot.security.autoconfigure.web.servlet.SecurityFilterAutoConfiguration,"
+            + "org.springframework.boot.security.autoconfigure.UserDetailsServiceAutoConfiguration";
+    try (ConsoleApp app = ConsoleApp.start(db, noSecurity)) {
+      assertThat(app.context().getBeansOfType(ConsoleAutoConfiguration.ConsoleNotMounted.class))
+          .hasSize(1);
+      assertThat(app.context().getBeansOfType(ConsoleController.class)).isEmpty();
+      org.springframework.test.web.servlet.setup.MockMvcBuilders.webAppContextSetup(
+              (org.springframework.web.context.WebApplicationContext) app.context())
+          .build()
+          .perform(get("/relay"))
+          .andExpect(status().isNotFound());
+    }
+    try (ConsoleApp app =
+        ConsoleApp.start(db, noSecurity, "relay.console.loopback-read-only=true")) {
+      MockMvc mvc =
+          org.springframework.test.web.servlet.setup.MockMvcBuilders.webAppContextSetup(
+                  (org.springframework.web.context.WebApplicationContext) app.context())
+              .build();
+      String html =
+          body(
+              mvc.perform(
+                      get("/relay/item?id=order-5-ack")
+                          .with(
+                              r -> {
+                                r.setRemoteAddr("127.0.0.1");
+                                return r;
+                              }))
+                  .andExpect(status().isOk()));
+      assertThat(html).contains("order-5-ack").doesNotContain("<form method=\"post\"");
+      mvc.perform(
+              get("/relay")
+                  .with(
+                      r -> {
+                        r.setRemoteAddr("192.0.2.7");
+                        return r;
+                      }))
+          .andExpect(status().isForbidden());
+      mvc.perform(
+              post("/relay/item/redrive")
+                  .param("id", "order-5-ack")
+                  .param("reason", "x")
+                  .with(
+                      r -> {
+                        r.setRemoteAddr("127.0.0.1");
+                        return r;
+                      }))
+          .andExpect(status().isForbidden());
+      assertThat(state(db, "order-5-ack")).isEqualTo("failed");
+    }
+  }
+
+  @Test
+  void redrivePastTheDedupHorizonIsRefusedUntilConfirmedWithAReason(TestDatabase db)
+      throws Exception {
+    failed(db, "order-6-ack", "{}");
+    db.execute(
+        "UPDATE {schema}.outbox SET first_attempt_at = now() - interval '30 days'"
+            + " WHERE work_id = 'order-6-ack'");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      String refused =
+          body(
+              mvc.perform(
+                      operatorPost(
+                          "/relay/item/redrive", "id", "order-6-ack", "reason", "retry please"))
+                  .andExpect(status().isConflict()));
+      assertThat(refused)
+          .contains("Redrive refused: past dedup horizon")
+          .contains("the deduplication horizon ended")
+          .contains("name=\"overrideHorizon\" value=\"true\"")
+          .contains("name=\"confirm\"");
+      assertThat(state(db, "order-6-ack")).isEqualTo("failed");
+
+      // The override without the typed confirmation changes nothing.
+      mvc.perform(
+              operatorPost(
+                  "/relay/item/redrive",
+                  "id",
+                  "order-6-ack",
+                  "reason",
+                  "retry please",
+                  "overrideHorizon",
+                  "true"))
+          .andExpect(status().isBadRequest());
+      assertThat(state(db, "order-6-ack")).isEqualTo("failed");
+
+      mvc.perform(
+              operatorPost(
+                  "/relay/item/redrive",
+                  "id",
+                  "order-6-ack",
+                  "reason",
+                  "receiver keeps IDs 90 days, INC-8",
+                  "overrideHorizon",
+                  "true",
+                  "confirm",
+                  "order-6-ack"))
+          .andExpect(status().isSeeOther());
+      assertThat(state(db, "order-6-ack")).isEqualTo("ready");
+      WorkDetail d = Admin.create(db.dataSource(), db.schema()).show("order-6-ack").orElseThrow();
+      assertThat(d.redrives())
+          .singleElement()
+          .satisfies(
+              r -> {
+                assertThat(r.actor()).isEqualTo(ConsoleApp.OPERATOR);
+                assertThat(r.forced()).isTrue();
+                assertThat(r.reason()).isEqualTo("receiver keeps IDs 90 days, INC-8");
+              });
+    }
+  }
+
+  @Test
+  void operatorCancelsSupersedesAndCountsAPurgeAsHimself(TestDatabase db) throws Exception {
+    failed(db, "order-7-ack", "{}");
+    failed(db, "order-8-ack", "{\"amount\": 10}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      mvc.perform(
+              operatorPost(
+                  "/relay/item/cancel", "id", "order-7-ack", "reason", "customer withdrew"))
+          .andExpect(status().isSeeOther());
+      assertThat(state(db, "order-7-ack")).isEqualTo("cancelled");
+
+      mvc.perform(
+              operatorPost(
+                  "/relay/item/supersede",
+                  "id",
+                  "order-8-ack",
+                  "newId",
+                  "order-8-ack-v2",
+                  "payload",
+                  "{\"amount\": 12}",
+                  "reason",
+                  "amount corrected"))
+          .andExpect(status().isSeeOther())
+          .andExpect(header().string("Location", "/relay/item?id=order-8-ack-v2&done=superseded"));
+      assertThat(state(db, "order-8-ack")).isEqualTo("cancelled");
+      assertThat(state(db, "order-8-ack-v2")).isEqualTo("ready");
+
+      Admin admin = Admin.create(db.dataSource(), db.schema());
+      assertThat(admin.show("order-7-ack").orElseThrow().cancels())
+          .singleElement()
+          .satisfies(c -> assertThat(c.actor()).isEqualTo(ConsoleApp.OPERATOR));
+      assertThat(admin.show("order-8-ack-v2").orElseThrow().supersedes())
+          .singleElement()
+          .satisfies(l -> assertThat(l.actor()).isEqualTo(ConsoleApp.OPERATOR));
+
+      // Bad input: invalid JSON for the replacement is refused, nothing enqueued.
+      mvc.perform(
+              operatorPost(
+                  "/relay/item/supersede",
+                  "id",
+                  "order-8-ack-v2",
+                  "newId",
+                  "order-8-ack-v3",
+                  "payload",
+                  "{not json",
+                  "reason",
+                  "typo"))
+          .andExpect(status().isBadRequest());
+      assertThat(state(db, "order-8-ack-v2")).isEqualTo("ready");
+      assertThat(
+              db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE work_id = 'order-8-ack-v3'"))
+          .isZero();
+
+      String purge =
+          body(
+              mvc.perform(operatorPost("/relay/purge", "reason", "sizing the next purge"))
+                  .andExpect(status().isOk()));
+      assertThat(purge).contains("Nothing was deleted");
+      mvc.perform(operatorPost("/relay/purge")).andExpect(status().isBadRequest());
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(3);
+    }
+  }
+
+  @Test
+  void behindTheApplicationsOwnFilterChainTheConsoleKeepsItsRules(TestDatabase db)
+      throws Exception {
+    failed(db, "order-10-ack", "{}");
+    try (ConsoleApp app =
+        ConsoleApp.start(db, new Class<?>[] {ConsoleApp.App.class, ConsoleApp.OwnSecurity.class})) {
+      MockMvc mvc = app.mvc();
+      mvc.perform(get("/hello")).andExpect(status().isUnauthorized());
+      mvc.perform(get("/relay")).andExpect(redirectedUrl("/relay/login"));
+      mvc.perform(
+              post("/relay/item/redrive")
+                  .with(VIEWER)
+                  .with(csrf())
+                  .param("id", "order-10-ack")
+                  .param("reason", "viewer tries"))
+          .andExpect(status().isForbidden());
+      mvc.perform(operatorPost("/relay/item/redrive", "id", "order-10-ack", "reason", "INC-10"))
+          .andExpect(status().isSeeOther());
+      assertThat(state(db, "order-10-ack")).isEqualTo("ready");
+    }
+  }
+}

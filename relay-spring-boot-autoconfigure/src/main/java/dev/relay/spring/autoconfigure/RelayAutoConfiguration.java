@@ -1,0 +1,245 @@
+package dev.relay.spring.autoconfigure;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.relay.Migrator;
+import dev.relay.Outbox;
+import dev.relay.Relay;
+import dev.relay.RelayEventListener;
+import dev.relay.admin.Admin;
+import dev.relay.jackson.JsonCodec;
+import dev.relay.micrometer.RelayMetrics;
+import dev.relay.receiver.Fence;
+import dev.relay.receiver.Inbox;
+import dev.relay.spring.InboxTemplate;
+import dev.relay.spring.RelayOutbox;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.sql.SQLException;
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.Collectors;
+import javax.sql.DataSource;
+import org.postgresql.ds.common.BaseDataSource;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.AbstractHealthIndicator;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+import tools.jackson.databind.ObjectMapper;
+
+/**
+ * Relay in a Spring Boot application with one DataSource: the runtime on a small pool of its own,
+ * {@link RelayOutbox} in the application's transactions, {@code @RelayHandler} methods and {@code
+ * Handler} beans, the schema migrated at start-up ({@code relay.migrate}), a health contributor and
+ * meters. Each bean backs off when the application defines its own; a {@link Relay} bean of the
+ * application's replaces the runtime. Without a DataSource nothing is configured; with several, set
+ * {@code relay.data-source-bean} (unless one is primary).
+ */
+@AutoConfiguration(
+    afterName = {
+      "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+      "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration"
+    })
+@ConditionalOnClass(Relay.class)
+@ConditionalOnBean(DataSource.class)
+@ConditionalOnBooleanProperty(name = "relay.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(RelayProperties.class)
+public class RelayAutoConfiguration {
+  /** Finds {@code @RelayHandler} methods; static so it is created before other beans. */
+  @Bean
+  static RelayHandlerMethods relayHandlerMethods() {
+    return new RelayHandlerMethods();
+  }
+
+  /** The runtime's own connections, on a schema migrated unless {@code relay.migrate=false}. */
+  @Bean(destroyMethod = "close")
+  @ConditionalOnMissingBean
+  RelayConnections relayConnections(
+      RelayProperties properties,
+      ConfigurableListableBeanFactory beans,
+      ObjectProvider<DataSource> dataSources) {
+    RelaySettings.requirePoolSize(properties);
+    DataSource application = applicationDataSource(properties, beans, dataSources);
+    RelayConnections connections =
+        RelayConnections.open(application, target(application), properties.getPoolSize());
+    if (properties.isMigrate()) {
+      try {
+        Migrator.migrate(connections.dataSource(), properties.getSchema());
+      } catch (RuntimeException e) {
+        connections.close();
+        throw e;
+      }
+    }
+    return connections;
+  }
+
+  /** Writes typed payloads with the application's Jackson mapper (a default one without it). */
+  @Bean
+  @ConditionalOnMissingBean
+  JsonCodec relayJsonCodec(ObjectProvider<ObjectMapper> mappers) {
+    ObjectMapper mapper = mappers.getIfUnique();
+    return mapper == null ? JsonCodec.create() : JsonCodec.using(mapper);
+  }
+
+  /** The outbox: schema, payload limit, notifications from {@code relay.*}. */
+  @Bean
+  @ConditionalOnMissingBean
+  Outbox relayOutboxStatements(RelayProperties properties) {
+    return Outbox.builder()
+        .schema(properties.getSchema())
+        .maxPayloadBytes(properties.getMaxPayloadBytes())
+        .notifications(properties.isNotifications())
+        .build();
+  }
+
+  /** Enqueue in the application's transaction. */
+  @Bean
+  @ConditionalOnMissingBean
+  RelayOutbox relayOutbox(
+      RelayProperties properties,
+      ConfigurableListableBeanFactory beans,
+      ObjectProvider<DataSource> dataSources,
+      Outbox outbox,
+      JsonCodec codec,
+      RelayConnections migratedFirst) {
+    return new RelayOutbox(applicationDataSource(properties, beans, dataSources), outbox, codec);
+  }
+
+  /** The inbox and fence in the application's transactions, for receiving services. */
+  @Bean
+  @ConditionalOnMissingBean
+  InboxTemplate relayInboxTemplate(
+      RelayProperties properties,
+      ConfigurableListableBeanFactory beans,
+      ObjectProvider<DataSource> dataSources,
+      RelayConnections migratedFirst) {
+    return new InboxTemplate(
+        applicationDataSource(properties, beans, dataSources),
+        Inbox.builder().schema(properties.getSchema()).build(),
+        Fence.forSchema(properties.getSchema()));
+  }
+
+  /** The one runtime of the context; none when the application defines its own {@link Relay}. */
+  @Bean
+  @ConditionalOnMissingBean({Relay.class, RelayRuntime.class})
+  RelayRuntime relayRuntime(
+      RelayProperties properties,
+      RelayConnections connections,
+      RelayHandlerMethods methods,
+      ConfigurableListableBeanFactory beans,
+      JsonCodec codec,
+      ObjectProvider<RelayEventListener> listeners,
+      ObjectProvider<RelayCustomizer> customizers,
+      Environment env) {
+    List<RelayEventListener> all = listeners.orderedStream().toList();
+    if (all.size() > 1) {
+      throw new IllegalStateException(
+          "Relay takes one RelayEventListener and the context has "
+              + all.size()
+              + "; combine them in one bean, or set the listener in a RelayCustomizer");
+    }
+    return new RelayRuntime(
+        properties,
+        connections,
+        methods,
+        beans,
+        codec,
+        all.isEmpty() ? RelayEventListener.NONE : all.get(0),
+        customizers.orderedStream().toList(),
+        env);
+  }
+
+  /** relay-micrometer's meters, bound to the application's registry when there is one. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass({RelayMetrics.class, MeterRegistry.class})
+  static class Metrics {
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    RelayMetricsBinding relayMetricsBinding(
+        RelayProperties properties,
+        RelayConnections connections,
+        ObjectProvider<MeterRegistry> registries) {
+      RelayMetrics metrics =
+          RelayMetrics.builder(Admin.create(connections.dataSource(), properties.getSchema()))
+              .refreshInterval(properties.getMetricsRefreshInterval())
+              .build();
+      return new RelayMetricsBinding(metrics, registries.getIfUnique());
+    }
+
+    @Bean
+    RelayEventListener relayMetricsListener(RelayMetricsBinding binding) {
+      return binding.listener();
+    }
+  }
+
+  /** The {@code relay} health contributor. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(AbstractHealthIndicator.class)
+  @ConditionalOnEnabledHealthIndicator("relay")
+  static class Health {
+    @Bean
+    @ConditionalOnMissingBean(name = "relayHealthIndicator")
+    HealthIndicator relayHealthIndicator(
+        RelayProperties properties,
+        RelayConnections connections,
+        ObjectProvider<RelayRuntime> runtime) {
+      return new RelayHealthIndicator(
+          connections.dataSource(),
+          properties.getSchema(),
+          runtime.getIfAvailable(),
+          properties.getHealthDetailsMaxAge());
+    }
+  }
+
+  static DataSource applicationDataSource(
+      RelayProperties properties,
+      ConfigurableListableBeanFactory beans,
+      ObjectProvider<DataSource> dataSources) {
+    if (properties.getDataSourceBean() != null) {
+      return beans.getBean(properties.getDataSourceBean(), DataSource.class);
+    }
+    DataSource unique = dataSources.getIfUnique();
+    if (unique == null) {
+      String names =
+          Arrays.stream(beans.getBeanNamesForType(DataSource.class))
+              .collect(Collectors.joining(", "));
+      throw new IllegalStateException(
+          "Relay needs the DataSource that holds its tables, and the context has several ("
+              + names
+              + ") with none @Primary: set relay.data-source-bean to one of them");
+    }
+    return unique;
+  }
+
+  /** The URL and credentials of the application's DataSource, or null when they cannot be read. */
+  static RelayConnections.Target target(DataSource application) {
+    try {
+      if (application.isWrapperFor(HikariDataSource.class)) {
+        HikariDataSource h = application.unwrap(HikariDataSource.class);
+        if (h.getJdbcUrl() != null) {
+          return new RelayConnections.Target(
+              h.getJdbcUrl(),
+              h.getUsername(),
+              h.getPassword(),
+              h.getDataSourceProperties(),
+              h.getConnectionInitSql());
+        }
+      }
+      if (application.isWrapperFor(BaseDataSource.class)) {
+        BaseDataSource pg = application.unwrap(BaseDataSource.class);
+        return new RelayConnections.Target(pg.getURL(), pg.getUser(), pg.getPassword(), null, null);
+      }
+    } catch (SQLException e) {
+      return null;
+    }
+    return null;
+  }
+}

@@ -1,0 +1,33 @@
+package dev.relay.spring.autoconfigure;
+
+import dev.relay.RelayEventListener;
+import dev.relay.micrometer.RelayMetrics;
+import io.micrometer.core.instrument.MeterRegistry;
+
+/**
+ * relay-micrometer's meters bound to the application's {@link MeterRegistry}: the gauges refresh on
+ * {@code relay.metrics-refresh-interval}, the counters and timers come from the runtime's events.
+ * Without a registry nothing is bound or refreshed.
+ */
+final class RelayMetricsBinding implements AutoCloseable {
+  private final RelayMetrics metrics;
+  private final boolean bound;
+
+  RelayMetricsBinding(RelayMetrics metrics, MeterRegistry registry) {
+    this.metrics = metrics;
+    this.bound = registry != null;
+    if (bound) {
+      metrics.bindTo(registry);
+      metrics.start();
+    }
+  }
+
+  RelayEventListener listener() {
+    return bound ? metrics.listener() : RelayEventListener.NONE;
+  }
+
+  @Override
+  public void close() {
+    metrics.close();
+  }
+}

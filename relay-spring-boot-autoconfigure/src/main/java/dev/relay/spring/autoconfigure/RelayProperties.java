@@ -1,0 +1,409 @@
+package dev.relay.spring.autoconfigure;
+
+import dev.relay.KindPolicy;
+import dev.relay.Outbox;
+import dev.relay.Relay;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code relay.*} properties: every setting of {@code Relay.Builder}, the outbox's payload
+ * limit, the runtime's own pool, and a policy per kind under {@code relay.kinds.<kind>.*}. Values
+ * are checked when the context starts; a value out of range fails start-up naming the property and
+ * its range. Unset settings take Relay's defaults.
+ */
+@ConfigurationProperties("relay")
+public class RelayProperties {
+  /** Whether to configure Relay at all. */
+  private boolean enabled = true;
+
+  /**
+   * Whether to create or upgrade Relay's tables at start-up. Set false to leave it to Flyway or
+   * Liquibase (the scripts are in relay-core's jar under dev/relay/migrations).
+   */
+  private boolean migrate = true;
+
+  /** The schema holding Relay's tables. */
+  private String schema = Relay.DEFAULT_SCHEMA;
+
+  /**
+   * The name of the DataSource bean holding Relay's tables, when the context has several and none
+   * is primary.
+   */
+  private String dataSourceBean;
+
+  /**
+   * Connections in the runtime's own pool (claims, renewals, completions, health), opened with the
+   * application DataSource's URL and credentials; the LISTEN connection comes on top (1-100).
+   */
+  private int poolSize = 4;
+
+  /** This worker's ID (1-200 characters; default: host, process ID and a random suffix). */
+  private String workerId;
+
+  /** The queues to claim from (1-100 names). */
+  private List<String> queues = new ArrayList<>(Relay.DEFAULT_QUEUES);
+
+  /** The most rows one claim transaction takes (1-1000). */
+  private int batchSize = Relay.DEFAULT_BATCH_SIZE;
+
+  /** The most handlers running at once (1-10000). */
+  private int concurrency = Relay.DEFAULT_CONCURRENCY;
+
+  /** The most claimed, unstarted items held locally (0-10000). */
+  private int bufferSize = Relay.DEFAULT_BUFFER_SIZE;
+
+  /** How long a claim lasts without renewal, on the database clock (100ms-24h). */
+  private Duration lease = Relay.DEFAULT_LEASE;
+
+  /** How often held claims are renewed (10ms up to the lease; default a third of it). */
+  private Duration renewInterval;
+
+  /**
+   * Claimed work with less lease left than this when a slot frees is released, not started (zero up
+   * to the lease; default a quarter of it).
+   */
+  private Duration startMargin;
+
+  /** The longest wait between claim polls (10ms-1h). */
+  private Duration pollInterval = Relay.DEFAULT_POLL_INTERVAL;
+
+  /** The fraction by which each poll wait is randomly shortened (0.0-1.0). */
+  private double pollJitter = Relay.DEFAULT_POLL_JITTER;
+
+  /** Whether workers wake on LISTEN/NOTIFY and enqueue notifies. */
+  private boolean notifications = true;
+
+  /**
+   * How long stopping waits for running handlers (0-1h). Default: 30s, or less so that stopping
+   * fits in spring.lifecycle.timeout-per-shutdown-phase with 2s to spare.
+   */
+  private Duration shutdownGrace;
+
+  /** The most outcomes recorded in one transaction (1-10000). */
+  private int completionBatchSize = Relay.DEFAULT_COMPLETION_BATCH_SIZE;
+
+  /** The longest an outcome waits for its batch to fill (0-10s). */
+  private Duration completionMaxDelay = Relay.DEFAULT_COMPLETION_MAX_DELAY;
+
+  /** The statement_timeout of Relay's own transactions (1ms-24h). */
+  private Duration statementTimeout = Relay.DEFAULT_STATEMENT_TIMEOUT;
+
+  /** The lock_timeout of Relay's own transactions (1ms-24h). */
+  private Duration lockTimeout = Relay.DEFAULT_LOCK_TIMEOUT;
+
+  /** The idle_in_transaction_session_timeout of Relay's own transactions (1ms-24h). */
+  private Duration idleInTransactionTimeout = Relay.DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT;
+
+  /** The largest payload the outbox accepts, in bytes of UTF-8 (1-1073741823). */
+  private int maxPayloadBytes = Outbox.DEFAULT_MAX_PAYLOAD_BYTES;
+
+  /** How old the queue details in the health contributor may be before they are read again. */
+  private Duration healthDetailsMaxAge = Duration.ofSeconds(30);
+
+  /** How often the queue gauges (relay.work.*) are read from the database. */
+  private Duration metricsRefreshInterval = Duration.ofSeconds(15);
+
+  /** The policy per kind, by kind name. */
+  private Map<String, Kind> kinds = new LinkedHashMap<>();
+
+  /** What an attempt whose effect is unknown gets. */
+  public enum UnknownOutcome {
+    /** Retry under the backoff, within max-elapsed (which must not exceed dedup-horizon). */
+    RETRY,
+    /** Park it as failed for an operator to decide. */
+    PARK
+  }
+
+  /** The policy of one kind; unset values take {@link KindPolicy#DEFAULT}'s. */
+  public static class Kind {
+    /** The first retry's backoff ceiling; it doubles per attempt (1ms-365d). */
+    private Duration backoffBase = KindPolicy.DEFAULT_BACKOFF_BASE;
+
+    /** The largest backoff ceiling (backoff-base up to 365d). */
+    private Duration backoffCap = KindPolicy.DEFAULT_BACKOFF_CAP;
+
+    /** Attempts allowed (1-10000). */
+    private int maxAttempts = KindPolicy.DEFAULT_MAX_ATTEMPTS;
+
+    /** The retry window from the first attempt (1ms-3650d). */
+    private Duration maxElapsed = KindPolicy.DEFAULT_MAX_ELAPSED;
+
+    /** How long one attempt may run (1ms-30d). */
+    private Duration maxRunTime = KindPolicy.DEFAULT_MAX_RUN_TIME;
+
+    /** How long the receiver remembers a work ID (0-3650d; 0: it does not deduplicate). */
+    private Duration dedupHorizon = KindPolicy.DEFAULT_DEDUP_HORIZON;
+
+    /** What an attempt whose effect is unknown gets. */
+    private UnknownOutcome unknownOutcome = UnknownOutcome.RETRY;
+
+    public Duration getBackoffBase() {
+      return backoffBase;
+    }
+
+    public void setBackoffBase(Duration backoffBase) {
+      this.backoffBase = backoffBase;
+    }
+
+    public Duration getBackoffCap() {
+      return backoffCap;
+    }
+
+    public void setBackoffCap(Duration backoffCap) {
+      this.backoffCap = backoffCap;
+    }
+
+    public int getMaxAttempts() {
+      return maxAttempts;
+    }
+
+    public void setMaxAttempts(int maxAttempts) {
+      this.maxAttempts = maxAttempts;
+    }
+
+    public Duration getMaxElapsed() {
+      return maxElapsed;
+    }
+
+    public void setMaxElapsed(Duration maxElapsed) {
+      this.maxElapsed = maxElapsed;
+    }
+
+    public Duration getMaxRunTime() {
+      return maxRunTime;
+    }
+
+    public void setMaxRunTime(Duration maxRunTime) {
+      this.maxRunTime = maxRunTime;
+    }
+
+    public Duration getDedupHorizon() {
+      return dedupHorizon;
+    }
+
+    public void setDedupHorizon(Duration dedupHorizon) {
+      this.dedupHorizon = dedupHorizon;
+    }
+
+    public UnknownOutcome getUnknownOutcome() {
+      return unknownOutcome;
+    }
+
+    public void setUnknownOutcome(UnknownOutcome unknownOutcome) {
+      this.unknownOutcome = unknownOutcome;
+    }
+  }
+
+  public boolean isEnabled() {
+    return enabled;
+  }
+
+  public void setEnabled(boolean enabled) {
+    this.enabled = enabled;
+  }
+
+  public boolean isMigrate() {
+    return migrate;
+  }
+
+  public void setMigrate(boolean migrate) {
+    this.migrate = migrate;
+  }
+
+  public String getSchema() {
+    return schema;
+  }
+
+  public void setSchema(String schema) {
+    this.schema = schema;
+  }
+
+  public String getDataSourceBean() {
+    return dataSourceBean;
+  }
+
+  public void setDataSourceBean(String dataSourceBean) {
+    this.dataSourceBean = dataSourceBean;
+  }
+
+  public int getPoolSize() {
+    return poolSize;
+  }
+
+  public void setPoolSize(int poolSize) {
+    this.poolSize = poolSize;
+  }
+
+  public String getWorkerId() {
+    return workerId;
+  }
+
+  public void setWorkerId(String workerId) {
+    this.workerId = workerId;
+  }
+
+  public List<String> getQueues() {
+    return queues;
+  }
+
+  public void setQueues(List<String> queues) {
+    this.queues = queues;
+  }
+
+  public int getBatchSize() {
+    return batchSize;
+  }
+
+  public void setBatchSize(int batchSize) {
+    this.batchSize = batchSize;
+  }
+
+  public int getConcurrency() {
+    return concurrency;
+  }
+
+  public void setConcurrency(int concurrency) {
+    this.concurrency = concurrency;
+  }
+
+  public int getBufferSize() {
+    return bufferSize;
+  }
+
+  public void setBufferSize(int bufferSize) {
+    this.bufferSize = bufferSize;
+  }
+
+  public Duration getLease() {
+    return lease;
+  }
+
+  public void setLease(Duration lease) {
+    this.lease = lease;
+  }
+
+  public Duration getRenewInterval() {
+    return renewInterval;
+  }
+
+  public void setRenewInterval(Duration renewInterval) {
+    this.renewInterval = renewInterval;
+  }
+
+  public Duration getStartMargin() {
+    return startMargin;
+  }
+
+  public void setStartMargin(Duration startMargin) {
+    this.startMargin = startMargin;
+  }
+
+  public Duration getPollInterval() {
+    return pollInterval;
+  }
+
+  public void setPollInterval(Duration pollInterval) {
+    this.pollInterval = pollInterval;
+  }
+
+  public double getPollJitter() {
+    return pollJitter;
+  }
+
+  public void setPollJitter(double pollJitter) {
+    this.pollJitter = pollJitter;
+  }
+
+  public boolean isNotifications() {
+    return notifications;
+  }
+
+  public void setNotifications(boolean notifications) {
+    this.notifications = notifications;
+  }
+
+  public Duration getShutdownGrace() {
+    return shutdownGrace;
+  }
+
+  public void setShutdownGrace(Duration shutdownGrace) {
+    this.shutdownGrace = shutdownGrace;
+  }
+
+  public int getCompletionBatchSize() {
+    return completionBatchSize;
+  }
+
+  public void setCompletionBatchSize(int completionBatchSize) {
+    this.completionBatchSize = completionBatchSize;
+  }
+
+  public Duration getCompletionMaxDelay() {
+    return completionMaxDelay;
+  }
+
+  public void setCompletionMaxDelay(Duration completionMaxDelay) {
+    this.completionMaxDelay = completionMaxDelay;
+  }
+
+  public Duration getStatementTimeout() {
+    return statementTimeout;
+  }
+
+  public void setStatementTimeout(Duration statementTimeout) {
+    this.statementTimeout = statementTimeout;
+  }
+
+  public Duration getLockTimeout() {
+    return lockTimeout;
+  }
+
+  public void setLockTimeout(Duration lockTimeout) {
+    this.lockTimeout = lockTimeout;
+  }
+
+  public Duration getIdleInTransactionTimeout() {
+    return idleInTransactionTimeout;
+  }
+
+  public void setIdleInTransactionTimeout(Duration idleInTransactionTimeout) {
+    this.idleInTransactionTimeout = idleInTransactionTimeout;
+  }
+
+  public int getMaxPayloadBytes() {
+    return maxPayloadBytes;
+  }
+
+  public void setMaxPayloadBytes(int maxPayloadBytes) {
+    this.maxPayloadBytes = maxPayloadBytes;
+  }
+
+  public Duration getHealthDetailsMaxAge() {
+    return healthDetailsMaxAge;
+  }
+
+  public void setHealthDetailsMaxAge(Duration healthDetailsMaxAge) {
+    this.healthDetailsMaxAge = healthDetailsMaxAge;
+  }
+
+  public Duration getMetricsRefreshInterval() {
+    return metricsRefreshInterval;
+  }
+
+  public void setMetricsRefreshInterval(Duration metricsRefreshInterval) {
+    this.metricsRefreshInterval = metricsRefreshInterval;
+  }
+
+  public Map<String, Kind> getKinds() {
+    return kinds;
+  }
+
+  public void setKinds(Map<String, Kind> kinds) {
+    this.kinds = kinds;
+  }
+}

@@ -1,0 +1,132 @@
+package dev.relay.spring.autoconfigure;
+
+import dev.relay.InvalidConfigurationException;
+import dev.relay.KindPolicy;
+import dev.relay.Relay;
+import dev.relay.UnknownOutcomePolicy;
+import java.time.Duration;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.core.env.Environment;
+
+/** Applies {@link RelayProperties} to a builder and names the property behind a refused setting. */
+final class RelaySettings {
+  static final String PHASE_TIMEOUT = "spring.lifecycle.timeout-per-shutdown-phase";
+
+  /** Spring's default time per shutdown phase. */
+  static final Duration DEFAULT_PHASE_TIMEOUT = Duration.ofSeconds(30);
+
+  /** What {@code Relay.close()} may take beyond the grace period. */
+  static final Duration CLOSE_OVERHEAD = Duration.ofSeconds(2);
+
+  private static final Pattern KIND_SETTING = Pattern.compile("kind (.+): (\\w+)");
+
+  private RelaySettings() {}
+
+  static Relay.Builder apply(Relay.Builder b, RelayProperties p, Duration grace) {
+    b.schema(p.getSchema())
+        .queues(p.getQueues().toArray(String[]::new))
+        .batchSize(p.getBatchSize())
+        .concurrency(p.getConcurrency())
+        .bufferSize(p.getBufferSize())
+        .lease(p.getLease())
+        .pollInterval(p.getPollInterval())
+        .pollJitter(p.getPollJitter())
+        .notifications(p.isNotifications())
+        .shutdownGrace(grace)
+        .completionBatchSize(p.getCompletionBatchSize())
+        .completionMaxDelay(p.getCompletionMaxDelay())
+        .statementTimeout(p.getStatementTimeout())
+        .lockTimeout(p.getLockTimeout())
+        .idleInTransactionTimeout(p.getIdleInTransactionTimeout());
+    if (p.getWorkerId() != null) {
+      b.workerId(p.getWorkerId());
+    }
+    if (p.getRenewInterval() != null) {
+      b.renewInterval(p.getRenewInterval());
+    }
+    if (p.getStartMargin() != null) {
+      b.startMargin(p.getStartMargin());
+    }
+    return b;
+  }
+
+  static KindPolicy policy(RelayProperties.Kind k) {
+    if (k == null) {
+      return KindPolicy.DEFAULT;
+    }
+    return KindPolicy.DEFAULT
+        .withBackoff(k.getBackoffBase(), k.getBackoffCap())
+        .withMaxAttempts(k.getMaxAttempts())
+        .withMaxElapsed(k.getMaxElapsed())
+        .withMaxRunTime(k.getMaxRunTime())
+        .withDedupHorizon(k.getDedupHorizon())
+        .withUnknownOutcome(
+            k.getUnknownOutcome() == RelayProperties.UnknownOutcome.PARK
+                ? UnknownOutcomePolicy.park()
+                : UnknownOutcomePolicy.retry());
+  }
+
+  /**
+   * The shutdown grace: the configured one, which with {@link #CLOSE_OVERHEAD} must fit in the
+   * shutdown phase, or by default Relay's 30 s shortened to fit.
+   */
+  static Duration grace(RelayProperties p, Environment env) {
+    Duration phase =
+        Binder.get(env).bind(PHASE_TIMEOUT, Duration.class).orElse(DEFAULT_PHASE_TIMEOUT);
+    Duration fits = phase.minus(CLOSE_OVERHEAD);
+    if (p.getShutdownGrace() == null) {
+      Duration d =
+          Relay.DEFAULT_SHUTDOWN_GRACE.compareTo(fits) < 0 ? Relay.DEFAULT_SHUTDOWN_GRACE : fits;
+      return d.isNegative() ? Duration.ZERO : d;
+    }
+    if (p.getShutdownGrace().compareTo(fits) > 0) {
+      throw new InvalidConfigurationPropertyValueException(
+          "relay.shutdown-grace",
+          p.getShutdownGrace(),
+          "must be at most "
+              + PHASE_TIMEOUT
+              + " ("
+              + phase
+              + ") minus "
+              + CLOSE_OVERHEAD
+              + ", so that Relay stops within Spring's shutdown phase");
+    }
+    return p.getShutdownGrace();
+  }
+
+  static void requirePoolSize(RelayProperties p) {
+    if (p.getPoolSize() < 1 || p.getPoolSize() > 100) {
+      throw new InvalidConfigurationPropertyValueException(
+          "relay.pool-size", p.getPoolSize(), "must be between 1 and 100");
+    }
+  }
+
+  /**
+   * The same problem, named by the {@code relay.*} property that holds the setting, or by the
+   * {@code @RelayHandler} whose kind is invalid.
+   */
+  static RuntimeException translate(InvalidConfigurationException e, Environment env) {
+    String setting = e.setting();
+    if (setting.startsWith("handle(")) {
+      return new IllegalStateException("@RelayHandler: " + e.getMessage(), e);
+    }
+    Matcher kind = KIND_SETTING.matcher(setting);
+    String property =
+        kind.matches()
+            ? "relay.kinds." + kind.group(1) + "." + kebab(kind.group(2))
+            : "relay." + kebab(setting);
+    String value = env.getProperty(property);
+    InvalidConfigurationPropertyValueException translated =
+        new InvalidConfigurationPropertyValueException(
+            property, value == null ? "(default)" : value, e.getMessage());
+    translated.initCause(e);
+    return translated;
+  }
+
+  static String kebab(String camel) {
+    return camel.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(java.util.Locale.ROOT);
+  }
+}

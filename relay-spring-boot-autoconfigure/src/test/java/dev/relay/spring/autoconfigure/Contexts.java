@@ -1,0 +1,44 @@
+package dev.relay.spring.autoconfigure;
+
+import dev.relay.test.TestDatabase;
+import javax.sql.DataSource;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+
+/** Application contexts for the tests: Relay's auto-configuration on the test's database. */
+final class Contexts {
+  private Contexts() {}
+
+  /** The application's JDBC transaction manager on its DataSource. */
+  @Configuration(proxyBeanMethods = false)
+  static class Jdbc {
+    @Bean
+    DataSourceTransactionManager transactionManager(DataSource dataSource) {
+      return new DataSourceTransactionManager(dataSource);
+    }
+  }
+
+  /** The auto-configuration alone, with no DataSource. */
+  static ApplicationContextRunner bare() {
+    return new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(RelayAutoConfiguration.class));
+  }
+
+  /**
+   * The auto-configuration with the test's schema, one DataSource (a pool of the test's own, as an
+   * application would have) and a short poll so that tests do not wait for the default 2 s.
+   */
+  static ApplicationContextRunner on(TestDatabase db) {
+    DataSource application = db.newDataSource("application", 4);
+    return bare()
+        .withBean("dataSource", DataSource.class, () -> application)
+        .withPropertyValues(
+            "relay.schema=" + db.schema(),
+            "relay.poll-interval=200ms",
+            "relay.shutdown-grace=2s",
+            "spring.lifecycle.timeout-per-shutdown-phase=10s");
+  }
+}

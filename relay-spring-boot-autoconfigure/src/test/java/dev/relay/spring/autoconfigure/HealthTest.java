@@ -1,0 +1,53 @@
+package dev.relay.spring.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.relay.test.LoopbackProxy;
+import dev.relay.test.RelayDatabaseTest;
+import dev.relay.test.TestDatabase;
+import java.time.Duration;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
+
+@RelayDatabaseTest
+class HealthTest {
+  @Test
+  void upWithQueueDetailsThenDownWhenTheDatabaseIsUnreachable(TestDatabase db) throws Exception {
+    db.execute(
+        "INSERT INTO {schema}.outbox (work_id, kind, payload) VALUES ('a', 'order_received', '{}')");
+    LoopbackProxy proxy = LoopbackProxy.start(db.host(), db.port());
+    try (HikariDataSource application = new HikariDataSource()) {
+      application.setJdbcUrl(db.jdbcUrlVia("127.0.0.1", proxy.port()));
+      application.setMaximumPoolSize(2);
+      Contexts.bare()
+          .withBean("dataSource", DataSource.class, () -> application)
+          .withPropertyValues("relay.schema=" + db.schema())
+          .run(
+              context -> {
+                HealthIndicator health =
+                    context.getBean("relayHealthIndicator", HealthIndicator.class);
+                Health up = health.health(true);
+                assertThat(up.getStatus()).isEqualTo(Status.UP);
+                assertThat(up.getDetails())
+                    .containsEntry("schema", db.schema())
+                    .containsKey("schemaVersion")
+                    .containsKey("kinds");
+                assertThat(up.getDetails().get("kinds").toString()).contains("order_received");
+
+                proxy.close(); // refuses new connections and breaks the open ones
+
+                await()
+                    .atMost(Duration.ofSeconds(60))
+                    .untilAsserted(
+                        () -> assertThat(health.health(true).getStatus()).isEqualTo(Status.DOWN));
+              });
+    } finally {
+      proxy.close();
+    }
+  }
+}

@@ -1,0 +1,353 @@
+package dev.relay.transport.nats;
+
+import dev.relay.Claim;
+import dev.relay.Handler;
+import dev.relay.InvalidConfigurationException;
+import dev.relay.Outcome;
+import dev.relay.Outcome.Effect;
+import dev.relay.RelayException;
+import dev.relay.transport.broker.BrokerAccepted;
+import dev.relay.transport.broker.BrokerHeaders;
+import io.nats.client.Connection;
+import io.nats.client.JetStream;
+import io.nats.client.JetStreamApiException;
+import io.nats.client.JetStreamManagement;
+import io.nats.client.Nats;
+import io.nats.client.Options;
+import io.nats.client.PublishOptions;
+import io.nats.client.api.PublishAck;
+import io.nats.client.api.StreamInfo;
+import io.nats.client.impl.Headers;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+
+/**
+ * A {@link Handler} that publishes work to NATS JetStream and calls it done only after the stream
+ * acknowledged it. Build one per process, {@link #start()} it before the workers, register it for
+ * every kind it routes, close it at shutdown.
+ *
+ * <pre>{@code
+ * NatsRoute orders = new NatsRoute("order_received", "ORDERS", "orders.received",
+ *     Duration.ofMinutes(2));                       // = the stream's duplicate_window
+ * NatsTransport nats = NatsTransport.builder(new Options.Builder()
+ *         .server("nats://127.0.0.1:4222").build())
+ *     .route(orders)
+ *     .build();
+ * nats.start();                                     // checks each horizon against its stream
+ * Relay relay = Relay.builder(dataSource)
+ *     .handle(orders.kind(), orders.policy(KindPolicy.DEFAULT), nats)
+ *     .build();
+ * }</pre>
+ *
+ * <p>Every message carries {@code Nats-Msg-Id} = the work ID (the same on every attempt and
+ * redrive), so the stream drops a repeat that arrives within its duplicate window and answers it
+ * with the first message's sequence; and the {@link BrokerHeaders} (work ID, kind, generation,
+ * ordering headers; fencing with {@link Builder#fencing}). The publish names the route's stream as
+ * expected, so a subject captured by another stream is refused, not stored there.
+ *
+ * <p>{@link #start()} reads each route's stream from the server and refuses ({@link
+ * DedupWindowException}, naming both values) a route whose {@link NatsRoute#dedupHorizon()} is
+ * longer than the stream's {@code duplicate_window}: Relay's retries and redrives stay inside the
+ * horizon, so every repeat it sends is one the stream still recognises.
+ *
+ * <table>
+ *   <caption>What JetStream says and what it becomes</caption>
+ *   <tr><th>JetStream</th><th>Outcome</th></tr>
+ *   <tr><td>publish ack</td><td>done, {@value BrokerAccepted#MILESTONE} (stored as milestone
+ *       accepted, the result naming stream and sequence; receiver reference
+ *       {@code stream:sequence})</td></tr>
+ *   <tr><td>publish ack marked duplicate</td><td>done, the same, with {@code "duplicate":true}:
+ *       an earlier attempt was stored</td></tr>
+ *   <tr><td>an API error (wrong stream, stream full, ...), no responders (no stream captures the
+ *       subject)</td><td>retry, not delivered</td></tr>
+ *   <tr><td>no ack within the publish timeout or the run time left, connection lost</td><td>retry,
+ *       effect unknown</td></tr>
+ *   <tr><td>not connected (not started, closed)</td><td>retry, not delivered</td></tr>
+ *   <tr><td>message over the server's {@code max_payload}</td><td>failed, not delivered, both
+ *       sizes as evidence</td></tr>
+ * </table>
+ *
+ * <p>{@link #publishAll} publishes a whole claim batch asynchronously and answers per item. Waits
+ * are bounded by the publish timeout and each claim's {@link Claim#runTimeRemaining()}.
+ * Thread-safe.
+ *
+ * <p>What it does not do: JetStream deduplicates only inside the duplicate window; a consumer that
+ * must recognise repeats for longer needs Relay's inbox (the {@code BrokerInbox}) with a retention
+ * at least as long as the horizon. An ack says the stream stored the message, not that any consumer
+ * read it. It creates no stream.
+ */
+public final class NatsTransport implements Handler, AutoCloseable {
+  /** Default longest wait for a publish ack: 10 s. */
+  public static final Duration DEFAULT_PUBLISH_TIMEOUT = Duration.ofSeconds(10);
+
+  /** Time kept free before the run time ends. */
+  static final Duration RUN_TIME_MARGIN = Duration.ofMillis(100);
+
+  private final Options options;
+  private final Map<String, NatsRoute> routes;
+  private final Duration publishTimeout;
+  private final Function<Claim, BrokerHeaders.Fencing> fencing;
+  private volatile Connection connection;
+  private volatile JetStream jetStream;
+
+  private NatsTransport(Builder b) {
+    this.options = b.options;
+    this.routes = Map.copyOf(b.routes);
+    this.publishTimeout = b.publishTimeout;
+    this.fencing = b.fencing;
+  }
+
+  /** A builder on the client's connection options (servers, credentials, reconnects). */
+  public static Builder builder(Options options) {
+    return new Builder(Objects.requireNonNull(options, "options"));
+  }
+
+  /** Configures a {@link NatsTransport}; validated at {@link #build()}. */
+  public static final class Builder {
+    private final Options options;
+    private final Map<String, NatsRoute> routes = new LinkedHashMap<>();
+    private Duration publishTimeout = DEFAULT_PUBLISH_TIMEOUT;
+    private Function<Claim, BrokerHeaders.Fencing> fencing;
+
+    private Builder(Options options) {
+      this.options = options;
+    }
+
+    /** Adds (or replaces) the route of {@code route.kind()}. */
+    public Builder route(NatsRoute route) {
+      routes.put(route.kind(), route);
+      return this;
+    }
+
+    /** The longest wait for a publish ack (1 ms to 10 min; also capped by the run time left). */
+    public Builder publishTimeout(Duration timeout) {
+      this.publishTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * A fencing token for each message, from the resource's own counter; without it, messages carry
+     * no fencing headers.
+     */
+    public Builder fencing(Function<Claim, BrokerHeaders.Fencing> fencing) {
+      this.fencing = fencing;
+      return this;
+    }
+
+    /** Validates and builds; {@link NatsTransport#start()} connects. */
+    public NatsTransport build() {
+      if (routes.isEmpty()) {
+        throw new InvalidConfigurationException("routes", "is empty: add a route per kind");
+      }
+      if (publishTimeout == null
+          || publishTimeout.toMillis() < 1
+          || publishTimeout.compareTo(Duration.ofMinutes(10)) > 0) {
+        throw new InvalidConfigurationException(
+            "publishTimeout", "must be between 1 ms and 10 minutes, was " + publishTimeout);
+      }
+      return new NatsTransport(this);
+    }
+  }
+
+  /** The kinds this transport routes. */
+  public Set<String> kinds() {
+    return routes.keySet();
+  }
+
+  /**
+   * Connects and checks every route against its stream, as the server reports it. On any refusal
+   * the connection is closed again and nothing was published.
+   *
+   * @throws DedupWindowException if a route's horizon exceeds its stream's duplicate window
+   * @throws InvalidConfigurationException if a route's stream does not exist
+   * @throws RelayException if the server cannot be reached or asked
+   */
+  public synchronized void start() {
+    if (connection != null) {
+      return;
+    }
+    Connection c;
+    try {
+      c = Nats.connect(options);
+    } catch (IOException e) {
+      throw new RelayException("cannot connect to NATS: " + e.getMessage(), null, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new RelayException("interrupted while connecting to NATS", null, e);
+    }
+    try {
+      JetStreamManagement jsm = c.jetStreamManagement();
+      for (NatsRoute r : routes.values()) {
+        StreamInfo info;
+        try {
+          info = jsm.getStreamInfo(r.stream());
+        } catch (JetStreamApiException e) {
+          throw new InvalidConfigurationException(
+              "stream",
+              "of kind " + r.kind() + ": stream " + r.stream() + " is not readable: " + e);
+        }
+        Duration window = info.getConfiguration().getDuplicateWindow();
+        if (window == null || r.dedupHorizon().compareTo(window) > 0) {
+          throw new DedupWindowException(r.kind(), r.stream(), r.dedupHorizon(), window);
+        }
+      }
+      this.jetStream = c.jetStream();
+      this.connection = c;
+    } catch (IOException e) {
+      closeQuietly(c);
+      throw new RelayException("cannot read the streams from NATS: " + e.getMessage(), null, e);
+    } catch (RuntimeException e) {
+      closeQuietly(c);
+      throw e;
+    }
+  }
+
+  @Override
+  public Outcome handle(Claim claim) {
+    return publishAll(List.of(claim)).get(0);
+  }
+
+  /**
+   * Publishes every claim asynchronously, then waits for the acks: one outcome per claim, in order.
+   * No exception for a broker problem; each item says what became of it.
+   *
+   * @param claims the claims, of kinds this transport routes
+   * @return the outcomes, in the order of {@code claims}
+   */
+  public List<Outcome> publishAll(List<? extends Claim> claims) {
+    Outcome[] out = new Outcome[claims.size()];
+    List<Sent> sent = new ArrayList<>(claims.size());
+    Connection c = connection;
+    JetStream js = jetStream;
+    for (int i = 0; i < claims.size(); i++) {
+      Claim claim = claims.get(i);
+      NatsRoute route = routes.get(claim.kind());
+      if (route == null) {
+        out[i] = Outcome.fail("no NATS route for kind " + claim.kind(), Effect.NOT_DELIVERED);
+        continue;
+      }
+      if (c == null || js == null) {
+        out[i] = Outcome.retry("the NATS transport is not started; not sent", Effect.NOT_DELIVERED);
+        continue;
+      }
+      Duration left = claim.runTimeRemaining().minus(RUN_TIME_MARGIN);
+      if (left.toMillis() < 1) {
+        out[i] =
+            Outcome.retry(
+                "run time or deadline nearly over before sending; not sent", Effect.NOT_DELIVERED);
+        continue;
+      }
+      byte[] body = claim.payload().getBytes(StandardCharsets.UTF_8);
+      Headers headers = new Headers();
+      BrokerHeaders.of(claim, fencing == null ? null : fencing.apply(claim)).forEach(headers::add);
+      long size = body.length + headers.serializedLength();
+      if (size > c.getMaxPayload()) {
+        out[i] =
+            Outcome.fail(
+                "message is "
+                    + size
+                    + " bytes (payload and headers), over the server's max_payload of "
+                    + c.getMaxPayload()
+                    + " bytes; not sent",
+                Effect.NOT_DELIVERED);
+        continue;
+      }
+      PublishOptions po =
+          PublishOptions.builder().messageId(claim.workId()).expectedStream(route.stream()).build();
+      Duration bound = left.compareTo(publishTimeout) < 0 ? left : publishTimeout;
+      try {
+        CompletableFuture<PublishAck> ack = js.publishAsync(route.subject(), headers, body, po);
+        sent.add(new Sent(i, route, ack, System.nanoTime() + bound.toNanos(), bound));
+      } catch (IllegalStateException e) {
+        out[i] = Outcome.retry("not connected to NATS; not sent: " + e, Effect.NOT_DELIVERED);
+      } catch (IllegalArgumentException e) {
+        out[i] = Outcome.fail("refused by the client; not sent: " + e, Effect.NOT_DELIVERED);
+      }
+    }
+    for (Sent s : sent) {
+      out[s.index] = await(s);
+    }
+    return Arrays.asList(out);
+  }
+
+  private record Sent(
+      int index,
+      NatsRoute route,
+      CompletableFuture<PublishAck> ack,
+      long deadlineNanos,
+      Duration bound) {}
+
+  private static Outcome await(Sent s) {
+    PublishAck ack;
+    try {
+      ack = s.ack.get(Math.max(0, s.deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      s.ack.cancel(false);
+      return Outcome.retry(
+          "no publish ack from JetStream within " + s.bound + "; effect unknown", Effect.UNKNOWN);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return Outcome.retry("interrupted while awaiting the publish ack", Effect.UNKNOWN);
+    } catch (ExecutionException e) {
+      return failed(e.getCause());
+    }
+    Map<String, Object> where = new LinkedHashMap<>();
+    where.put("stream", ack.getStream());
+    where.put("sequence", ack.getSeqno());
+    where.put("subject", s.route.subject());
+    where.put("duplicate", ack.isDuplicate());
+    return BrokerAccepted.outcome("nats", ack.getStream() + ":" + ack.getSeqno(), where);
+  }
+
+  private static Outcome failed(Throwable cause) {
+    if (cause instanceof JetStreamApiException api) {
+      // The stream answered with an error: it did not store the message.
+      return Outcome.retry(
+          "refused by JetStream: "
+              + api.getErrorDescription()
+              + " (code "
+              + api.getApiErrorCode()
+              + ")",
+          Effect.NOT_DELIVERED);
+    }
+    String text = String.valueOf(cause);
+    if (text.contains("No Responders") || text.contains("503")) {
+      return Outcome.retry(
+          "no stream captures the subject (no responders); not stored: " + text,
+          Effect.NOT_DELIVERED);
+    }
+    return Outcome.retry("publish failed, effect unknown: " + text, Effect.UNKNOWN);
+  }
+
+  /** Closes the connection; publishes still awaiting an ack end "effect unknown". */
+  @Override
+  public synchronized void close() {
+    Connection c = connection;
+    connection = null;
+    jetStream = null;
+    if (c != null) {
+      closeQuietly(c);
+    }
+  }
+
+  private static void closeQuietly(Connection c) {
+    try {
+      c.close();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,214 @@
+package dev.relay.transport.rabbitmq;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.AlreadyClosedException;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.Return;
+import com.rabbitmq.client.ShutdownSignalException;
+import java.io.IOException;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.TimeoutException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * One connection and one channel in confirm mode, with the messages published on it that the broker
+ * has not confirmed yet. Publishing is serialised (one channel numbers its messages in order);
+ * waiting for confirms is not. Once the channel shuts down the session is spent: every unconfirmed
+ * message is answered "lost" and the transport opens a new session.
+ */
+final class PublishSession {
+  /** The broker's text when a message exceeds its {@code max_message_size} (RabbitMQ 3.8+). */
+  private static final Pattern TOO_LARGE =
+      Pattern.compile("message size (\\d+) is larger than configured max size (\\d+)");
+
+  /** What became of one published message. */
+  sealed interface Result {}
+
+  /** Confirmed by the broker; {@code returned} holds the broker's reason if it was unroutable. */
+  record Confirmed(String returned) implements Result {}
+
+  /** Negatively confirmed: the broker did not take responsibility for it. */
+  record Nacked() implements Result {}
+
+  /** The channel closed before a confirm arrived: the broker may or may not have it. */
+  record Lost(String reason) implements Result {}
+
+  /** The broker closed the channel because this message exceeds its limit. */
+  record TooLarge(String reason, long limit) implements Result {}
+
+  /** A message on its way: its sequence number, work ID, size, and its result once known. */
+  static final class Pending {
+    final long seq;
+    final String messageId;
+    final int size;
+    final CompletableFuture<Result> result = new CompletableFuture<>();
+    volatile String returned;
+
+    Pending(long seq, String messageId, int size) {
+      this.seq = seq;
+      this.messageId = messageId;
+      this.size = size;
+    }
+  }
+
+  /** The message was certainly not handed to the broker. */
+  static final class NotSentException extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    NotSentException(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
+  private final Connection connection;
+  private final Channel channel;
+  private final NavigableMap<Long, Pending> pending = new ConcurrentSkipListMap<>();
+  private volatile String blocked;
+  private volatile ShutdownSignalException shutdown;
+
+  private PublishSession(Connection connection, Channel channel) {
+    this.connection = connection;
+    this.channel = channel;
+  }
+
+  static PublishSession open(ConnectionFactory factory) throws NotSentException {
+    Connection connection;
+    try {
+      connection = factory.newConnection("relay-rabbitmq-transport");
+    } catch (IOException | TimeoutException e) {
+      throw new NotSentException("cannot connect to RabbitMQ: " + e, e);
+    }
+    try {
+      Channel channel = connection.createChannel();
+      channel.confirmSelect();
+      PublishSession s = new PublishSession(connection, channel);
+      connection.addBlockedListener(reason -> s.blocked = reason, () -> s.blocked = null);
+      channel.addReturnListener(s::returned);
+      channel.addConfirmListener(
+          (tag, multiple) -> s.confirmed(tag, multiple, true),
+          (tag, multiple) -> s.confirmed(tag, multiple, false));
+      channel.addShutdownListener(s::shutDown);
+      return s;
+    } catch (IOException | RuntimeException e) {
+      connection.abort();
+      throw new NotSentException("cannot open a confirm channel: " + e, e);
+    }
+  }
+
+  boolean isOpen() {
+    return shutdown == null && channel.isOpen();
+  }
+
+  /**
+   * Publishes one persistent, mandatory message. Returns its pending entry; throws when it was
+   * certainly not sent. An I/O error while writing leaves the entry answered "lost".
+   */
+  Pending publish(
+      String exchange, String routingKey, AMQP.BasicProperties props, byte[] body, String id)
+      throws NotSentException {
+    Pending p;
+    synchronized (this) {
+      if (!isOpen()) {
+        throw new NotSentException("the channel is closed: " + shutdown, shutdown);
+      }
+      String blockedNow = blocked;
+      if (blockedNow != null) {
+        // A blocked connection would hold the write (and this thread) until the alarm clears.
+        throw new NotSentException("the broker blocks publishing: " + blockedNow, null);
+      }
+      p = new Pending(channel.getNextPublishSeqNo(), id, body.length);
+      pending.put(p.seq, p);
+      try {
+        channel.basicPublish(exchange, routingKey, true, props, body);
+      } catch (AlreadyClosedException e) {
+        pending.remove(p.seq);
+        throw new NotSentException("the channel closed before sending: " + e.getMessage(), e);
+      } catch (IOException e) {
+        pending.remove(p.seq);
+        p.result.complete(new Lost("write failed, the broker may have the message: " + e));
+        return p;
+      }
+    }
+    ShutdownSignalException down = shutdown;
+    if (down != null) {
+      // The channel shut down while this was being written; the shutdown may have drained the
+      // pending map before this entry was in it.
+      p.result.complete(lost(down));
+    }
+    return p;
+  }
+
+  /** Forgets a message whose confirm is no longer awaited. */
+  void abandon(Pending p) {
+    pending.remove(p.seq);
+  }
+
+  private void returned(Return r) {
+    // The broker returns an unroutable mandatory message before confirming it, on the same
+    // connection thread, so the mark is set before the confirm completes the entry.
+    String id = r.getProperties().getMessageId();
+    for (Pending p : pending.values()) {
+      if (p.messageId.equals(id) && p.returned == null) {
+        p.returned =
+            r.getReplyCode()
+                + " "
+                + r.getReplyText()
+                + " (exchange '"
+                + r.getExchange()
+                + "', routing key '"
+                + r.getRoutingKey()
+                + "')";
+        return;
+      }
+    }
+  }
+
+  private void confirmed(long tag, boolean multiple, boolean ack) {
+    Map<Long, Pending> settled =
+        multiple ? pending.headMap(tag, true) : pending.subMap(tag, true, tag, true);
+    for (Pending p : settled.values()) {
+      p.result.complete(ack ? new Confirmed(p.returned) : new Nacked());
+    }
+    settled.clear();
+  }
+
+  private void shutDown(ShutdownSignalException cause) {
+    shutdown = cause;
+    String text = String.valueOf(cause.getMessage());
+    Pending tooLarge = null;
+    long limit = -1;
+    if (cause.getReason() instanceof AMQP.Channel.Close close) {
+      Matcher m = TOO_LARGE.matcher(close.getReplyText());
+      if (m.find()) {
+        long size = Long.parseLong(m.group(1));
+        limit = Long.parseLong(m.group(2));
+        for (Pending p : pending.values()) {
+          if (p.size == size) {
+            tooLarge = p;
+            break;
+          }
+        }
+      }
+    }
+    for (Pending p : pending.values()) {
+      p.result.complete(p == tooLarge ? new TooLarge(text, limit) : lost(cause));
+    }
+    pending.clear();
+    // A channel error leaves the connection open: the transport closes it when it replaces this
+    // spent session (not here, on the connection's own thread).
+  }
+
+  private static Lost lost(ShutdownSignalException cause) {
+    return new Lost("the channel closed before the broker confirmed: " + cause.getMessage());
+  }
+
+  void close() {
+    connection.abort();
+  }
+}

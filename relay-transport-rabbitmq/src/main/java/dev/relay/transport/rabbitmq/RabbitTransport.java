@@ -1,0 +1,354 @@
+package dev.relay.transport.rabbitmq;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.ConnectionFactory;
+import dev.relay.Claim;
+import dev.relay.Handler;
+import dev.relay.InvalidConfigurationException;
+import dev.relay.Outcome;
+import dev.relay.Outcome.Effect;
+import dev.relay.transport.broker.BrokerAccepted;
+import dev.relay.transport.broker.BrokerHeaders;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+
+/**
+ * A {@link Handler} that publishes work to RabbitMQ and calls it done only after the broker
+ * confirmed it. Build one per process, register it for every kind it routes, close it at shutdown.
+ *
+ * <pre>{@code
+ * ConnectionFactory amqp = new ConnectionFactory();
+ * amqp.setHost("127.0.0.1");
+ * RabbitTransport rabbit = RabbitTransport.builder(amqp)
+ *     .route(new RabbitRoute("order_received", "orders", "order.received"))
+ *     .build();
+ * Relay relay = Relay.builder(dataSource).handle("order_received", rabbit).build();
+ * }</pre>
+ *
+ * <p>Every message is persistent (delivery mode 2), {@code mandatory}, has message-id = the work ID
+ * (the same on every attempt and redrive), type = the kind, content type {@code application/json},
+ * the payload as UTF-8 body, and the {@link BrokerHeaders} as string-valued AMQP headers (work ID,
+ * kind, generation, ordering key, sequence and previous sequence; a fencing resource and token with
+ * {@link Builder#fencing}). It uses one connection with one channel in confirm mode, opened on
+ * first use and replaced after it closes; the client's automatic recovery is switched off on a copy
+ * of the factory, so the confirms of a lost channel are never mistaken for a new channel's.
+ *
+ * <table>
+ *   <caption>What the broker says and what it becomes</caption>
+ *   <tr><th>Broker</th><th>Outcome</th></tr>
+ *   <tr><td>confirmed (ack)</td><td>done, {@value BrokerAccepted#MILESTONE} (stored as milestone
+ *       accepted, the result naming the exchange and routing key): the broker took the message; it
+ *       says nothing of any consumer</td></tr>
+ *   <tr><td>returned (unroutable), then confirmed</td><td>retry, not delivered</td></tr>
+ *   <tr><td>nack</td><td>retry, effect unknown</td></tr>
+ *   <tr><td>no confirm within the confirm timeout or the run time left</td><td>retry, effect
+ *       unknown</td></tr>
+ *   <tr><td>connection or channel lost before the confirm</td><td>retry, effect unknown</td></tr>
+ *   <tr><td>cannot connect (tried once per batch), channel already closed, connection blocked
+ *       by a resource alarm</td><td>retry, not delivered (nothing was sent)</td></tr>
+ *   <tr><td>payload over {@link Builder#maxMessageBytes} or the broker's {@code
+ *       max_message_size}</td><td>failed, not delivered, with both sizes as evidence</td></tr>
+ * </table>
+ *
+ * <p>{@link #publishAll} publishes a whole claim batch before waiting, and answers per item: one
+ * bad item (too large, unroutable) does not hold the others. Waits are bounded by the confirm
+ * timeout and by each claim's {@link Claim#runTimeRemaining()}. Thread-safe.
+ *
+ * <p>What it does not do: it declares no exchange or queue; it cannot tell whether a message whose
+ * confirm was lost reached the queue (that attempt is retried, so a consumer may see the work ID
+ * twice: use {@link RabbitInbox}); a confirm means the broker (for a durable queue, its disk) has
+ * the message, not that any consumer processed it.
+ */
+public final class RabbitTransport implements Handler, AutoCloseable {
+  /** Default longest wait for a confirm: 10 s. */
+  public static final Duration DEFAULT_CONFIRM_TIMEOUT = Duration.ofSeconds(10);
+
+  /**
+   * Default largest message body: 16 MiB, RabbitMQ 4's default {@code max_message_size} (3.8 to
+   * 3.13 allow 128 MiB). Set it to the broker's value.
+   */
+  public static final int DEFAULT_MAX_MESSAGE_BYTES = 16 << 20;
+
+  /** Time kept free before the run time ends. */
+  static final Duration RUN_TIME_MARGIN = Duration.ofMillis(100);
+
+  private final ConnectionFactory factory;
+  private final Map<String, RabbitRoute> routes;
+  private final Duration confirmTimeout;
+  private final Function<Claim, BrokerHeaders.Fencing> fencing;
+  private volatile long maxMessageBytes;
+  private final Object sessionLock = new Object();
+  private PublishSession session; // guarded by sessionLock
+  private boolean closed; // guarded by sessionLock
+
+  private RabbitTransport(Builder b) {
+    ConnectionFactory f = b.factory.clone();
+    f.setAutomaticRecoveryEnabled(false);
+    f.setTopologyRecoveryEnabled(false);
+    int timeout = (int) Math.min(Integer.MAX_VALUE, b.confirmTimeout.toMillis());
+    if (f.getConnectionTimeout() <= 0 || f.getConnectionTimeout() > timeout) {
+      f.setConnectionTimeout(timeout);
+    }
+    this.factory = f;
+    this.routes = Map.copyOf(b.routes);
+    this.confirmTimeout = b.confirmTimeout;
+    this.maxMessageBytes = b.maxMessageBytes;
+    this.fencing = b.fencing;
+  }
+
+  /**
+   * A builder on {@code factory} (host, port, credentials, virtual host); the transport works on a
+   * copy of it.
+   */
+  public static Builder builder(ConnectionFactory factory) {
+    return new Builder(Objects.requireNonNull(factory, "factory"));
+  }
+
+  /** Configures a {@link RabbitTransport}; validated at {@link #build()}. */
+  public static final class Builder {
+    private final ConnectionFactory factory;
+    private final Map<String, RabbitRoute> routes = new LinkedHashMap<>();
+    private Duration confirmTimeout = DEFAULT_CONFIRM_TIMEOUT;
+    private long maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
+    private Function<Claim, BrokerHeaders.Fencing> fencing;
+
+    private Builder(ConnectionFactory factory) {
+      this.factory = factory;
+    }
+
+    /** Adds (or replaces) the route of {@code route.kind()}. */
+    public Builder route(RabbitRoute route) {
+      routes.put(route.kind(), route);
+      return this;
+    }
+
+    /** The longest wait for a confirm (1 ms to 10 min; also capped by the run time left). */
+    public Builder confirmTimeout(Duration timeout) {
+      this.confirmTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * The largest message body sent, in bytes: the broker's {@code max_message_size}. A larger
+     * payload fails, not delivered, without being sent. If the broker's limit is lower, the broker
+     * closes the channel on that message; the transport then fails that item the same way and
+     * lowers its own limit to the broker's.
+     */
+    public Builder maxMessageBytes(long bytes) {
+      this.maxMessageBytes = bytes;
+      return this;
+    }
+
+    /**
+     * A fencing token for each message, from the resource's own counter (for example {@code
+     * FenceTokens}); the consumer's {@code BrokerInbox} advances the fence with it. Without it,
+     * messages carry no fencing headers.
+     */
+    public Builder fencing(Function<Claim, BrokerHeaders.Fencing> fencing) {
+      this.fencing = fencing;
+      return this;
+    }
+
+    /** Validates and builds; connects on first use. */
+    public RabbitTransport build() {
+      if (routes.isEmpty()) {
+        throw new InvalidConfigurationException("routes", "is empty: add a route per kind");
+      }
+      if (confirmTimeout == null
+          || confirmTimeout.toMillis() < 1
+          || confirmTimeout.compareTo(Duration.ofMinutes(10)) > 0) {
+        throw new InvalidConfigurationException(
+            "confirmTimeout", "must be between 1 ms and 10 minutes, was " + confirmTimeout);
+      }
+      if (maxMessageBytes < 1 || maxMessageBytes > 512L << 20) {
+        throw new InvalidConfigurationException(
+            "maxMessageBytes", "must be between 1 and 512 MiB, was " + maxMessageBytes);
+      }
+      return new RabbitTransport(this);
+    }
+  }
+
+  /** The kinds this transport routes. */
+  public Set<String> kinds() {
+    return routes.keySet();
+  }
+
+  /** The largest body it sends now: the configured limit, or the broker's if that was lower. */
+  public long maxMessageBytes() {
+    return maxMessageBytes;
+  }
+
+  @Override
+  public Outcome handle(Claim claim) {
+    return publishAll(List.of(claim)).get(0);
+  }
+
+  /**
+   * Publishes every claim, then waits for the confirms: one outcome per claim, in order. No
+   * exception for a broker problem; each item says what became of it.
+   *
+   * @param claims the claims, of kinds this transport routes
+   * @return the outcomes, in the order of {@code claims}
+   */
+  public List<Outcome> publishAll(List<? extends Claim> claims) {
+    Outcome[] out = new Outcome[claims.size()];
+    List<Sent> sent = new ArrayList<>(claims.size());
+    String unreachable = null;
+    for (int i = 0; i < claims.size(); i++) {
+      Claim claim = claims.get(i);
+      RabbitRoute route = routes.get(claim.kind());
+      if (route == null) {
+        out[i] = Outcome.fail("no RabbitMQ route for kind " + claim.kind(), Effect.NOT_DELIVERED);
+        continue;
+      }
+      Duration left = claim.runTimeRemaining().minus(RUN_TIME_MARGIN);
+      if (left.toMillis() < 1) {
+        out[i] =
+            Outcome.retry(
+                "run time or deadline nearly over before sending; not sent", Effect.NOT_DELIVERED);
+        continue;
+      }
+      byte[] body = claim.payload().getBytes(StandardCharsets.UTF_8);
+      long limit = maxMessageBytes;
+      if (body.length > limit) {
+        out[i] = tooLarge(body.length, limit, "not sent");
+        continue;
+      }
+      Duration wait = left.compareTo(confirmTimeout) < 0 ? left : confirmTimeout;
+      if (unreachable != null) {
+        // One failed connect per batch: the rest of it does not wait for the broker again.
+        out[i] = Outcome.retry(unreachable, Effect.NOT_DELIVERED);
+        continue;
+      }
+      PublishSession s;
+      try {
+        s = session();
+      } catch (PublishSession.NotSentException e) {
+        unreachable = e.getMessage();
+        out[i] = Outcome.retry(unreachable, Effect.NOT_DELIVERED);
+        continue;
+      }
+      try {
+        PublishSession.Pending p =
+            s.publish(
+                route.exchange(), route.routingKey(), properties(claim), body, claim.workId());
+        sent.add(new Sent(i, route, s, p, System.nanoTime() + wait.toNanos(), wait));
+      } catch (PublishSession.NotSentException e) {
+        out[i] = Outcome.retry(e.getMessage(), Effect.NOT_DELIVERED);
+      }
+    }
+    for (Sent s : sent) {
+      out[s.index] = await(s);
+    }
+    return Arrays.asList(out);
+  }
+
+  private record Sent(
+      int index,
+      RabbitRoute route,
+      PublishSession session,
+      PublishSession.Pending pending,
+      long deadlineNanos,
+      Duration bound) {}
+
+  private Outcome await(Sent s) {
+    PublishSession.Result r;
+    try {
+      long nanos = Math.max(0, s.deadlineNanos - System.nanoTime());
+      r = s.pending.result.get(nanos, TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      s.session.abandon(s.pending);
+      return Outcome.retry(
+          "no confirm from the broker within " + s.bound + "; effect unknown", Effect.UNKNOWN);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      s.session.abandon(s.pending);
+      return Outcome.retry("interrupted while awaiting the confirm", Effect.UNKNOWN);
+    } catch (ExecutionException e) {
+      return Outcome.retry("awaiting the confirm failed: " + e.getCause(), Effect.UNKNOWN);
+    }
+    if (r instanceof PublishSession.Confirmed c) {
+      if (c.returned() != null) {
+        return Outcome.retry(
+            "returned by the broker as unroutable: " + c.returned(), Effect.NOT_DELIVERED);
+      }
+      Map<String, String> where = new LinkedHashMap<>();
+      where.put("exchange", s.route.exchange());
+      where.put("routing_key", s.route.routingKey());
+      return BrokerAccepted.outcome("rabbitmq", null, where);
+    }
+    if (r instanceof PublishSession.TooLarge t) {
+      if (t.limit() > 0 && t.limit() < maxMessageBytes) {
+        maxMessageBytes = t.limit();
+      }
+      return tooLarge(s.pending.size, t.limit(), "refused by the broker: " + t.reason());
+    }
+    if (r instanceof PublishSession.Nacked) {
+      return Outcome.retry("nacked by the broker; effect unknown", Effect.UNKNOWN);
+    }
+    return Outcome.retry(((PublishSession.Lost) r).reason(), Effect.UNKNOWN);
+  }
+
+  private static Outcome tooLarge(long size, long limit, String how) {
+    return Outcome.fail(
+        "payload is "
+            + size
+            + " bytes, over the broker's max message size of "
+            + limit
+            + " bytes; "
+            + how,
+        Effect.NOT_DELIVERED);
+  }
+
+  private AMQP.BasicProperties properties(Claim claim) {
+    Map<String, Object> headers =
+        new LinkedHashMap<>(BrokerHeaders.of(claim, fencing == null ? null : fencing.apply(claim)));
+    return new AMQP.BasicProperties.Builder()
+        .messageId(claim.workId())
+        .type(claim.kind())
+        .contentType("application/json")
+        .contentEncoding("UTF-8")
+        .deliveryMode(2)
+        .headers(headers)
+        .build();
+  }
+
+  private PublishSession session() throws PublishSession.NotSentException {
+    synchronized (sessionLock) {
+      if (closed) {
+        throw new PublishSession.NotSentException("the transport is closed", null);
+      }
+      if (session == null || !session.isOpen()) {
+        if (session != null) {
+          session.close();
+        }
+        session = null;
+        session = PublishSession.open(factory);
+      }
+      return session;
+    }
+  }
+
+  /** Closes the connection; messages still awaiting a confirm end "effect unknown". */
+  @Override
+  public void close() {
+    synchronized (sessionLock) {
+      closed = true;
+      if (session != null) {
+        session.close();
+        session = null;
+      }
+    }
+  }
+}
