@@ -285,7 +285,7 @@ class RelayLimitsTest {
     }
 
     @Test
-    void limitsOfZeroNegativeOrTooShortARefusedNamingTheSetting(TestDatabase db)
+    void limitsOfZeroNegativeOrTooShortAreRefusedNamingTheSetting(TestDatabase db)
         throws SQLException {
       refused(db, "maxRunning", KindPolicy.DEFAULT.withMaxRunning(0));
       refused(db, "maxRunningPerGroup", KindPolicy.DEFAULT.withMaxRunningPerGroup(-1));
@@ -305,6 +305,41 @@ class RelayLimitsTest {
                 InvalidWorkException.class, e -> assertThat(e.field()).isEqualTo("group"));
       }
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isZero();
+    }
+  }
+
+  @Nested
+  class Groups {
+    @Test
+    void aRepeatWithAnotherGroupIsAlreadyEnqueuedAndKeepsTheStoredGroup(TestDatabase db)
+        throws SQLException {
+      try (RelayFixture f = new RelayFixture(db)) {
+        f.enqueue(Work.of("g-1", "k", "{\"n\": 1}").group("customer-a"));
+        try (Connection c = db.connection()) {
+          c.setAutoCommit(false);
+          EnqueueResult repeat =
+              f.outbox.enqueue(c, Work.of("g-1", "k", "{\"n\": 1}").group("customer-b"));
+          c.commit();
+          assertThat(repeat.status()).isEqualTo(EnqueueResult.Status.ALREADY_ENQUEUED);
+        }
+        assertThat(f.column("g-1", "group_key")).isEqualTo("customer-a");
+      }
+    }
+
+    @Test
+    void theGroupCannotBeChangedAfterEnqueue(TestDatabase db) {
+      try (RelayFixture f = new RelayFixture(db)) {
+        f.enqueue(Work.of("g-2", "k", "{}").group("customer-a"));
+        assertThatThrownBy(
+                () ->
+                    db.execute(
+                        "UPDATE "
+                            + db.schema()
+                            + ".outbox SET group_key = 'customer-b' WHERE work_id = 'g-2'"))
+            .isInstanceOf(SQLException.class)
+            .hasMessageContaining("immutable");
+        assertThat(f.column("g-2", "group_key")).isEqualTo("customer-a");
+      }
     }
   }
 }
