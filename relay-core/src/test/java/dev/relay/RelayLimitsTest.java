@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Nested;
@@ -59,6 +60,20 @@ class RelayLimitsTest {
     while (System.nanoTime() - end < 0) {
       Thread.onSpinWait();
     }
+  }
+
+  /** A handler that counts itself in {@code gauges} while it works 10 ms. */
+  static Handler gauged(Function<Claim, List<Gauge>> gauges) {
+    return claim -> {
+      List<Gauge> in = gauges.apply(claim);
+      in.forEach(Gauge::enter);
+      try {
+        work(Duration.ofMillis(10));
+        return Outcome.done();
+      } finally {
+        in.forEach(Gauge::exit);
+      }
+    };
   }
 
   /** Samples the live claims of a kind from the database until closed; keeps the most seen. */
@@ -138,23 +153,7 @@ class RelayLimitsTest {
       f.enqueue(works("limited", "l", "", 40));
       for (String worker : List.of("w1", "w2", "w3", "w4")) {
         start(
-            f,
-            db,
-            worker,
-            8,
-            b ->
-                b.handle(
-                    "limited",
-                    limited,
-                    claim -> {
-                      running.enter();
-                      try {
-                        work(Duration.ofMillis(10));
-                        return Outcome.done();
-                      } finally {
-                        running.exit();
-                      }
-                    }));
+            f, db, worker, 8, b -> b.handle("limited", limited, gauged(claim -> List.of(running))));
       }
 
       awaitDone(f, "limited", 40);
@@ -185,19 +184,12 @@ class RelayLimitsTest {
                 b.handle(
                     "grouped",
                     perGroup,
-                    claim -> {
-                      Gauge g =
-                          byGroup.computeIfAbsent(claim.workId().substring(0, 1), k -> new Gauge());
-                      g.enter();
-                      all.enter();
-                      try {
-                        work(Duration.ofMillis(10));
-                        return Outcome.done();
-                      } finally {
-                        all.exit();
-                        g.exit();
-                      }
-                    }));
+                    gauged(
+                        claim ->
+                            List.of(
+                                byGroup.computeIfAbsent(
+                                    claim.workId().substring(0, 1), k -> new Gauge()),
+                                all))));
       }
 
       awaitDone(f, "grouped", 24);
@@ -211,17 +203,7 @@ class RelayLimitsTest {
   void raisingTheLimitRaisesTheConcurrencyReached(TestDatabase db) throws Exception {
     AtomicReference<Gauge> phase = new AtomicReference<>(new Gauge());
     Gauge first = phase.get();
-    Handler handler =
-        claim -> {
-          Gauge g = phase.get();
-          g.enter();
-          try {
-            work(Duration.ofMillis(10));
-            return Outcome.done();
-          } finally {
-            g.exit();
-          }
-        };
+    Handler handler = gauged(claim -> List.of(phase.get()));
     try (RelayFixture f = new RelayFixture(db)) {
       f.enqueue(works("raised", "one", "", 12));
       for (String worker : List.of("w1", "w2")) {
