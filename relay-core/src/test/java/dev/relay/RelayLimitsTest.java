@@ -229,6 +229,27 @@ class RelayLimitsTest {
   }
 
   @Test
+  void aWorkerClaimsALimitedKindAgainWhenItsOwnClaimEndsNotOnlyAtThePoll(TestDatabase db) {
+    try (RelayFixture f = new RelayFixture(db)) {
+      start(
+          f,
+          db,
+          "w1",
+          4,
+          b ->
+              b.pollInterval(Duration.ofMinutes(10)) // a poll would come far too late
+                  .handle(
+                      "single",
+                      KindPolicy.DEFAULT.withMaxRunning(1),
+                      gauged(claim -> List.of(new Gauge()))));
+      f.enqueue(works("single", "s", "", 10)); // one notification: one claim of one item
+
+      // each later item is claimed when the previous one's outcome is recorded
+      awaitDone(f, "single", 10);
+    }
+  }
+
+  @Test
   void aRateLimitHoldsOverEveryWindowOfTheStoredClaimTimes(TestDatabase db) throws Exception {
     KindPolicy rated = KindPolicy.DEFAULT.withRateLimit(4, Duration.ofSeconds(1));
     try (RelayFixture f = new RelayFixture(db)) {

@@ -125,12 +125,18 @@ final class Claimer implements Runnable {
     long nextPoll = time.nanoTime();
     boolean backlog = false;
     int failures = 0;
+    long previous = wake.mark();
     while (running) {
       long seen = wake.mark();
+      // A worker of limited kinds looks again when something of its own ended (a signal): a place
+      // it held may be free for the whole limit, which a short claim would otherwise only find at
+      // the next poll.
+      boolean freed = limited && seen != previous;
+      previous = seen;
       boolean requested = wake.requested();
       long now = time.nanoTime();
       boolean pollDue = now - nextPoll >= 0;
-      boolean wanted = failures == 0 ? requested || pollDue || backlog : pollDue;
+      boolean wanted = failures == 0 ? requested || pollDue || backlog || freed : pollDue;
       int n = wanted ? sizing.claimSize(free(), wantedBuffer(), backlog, requested || pollDue) : 0;
       if (n > 0) {
         wake.clearRequest();
