@@ -87,7 +87,7 @@ public class ServeApplication {
 
   /** The schedules of the config; closed before the runtime (it depends on it). */
   @Bean(destroyMethod = "close")
-  ScheduleRunner relaySchedules(
+  ScheduleRunner serveSchedules(
       ServeConfig settings, ServeOptions options, RelayConnections connections, Relay relay) {
     if (settings.schedules().isEmpty()) {
       return new ScheduleRunner(null);
