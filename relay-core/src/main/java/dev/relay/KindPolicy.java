@@ -30,6 +30,8 @@ import java.util.Objects;
  * @param dedupHorizon how long the receiver remembers a work ID ({@link Duration#ZERO}: it does not
  *     deduplicate). With {@link UnknownOutcomePolicy#retry()} the retry window may not exceed it
  * @param unknownOutcome what an attempt whose effect is unknown gets
+ * @param limits global concurrency and rate limits of the kind, stored in the {@code limiter} table
+ *     at start and enforced by every worker's claim ({@link FlowLimits#NONE}: none)
  */
 public record KindPolicy(
     Duration backoffBase,
@@ -38,7 +40,8 @@ public record KindPolicy(
     Duration maxElapsed,
     Duration maxRunTime,
     Duration dedupHorizon,
-    UnknownOutcomePolicy unknownOutcome) {
+    UnknownOutcomePolicy unknownOutcome,
+    FlowLimits limits) {
 
   /** Default first backoff ceiling: 1 s. */
   public static final Duration DEFAULT_BACKOFF_BASE = Duration.ofSeconds(1);
@@ -77,7 +80,8 @@ public record KindPolicy(
           DEFAULT_MAX_ELAPSED,
           DEFAULT_MAX_RUN_TIME,
           DEFAULT_DEDUP_HORIZON,
-          UnknownOutcomePolicy.retry());
+          UnknownOutcomePolicy.retry(),
+          FlowLimits.NONE);
 
   /** Requires every setting. */
   public KindPolicy {
@@ -87,24 +91,52 @@ public record KindPolicy(
     Objects.requireNonNull(maxElapsed, "maxElapsed");
     Objects.requireNonNull(dedupHorizon, "dedupHorizon");
     Objects.requireNonNull(unknownOutcome, "unknownOutcome");
+    Objects.requireNonNull(limits, "limits");
+  }
+
+  /** A policy without flow limits. */
+  public KindPolicy(
+      Duration backoffBase,
+      Duration backoffCap,
+      int maxAttempts,
+      Duration maxElapsed,
+      Duration maxRunTime,
+      Duration dedupHorizon,
+      UnknownOutcomePolicy unknownOutcome) {
+    this(
+        backoffBase,
+        backoffCap,
+        maxAttempts,
+        maxElapsed,
+        maxRunTime,
+        dedupHorizon,
+        unknownOutcome,
+        FlowLimits.NONE);
   }
 
   /** A copy with backoff ceilings starting at {@code base}, doubling, capped at {@code cap}. */
   public KindPolicy withBackoff(Duration base, Duration cap) {
     return new KindPolicy(
-        base, cap, maxAttempts, maxElapsed, maxRunTime, dedupHorizon, unknownOutcome);
+        base, cap, maxAttempts, maxElapsed, maxRunTime, dedupHorizon, unknownOutcome, limits);
   }
 
   /** A copy allowing {@code n} attempts. */
   public KindPolicy withMaxAttempts(int n) {
     return new KindPolicy(
-        backoffBase, backoffCap, n, maxElapsed, maxRunTime, dedupHorizon, unknownOutcome);
+        backoffBase, backoffCap, n, maxElapsed, maxRunTime, dedupHorizon, unknownOutcome, limits);
   }
 
   /** A copy with a retry window of {@code window} from the first attempt. */
   public KindPolicy withMaxElapsed(Duration window) {
     return new KindPolicy(
-        backoffBase, backoffCap, maxAttempts, window, maxRunTime, dedupHorizon, unknownOutcome);
+        backoffBase,
+        backoffCap,
+        maxAttempts,
+        window,
+        maxRunTime,
+        dedupHorizon,
+        unknownOutcome,
+        limits);
   }
 
   /**
@@ -113,18 +145,73 @@ public record KindPolicy(
    */
   public KindPolicy withMaxRunTime(Duration limit) {
     return new KindPolicy(
-        backoffBase, backoffCap, maxAttempts, maxElapsed, limit, dedupHorizon, unknownOutcome);
+        backoffBase,
+        backoffCap,
+        maxAttempts,
+        maxElapsed,
+        limit,
+        dedupHorizon,
+        unknownOutcome,
+        limits);
   }
 
   /** A copy whose receiver remembers work IDs for {@code horizon}. */
   public KindPolicy withDedupHorizon(Duration horizon) {
     return new KindPolicy(
-        backoffBase, backoffCap, maxAttempts, maxElapsed, maxRunTime, horizon, unknownOutcome);
+        backoffBase,
+        backoffCap,
+        maxAttempts,
+        maxElapsed,
+        maxRunTime,
+        horizon,
+        unknownOutcome,
+        limits);
   }
 
   /** A copy with {@code policy} for attempts whose effect is unknown. */
   public KindPolicy withUnknownOutcome(UnknownOutcomePolicy policy) {
     return new KindPolicy(
-        backoffBase, backoffCap, maxAttempts, maxElapsed, maxRunTime, dedupHorizon, policy);
+        backoffBase, backoffCap, maxAttempts, maxElapsed, maxRunTime, dedupHorizon, policy, limits);
+  }
+
+  /**
+   * A copy allowing at most {@code n} (1-1,000,000) live claims of this kind across every worker.
+   * The kind is then claimed under its limiter row's lock and gets no prefetch beyond the limit.
+   */
+  public KindPolicy withMaxRunning(int n) {
+    return withLimits(
+        new FlowLimits(n, limits.maxRunningPerGroup(), limits.rateLimit(), limits.rateInterval()));
+  }
+
+  /**
+   * A copy allowing at most {@code n} (1-1,000,000) live claims of this kind per {@linkplain
+   * Work#group group} across every worker (work without a group forms the group {@code ""}).
+   */
+  public KindPolicy withMaxRunningPerGroup(int n) {
+    return withLimits(
+        new FlowLimits(limits.maxRunning(), n, limits.rateLimit(), limits.rateInterval()));
+  }
+
+  /**
+   * A copy allowing at most {@code n} (1-1,000,000) claims of this kind within any {@code interval}
+   * (1 s-1 day) across every worker, a sliding window on the database clock. A claim counts from
+   * the moment it is made, whatever becomes of it (released or reclaimed claims count).
+   */
+  public KindPolicy withRateLimit(int n, Duration interval) {
+    return withLimits(
+        new FlowLimits(limits.maxRunning(), limits.maxRunningPerGroup(), n, interval));
+  }
+
+  /** A copy with {@code limits} ({@link FlowLimits#NONE}: none). */
+  public KindPolicy withLimits(FlowLimits limits) {
+    return new KindPolicy(
+        backoffBase,
+        backoffCap,
+        maxAttempts,
+        maxElapsed,
+        maxRunTime,
+        dedupHorizon,
+        unknownOutcome,
+        limits);
   }
 }

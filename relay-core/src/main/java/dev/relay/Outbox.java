@@ -225,6 +225,19 @@ public final class Outbox {
               + " characters from A-Z a-z 0-9 . _ - : / @ + = #");
     }
     name(id, "queue", w.queue());
+    String group = w.group();
+    if (group == null
+        || group.length() > MAX_WORK_ID_LENGTH
+        || !(group.isEmpty() || WORK_ID.matcher(group).matches())) {
+      throw new InvalidWorkException(
+          id,
+          "group",
+          "'"
+              + group
+              + "' must be empty (no group) or 1-"
+              + MAX_WORK_ID_LENGTH
+              + " characters from A-Z a-z 0-9 . _ - : / @ + = #");
+    }
     String problem = JsonText.problem(w.payload(), maxPayloadBytes);
     if (problem != null) {
       throw new InvalidWorkException(id, "payload", problem);

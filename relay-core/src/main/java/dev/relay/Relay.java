@@ -587,6 +587,21 @@ public final class Relay implements AutoCloseable {
       range(at + "dedupHorizon", p.dedupHorizon(), Duration.ZERO, Duration.ofDays(3650));
       // Independent of the lease: heartbeats keep the claim while the handler runs.
       range(at + "maxRunTime", p.maxRunTime(), Duration.ofMillis(1), MAX_RUN_TIME_LIMIT);
+      FlowLimits limits = p.limits();
+      optionalRange(at + "maxRunning", limits.maxRunning());
+      optionalRange(at + "maxRunningPerGroup", limits.maxRunningPerGroup());
+      optionalRange(at + "rateLimit", limits.rateLimit());
+      if (limits.rateLimit() != null || limits.rateInterval() != null) {
+        if (limits.rateLimit() == null) {
+          throw new InvalidConfigurationException(
+              at + "rateLimit", "is missing, though a rateInterval is set");
+        }
+        range(
+            at + "rateInterval",
+            limits.rateInterval(),
+            FlowLimits.MIN_RATE_INTERVAL,
+            FlowLimits.MAX_RATE_INTERVAL);
+      }
       if (p.unknownOutcome() instanceof UnknownOutcomePolicy.Retry
           && p.maxElapsed().compareTo(p.dedupHorizon()) > 0) {
         throw new InvalidConfigurationException(
@@ -600,6 +615,12 @@ public final class Relay implements AutoCloseable {
                 + " reconcile for unknown outcomes");
       }
       return p;
+    }
+
+    private static void optionalRange(String setting, Integer value) {
+      if (value != null) {
+        range(setting, value, 1, FlowLimits.MAX_LIMIT);
+      }
     }
 
     private static void range(String setting, int value, int min, int max) {

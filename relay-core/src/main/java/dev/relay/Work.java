@@ -35,6 +35,7 @@ public final class Work {
   private final Instant deadline;
   private final Integer maxAttempts; // null: not named by the producer
   private final String orderingKey;
+  private final String group; // "" : no group
 
   private Work(
       String workId,
@@ -46,7 +47,8 @@ public final class Work {
       Duration delay,
       Instant deadline,
       Integer maxAttempts,
-      String orderingKey) {
+      String orderingKey,
+      String group) {
     this.workId = workId;
     this.kind = kind;
     this.payload = payload;
@@ -57,6 +59,7 @@ public final class Work {
     this.deadline = deadline;
     this.maxAttempts = maxAttempts;
     this.orderingKey = orderingKey;
+    this.group = group;
   }
 
   /**
@@ -68,7 +71,7 @@ public final class Work {
    * @param payloadJson one JSON value (at most the outbox's payload limit, 1 MiB by default)
    */
   public static Work of(String workId, String kind, String payloadJson) {
-    return new Work(workId, kind, payloadJson, DEFAULT_QUEUE, 0, null, null, null, null, null);
+    return new Work(workId, kind, payloadJson, DEFAULT_QUEUE, 0, null, null, null, null, null, "");
   }
 
   /** A copy in {@code queue} (1-100 characters from {@code A-Z a-z 0-9 . _ - :}). */
@@ -83,7 +86,8 @@ public final class Work {
         delay,
         deadline,
         maxAttempts,
-        orderingKey);
+        orderingKey,
+        group);
   }
 
   /** A copy with a claim priority: higher is claimed first among eligible work of a queue. */
@@ -98,13 +102,24 @@ public final class Work {
         delay,
         deadline,
         maxAttempts,
-        orderingKey);
+        orderingKey,
+        group);
   }
 
   /** A copy that no worker claims before {@code instant} (replaces any delay). */
   public Work availableAt(Instant instant) {
     return new Work(
-        workId, kind, payload, queue, priority, instant, null, deadline, maxAttempts, orderingKey);
+        workId,
+        kind,
+        payload,
+        queue,
+        priority,
+        instant,
+        null,
+        deadline,
+        maxAttempts,
+        orderingKey,
+        group);
   }
 
   /**
@@ -113,7 +128,17 @@ public final class Work {
    */
   public Work delay(Duration delay) {
     return new Work(
-        workId, kind, payload, queue, priority, null, delay, deadline, maxAttempts, orderingKey);
+        workId,
+        kind,
+        payload,
+        queue,
+        priority,
+        null,
+        delay,
+        deadline,
+        maxAttempts,
+        orderingKey,
+        group);
   }
 
   /**
@@ -132,7 +157,8 @@ public final class Work {
         delay,
         deadline,
         maxAttempts,
-        orderingKey);
+        orderingKey,
+        group);
   }
 
   /** A copy allowing at most {@code maxAttempts} claims (1-10,000). */
@@ -147,7 +173,8 @@ public final class Work {
         delay,
         deadline,
         maxAttempts,
-        orderingKey);
+        orderingKey,
+        group);
   }
 
   /**
@@ -168,7 +195,35 @@ public final class Work {
         delay,
         deadline,
         maxAttempts,
-        orderingKey);
+        orderingKey,
+        group);
+  }
+
+  /**
+   * A copy in a group, the unit of a per-group concurrency limit ({@link
+   * KindPolicy#withMaxRunningPerGroup}): for example the customer whose receiver a limit protects.
+   * 1-200 characters from the work-ID set, or {@code ""} for none (the default). Like the kind, the
+   * group is fixed at the first enqueue: it is not part of the identity check, so a repeat under
+   * the same ID with another group is "already enqueued" and keeps the stored group.
+   */
+  public Work group(String group) {
+    return new Work(
+        workId,
+        kind,
+        payload,
+        queue,
+        priority,
+        availableAt,
+        delay,
+        deadline,
+        maxAttempts,
+        orderingKey,
+        group);
+  }
+
+  /** The group for per-group limits, or {@code ""} for none. */
+  public String group() {
+    return group;
   }
 
   /** The work ID. */
@@ -245,7 +300,8 @@ public final class Work {
         && Objects.equals(delay, w.delay)
         && Objects.equals(deadline, w.deadline)
         && Objects.equals(maxAttempts, w.maxAttempts)
-        && Objects.equals(orderingKey, w.orderingKey);
+        && Objects.equals(orderingKey, w.orderingKey)
+        && Objects.equals(group, w.group);
   }
 
   @Override

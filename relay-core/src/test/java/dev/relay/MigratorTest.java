@@ -105,7 +105,7 @@ class MigratorTest {
   }
 
   private static List<Integer> allVersions() {
-    // The shipped list, which may skip a number while parallel branches are merged.
+    // The versions the library ships (the list, not 1..LATEST, in case one is ever skipped).
     return new ArrayList<>(Migrator.versionNumbers());
   }
 }

@@ -6,20 +6,29 @@ import dev.relay.Outbox;
 import dev.relay.Outcome;
 import dev.relay.Relay;
 import dev.relay.jackson.JsonCodec;
+import dev.relay.receiver.http.HttpReply;
 import dev.relay.spring.InboxTemplate;
 import dev.relay.spring.RelayHandler;
+import dev.relay.spring.RelayHttpReceivers;
 import dev.relay.spring.RelayOutbox;
 import dev.relay.spring.autoconfigure.RelayCustomizer;
 import java.math.BigDecimal;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.concurrent.Executors;
 import javax.sql.DataSource;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.ResponseEntity;
 import org.springframework.stereotype.Component;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RestController;
 
 /** The code of docs/spring.md. */
 final class SpringSnippets {
@@ -118,6 +127,35 @@ final class SpringSnippets {
         mails.queue(messageId, payloadJson);                // runs for the first delivery only
         return "{\"queued\": true}";
       }).result();                                          // a repeat gets the saved result
+    }
+  }
+  // docs:end
+
+  /** The mailer's write: one mail per delivery, on the receiver's connection. */
+  static void queueMail(Connection c, String messageId, String payloadJson) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement("INSERT INTO sent_mail (message_id, body) VALUES (?, ?)")) {
+      ps.setString(1, messageId);
+      ps.setString(2, payloadJson);
+      ps.executeUpdate();
+    }
+  }
+
+  // docs:begin spring-http-receiver
+  @RestController
+  class MailerController {
+    private final RelayHttpReceivers receivers;
+
+    MailerController(RelayHttpReceivers receivers) {
+      this.receivers = receivers;
+    }
+
+    @PostMapping("/mailer/acks")
+    ResponseEntity<String> receive(@RequestHeader HttpHeaders headers, @RequestBody String body) {
+      return receivers.handle("mailer", headers, body, (connection, delivery) -> {
+        queueMail(connection, delivery.messageId(), delivery.body()); // the first delivery only
+        return HttpReply.json(200, "{\"mail\": \"queued\"}");     // stored, sent to repeats
+      });
     }
   }
   // docs:end

@@ -43,6 +43,13 @@ final class Claimer implements Runnable {
    */
   static final long FULL_SCAN_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
+  /**
+   * How often the claimer re-reads which of its kinds have a limiter row. Until it knows of a new
+   * limit, its ordinary claim skips that kind (never exceeds the limit); the kind is then claimed
+   * under the limiter's lock.
+   */
+  static final long LIMITS_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(5);
+
   private static final Duration ERROR_PAUSE_BASE = Duration.ofMillis(100);
   private static final Duration ERROR_PAUSE_CAP = Duration.ofSeconds(30);
 
@@ -62,6 +69,9 @@ final class Claimer implements Runnable {
   private final List<String> kinds;
   private ClaimPosition resumeAfter; // claimer thread only
   private long lastFullScan; // claimer thread only
+  private boolean limited; // claimer thread only: some kinds had a limiter row when last read
+  private long limitsReadAt; // claimer thread only
+  private boolean limitsRead; // claimer thread only
   private volatile long claimNanos; // a claim's round trip, a moving average
   private volatile boolean running = true;
 
@@ -115,12 +125,18 @@ final class Claimer implements Runnable {
     long nextPoll = time.nanoTime();
     boolean backlog = false;
     int failures = 0;
+    long previous = wake.mark();
     while (running) {
       long seen = wake.mark();
+      // A worker of limited kinds looks again when something of its own ended (a signal): a place
+      // it held may be free for the whole limit, which a short claim would otherwise only find at
+      // the next poll.
+      boolean freed = limited && seen != previous;
+      previous = seen;
       boolean requested = wake.requested();
       long now = time.nanoTime();
       boolean pollDue = now - nextPoll >= 0;
-      boolean wanted = failures == 0 ? requested || pollDue || backlog : pollDue;
+      boolean wanted = failures == 0 ? requested || pollDue || backlog || freed : pollDue;
       int n = wanted ? sizing.claimSize(free(), wantedBuffer(), backlog, requested || pollDue) : 0;
       if (n > 0) {
         wake.clearRequest();
@@ -159,9 +175,16 @@ final class Claimer implements Runnable {
     resumeAfter = null; // kept only after a full batch, below
     ClaimBatch batch;
     try (Connection c = connections.open("claim")) {
+      if (!limitsRead || sent - limitsReadAt >= LIMITS_REFRESH_NANOS) {
+        limited = !store.limitedKinds(c, kinds).isEmpty();
+        limitsRead = true;
+        limitsReadAt = sent;
+      }
       batch =
           store.claim(
-              c, new ClaimRequest(workerId, config.queues(), kinds, n, config.lease(), after));
+              c,
+              new ClaimRequest(workerId, config.queues(), kinds, n, config.lease(), after),
+              limited);
     } catch (UncertainClaimException e) {
       log.warn("the connection was lost while committing a claim; re-reading the claimed rows");
       events.error("claim", e.getCause()); // the public CommitOutcomeUnknownException

@@ -167,7 +167,8 @@ public final class Engine {
               p.maxElapsed(),
               p.maxRunTime(), // stored in the handler_timeout column
               p.dedupHorizon(),
-              p.unknownOutcome().storedName()));
+              p.unknownOutcome().storedName(),
+              p.limits()));
     }
     try (Connection c = connections.open("register kinds")) {
       store.registerKinds(c, workerId, rows);

@@ -97,6 +97,7 @@ public final class Enqueuer {
     String[] deadlines = new String[n];
     String[] keys = new String[n];
     Integer[] order = new Integer[n];
+    String[] groups = new String[n];
     TreeSet<String> distinctKeys = new TreeSet<>();
     for (int i = 0; i < n; i++) {
       Work w = works.get(i);
@@ -113,6 +114,7 @@ public final class Enqueuer {
       deadlines[i] = instantText(w.deadline());
       keys[i] = w.orderingKey();
       order[i] = callerOrder.get(w.workId());
+      groups[i] = w.group();
       if (w.orderingKey() != null) {
         distinctKeys.add(w.orderingKey());
       }
@@ -140,9 +142,10 @@ public final class Enqueuer {
       ps.setArray(7, c.createArrayOf("int8", delays));
       ps.setArray(8, c.createArrayOf("int4", maxAttempts));
       ps.setArray(9, c.createArrayOf("text", deadlines));
+      ps.setArray(10, c.createArrayOf("text", groups));
       if (keyed) {
-        ps.setArray(10, c.createArrayOf("text", keys));
-        ps.setArray(11, c.createArrayOf("int4", order));
+        ps.setArray(11, c.createArrayOf("text", keys));
+        ps.setArray(12, c.createArrayOf("int4", order));
       }
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {

@@ -65,6 +65,29 @@ final class WorkSql {
   final String claimBatchResume;
 
   /**
+   * Step one of a claim of limited kinds: lock their limiter rows in kind order, waiting (not SKIP
+   * LOCKED: a skipped limiter would let two claimers count in parallel). Returns the kinds that
+   * have a row, so it also tells which of the requested kinds are limited.
+   */
+  final String lockLimiters;
+
+  /** Which of the given kinds have a limiter row (read without locking). */
+  final String limitedKinds;
+
+  /** Upserts the limiter rows of the kinds a worker limits (the last registration wins). */
+  final String registerLimits;
+
+  /**
+   * Step two, with the limiter rows locked: sample the clock, count each kind's live claims (per
+   * group too) and its claims within the rate window, and claim at most the room left, in claim
+   * order, logging each claim of a rate-limited kind. The same caps as {@link #claimBatch} apply.
+   */
+  final String claimLimited;
+
+  /** {@link #claimLimited} over several queues at once. */
+  final String claimLimitedQueues;
+
+  /**
    * Step one of every guarded write: lock the named rows in work-ID order (so two batches cannot
    * deadlock). The guard is evaluated by the next statement, after any wait here. A single UPDATE
    * with the lease condition in its WHERE evaluates that condition when it first reads the row,
@@ -145,16 +168,17 @@ final class WorkSql {
         """
         WITH u AS (
             SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::int4[],
-                                 ?::text[], ?::int8[], ?::int4[], ?::text[])
+                                 ?::text[], ?::int8[], ?::int4[], ?::text[], ?::text[])
                    AS u(work_id, kind, payload, queue, priority,
-                        available_at, delay_ms, max_attempts, deadline)
+                        available_at, delay_ms, max_attempts, deadline, group_key)
         ), inserted AS (
             INSERT INTO ${relay_schema}.outbox
-                   (work_id, kind, payload, queue, priority, available_at, max_attempts, deadline)
+                   (work_id, kind, payload, queue, priority, available_at, max_attempts, deadline,
+                    group_key)
             SELECT u.work_id, u.kind, u.payload::jsonb, u.queue, u.priority,
                    coalesce(u.available_at::timestamptz,
                             clock_timestamp() + u.delay_ms * interval '1 millisecond'),
-                   u.max_attempts, u.deadline::timestamptz
+                   u.max_attempts, u.deadline::timestamptz, u.group_key
               FROM u
              WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.tombstone t
                                 WHERE t.work_id = u.work_id)
@@ -187,9 +211,10 @@ final class WorkSql {
         """
         WITH u AS (
             SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::int4[],
-                                 ?::text[], ?::int8[], ?::int4[], ?::text[], ?::text[], ?::int4[])
+                                 ?::text[], ?::int8[], ?::int4[], ?::text[], ?::text[],
+                                 ?::text[], ?::int4[])
                    AS u(work_id, kind, payload, queue, priority, available_at, delay_ms,
-                        max_attempts, deadline, ordering_key, ord)
+                        max_attempts, deadline, group_key, ordering_key, ord)
         ), fresh AS (
             SELECT u.* FROM u
              WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.outbox o WHERE o.work_id = u.work_id)
@@ -208,12 +233,12 @@ final class WorkSql {
         ), inserted AS (
             INSERT INTO ${relay_schema}.outbox
                    (work_id, kind, payload, queue, priority, available_at, max_attempts, deadline,
-                    ordering_key, sequence)
+                    group_key, ordering_key, sequence)
             SELECT n.work_id, n.kind, n.payload::jsonb, n.queue, n.priority,
                    coalesce(n.available_at::timestamptz,
                             clock_timestamp() + n.delay_ms * interval '1 millisecond'),
                    n.max_attempts, n.deadline::timestamptz,
-                   n.ordering_key, b.base + n.n
+                   n.group_key, n.ordering_key, b.base + n.n
               FROM numbered n
               LEFT JOIN bumped b ON b.ordering_key = n.ordering_key
              ORDER BY n.work_id
@@ -245,10 +270,9 @@ final class WorkSql {
               LEFT JOIN ${relay_schema}.outbox o ON o.work_id = u.work_id
               LEFT JOIN ${relay_schema}.tombstone t ON t.work_id = u.work_id
             """);
-    String claimTemplate =
-        schema.inject(
-            """
-            WITH candidates AS MATERIALIZED (
+    // The candidates of a claim, locked; {limit_condition} is empty for unlimited kinds.
+    String claimCandidates =
+        """
                 SELECT o.work_id,
                        o.state AS prev_state, o.claimed_by AS prev_owner,
                        o.claim_generation AS prev_generation, o.claimed_at AS prev_claimed_at,
@@ -273,10 +297,13 @@ final class WorkSql {
                         OR NOT EXISTS (SELECT 1 FROM ${relay_schema}.outbox p
                                         WHERE p.ordering_key = o.ordering_key
                                           AND p.sequence < o.sequence
-                                          AND p.state IN ('ready', 'running', 'failed')))
+                                          AND p.state IN ('ready', 'running', 'failed'))){limit_condition}
                  ORDER BY o.priority DESC, o.available_at, o.work_id
                  LIMIT ?
                    FOR UPDATE SKIP LOCKED
+            """;
+    String claimUpdate =
+        """
             ), updated AS (
                 UPDATE ${relay_schema}.outbox j
                    SET state = CASE c.decision WHEN 'claim' THEN 'running'
@@ -343,10 +370,24 @@ final class WorkSql {
                   FROM updated u
                  WHERE u.prev_state = 'running'
             )
+            """;
+    String claimResult =
+        """
             -- in claim order, sorted by the database's collation: the last row is where a
             -- following claim may resume
             SELECT * FROM updated ORDER BY priority DESC, available_at, work_id
-            """
+            """;
+    String claimTemplate =
+        schema.inject(
+            ("WITH candidates AS MATERIALIZED (\n"
+                    // A kind with a limiter row is claimed only by claimLimited, under its lock.
+                    // The limiter table is tiny: one hashed subplan per statement.
+                    + claimCandidates.replace(
+                        "{limit_condition}",
+                        "\n                   AND o.kind NOT IN"
+                            + " (SELECT l.kind FROM ${relay_schema}.limiter l)")
+                    + claimUpdate
+                    + claimResult)
                 .replace("{cap}", AttemptCap.of(schema, "o")));
     // One queue: equality on the index's leading column, so the scan returns rows in claim order
     // and stops after the batch. Several queues: = ANY on the leading column does not keep that
@@ -364,6 +405,147 @@ final class WorkSql {
         claimTemplate
             .replace("{queue_condition}", "o.queue = ANY (?::text[])")
             .replace("{resume_condition}", "");
+    lockLimiters =
+        schema.inject(
+            """
+            SELECT kind FROM ${relay_schema}.limiter
+             WHERE kind = ANY (?::text[])
+             ORDER BY kind
+               FOR UPDATE
+            """);
+    limitedKinds =
+        schema.inject(
+            """
+            SELECT kind FROM ${relay_schema}.limiter WHERE kind = ANY (?::text[]) ORDER BY kind
+            """);
+    registerLimits =
+        schema.inject(
+            """
+            INSERT INTO ${relay_schema}.limiter AS l
+                   (kind, max_running, max_running_per_group, rate_limit, rate_interval,
+                    registered_by, registered_at)
+            SELECT u.kind, u.max_running, u.per_group, u.rate_limit,
+                   u.rate_ms * interval '1 millisecond', ?, clock_timestamp()
+              FROM unnest(?::text[], ?::int4[], ?::int4[], ?::int4[], ?::int8[])
+                   AS u(kind, max_running, per_group, rate_limit, rate_ms)
+             ORDER BY u.kind
+                ON CONFLICT (kind) DO UPDATE
+               SET max_running = EXCLUDED.max_running,
+                   max_running_per_group = EXCLUDED.max_running_per_group,
+                   rate_limit = EXCLUDED.rate_limit,
+                   rate_interval = EXCLUDED.rate_interval,
+                   registered_by = EXCLUDED.registered_by,
+                   registered_at = EXCLUDED.registered_at
+            """);
+    String limitCtes =
+        """
+        WITH clock AS (
+            -- Sampled in a statement after lockLimiters: its snapshot is taken after the lock was
+            -- granted, so every claim of these kinds committed before it is counted here.
+            SELECT clock_timestamp() AS now
+        ), lim AS (
+            SELECT l.kind, l.max_running, l.max_running_per_group, l.rate_limit, l.rate_interval
+              FROM ${relay_schema}.limiter l
+             WHERE l.kind = ANY (?::text[])
+        ), live AS (
+            -- live claims per group: running under an unexpired lease, whether the handler runs
+            -- or the claim waits in a worker's buffer
+            SELECT o.kind, o.group_key, count(*) AS n
+              FROM ${relay_schema}.outbox o JOIN lim ON lim.kind = o.kind, clock k
+             WHERE o.state = 'running' AND o.lease_until > k.now
+             GROUP BY o.kind, o.group_key
+        ), recent AS (
+            -- claims within the rate window; released and reclaimed claims still count
+            SELECT lim.kind, count(g.kind) AS n
+              FROM lim CROSS JOIN clock k
+              LEFT JOIN ${relay_schema}.claim_log g
+                     ON g.kind = lim.kind AND g.claimed_at > k.now - lim.rate_interval
+             GROUP BY lim.kind
+        ), room AS (
+            -- how many more claims each kind may take now (NULL: no kind-wide bound); least()
+            -- ignores a NULL argument
+            SELECT lim.kind, lim.max_running_per_group AS per_group,
+                   least(lim.max_running - coalesce((SELECT sum(v.n) FROM live v
+                                                      WHERE v.kind = lim.kind), 0),
+                         lim.rate_limit - r.n) AS free
+              FROM lim JOIN recent r ON r.kind = lim.kind
+        ), candidates AS MATERIALIZED (
+            -- The pool below is locked (SKIP LOCKED) in claim order; here each group keeps at
+            -- most its free places, then each kind at most its free places. Window functions
+            -- cannot share a level with FOR UPDATE, hence the nesting.
+            SELECT f.work_id, f.group_key, f.prev_state, f.prev_owner, f.prev_generation,
+                   f.prev_claimed_at, f.decision, f.cap
+              FROM (SELECT g.*, row_number() OVER (PARTITION BY g.kind
+                                                   ORDER BY g.priority DESC, g.available_at,
+                                                            g.work_id) AS in_kind
+                      FROM (SELECT s.*, w.kind, w.group_key, w.priority, w.available_at,
+                                   row_number() OVER (PARTITION BY w.kind, w.group_key
+                                                      ORDER BY w.priority DESC, w.available_at,
+                                                               w.work_id) AS in_group
+                              FROM (
+        """;
+    String limitPool =
+        """
+                                   ) AS s
+                              JOIN ${relay_schema}.outbox w ON w.work_id = s.work_id) AS g
+                      JOIN room r ON r.kind = g.kind
+                     WHERE r.per_group IS NULL
+                        OR g.in_group <= r.per_group
+                                         - coalesce((SELECT v.n FROM live v
+                                                      WHERE v.kind = g.kind
+                                                        AND v.group_key = g.group_key), 0)
+                   ) AS f
+              JOIN room r ON r.kind = f.kind
+             WHERE r.free IS NULL OR f.in_kind <= r.free
+        """;
+    // Only kinds and groups with room enter the pool, so a full group with a deep backlog does not
+    // fill the pool and starve the others.
+    String roomCondition =
+        """
+
+                   AND EXISTS (SELECT 1 FROM room r
+                                WHERE r.kind = o.kind
+                                  AND coalesce(r.free, 1) > 0
+                                  AND (r.per_group IS NULL
+                                       OR r.per_group > coalesce(
+                                           (SELECT v.n FROM live v
+                                             WHERE v.kind = o.kind
+                                               AND v.group_key = o.group_key), 0)))""";
+    String logClaims =
+        """
+            , logged AS (
+                -- one row per claim of a rate-limited kind, stamped after the counts above
+                INSERT INTO ${relay_schema}.claim_log (kind, group_key, work_id, claimed_at)
+                SELECT u.kind, c.group_key, u.work_id, clock_timestamp()
+                  FROM updated u
+                  JOIN candidates c ON c.work_id = u.work_id
+                  JOIN lim ON lim.kind = u.kind
+                 WHERE u.decision = 'claim' AND lim.rate_limit IS NOT NULL
+            ), purged AS (
+                -- kept an hour past the window, for operators; the lock makes this the only
+                -- claim of the kind running now
+                DELETE FROM ${relay_schema}.claim_log g
+                 USING lim, clock k
+                 WHERE g.kind = lim.kind
+                   AND g.claimed_at < k.now - coalesce(lim.rate_interval, interval '0')
+                                            - interval '1 hour'
+            )
+            """;
+    String limitedTemplate =
+        schema.inject(
+            (limitCtes
+                    + claimCandidates
+                        .replace("{limit_condition}", roomCondition)
+                        .replace("{resume_condition}", "")
+                    + limitPool
+                    + claimUpdate
+                    + logClaims
+                    + claimResult)
+                .replace("{cap}", AttemptCap.of(schema, "o")));
+    // as for claimBatch: equality on one queue keeps the index's order, so the scan stops after the
+    // pool instead of sorting every eligible row
+    claimLimited = limitedTemplate.replace("{queue_condition}", "o.queue = ?");
+    claimLimitedQueues = limitedTemplate.replace("{queue_condition}", "o.queue = ANY (?::text[])");
     lockClaimed =
         schema.inject(
             """

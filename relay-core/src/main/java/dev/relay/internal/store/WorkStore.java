@@ -1,6 +1,7 @@
 package dev.relay.internal.store;
 
 import dev.relay.CommitOutcomeUnknownException;
+import dev.relay.FlowLimits;
 import dev.relay.WorkState;
 import dev.relay.internal.jdbc.BoundText;
 import dev.relay.internal.jdbc.SchemaName;
@@ -20,6 +21,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * The storage operations of the claim protocol, used by the worker runtime. Each operation is one
@@ -43,11 +45,28 @@ public final class WorkStore {
     this.timeouts = timeouts;
   }
 
-  /** Claims up to {@code request.limit()} eligible rows; see {@link ClaimBatch}. */
+  /**
+   * Claims up to {@code request.limit()} eligible rows; see {@link ClaimBatch}. Kinds with a
+   * limiter row are claimed under its lock within their limits (an extra round trip); see {@link
+   * #claim(Connection, ClaimRequest, boolean)}.
+   */
   public ClaimBatch claim(Connection c, ClaimRequest request) {
+    return claim(c, request, true);
+  }
+
+  /**
+   * Claims up to {@code request.limit()} eligible rows; see {@link ClaimBatch}.
+   *
+   * @param checkLimits whether some requested kinds may be limited: then their limiter rows are
+   *     locked first and those kinds are claimed within their limits, the others by the ordinary
+   *     claim for the rest of the limit. Without it only the ordinary claim runs, which never takes
+   *     a kind that has a limiter row (so a worker that does not know of a new limit delays that
+   *     kind's work, never exceeds the limit).
+   */
+  public ClaimBatch claim(Connection c, ClaimRequest request, boolean checkLimits) {
     ClaimBatch[] returned = new ClaimBatch[1];
     try {
-      return Tx.run(c, timeouts, "claim", tx -> returned[0] = claimRows(tx, request));
+      return Tx.run(c, timeouts, "claim", tx -> returned[0] = claimRows(tx, request, checkLimits));
     } catch (CommitOutcomeUnknownException e) {
       if (returned[0] == null) {
         throw e;
@@ -56,10 +75,77 @@ public final class WorkStore {
     }
   }
 
-  private ClaimBatch claimRows(Connection tx, ClaimRequest request) throws SQLException {
+  /** Which of {@code kinds} have a limiter row now. */
+  public Set<String> limitedKinds(Connection c, List<String> kinds) {
+    return Tx.run(
+        c,
+        timeouts,
+        "read limited kinds",
+        tx -> {
+          try (PreparedStatement ps = tx.prepareStatement(sql.limitedKinds)) {
+            ps.setArray(1, tx.createArrayOf("text", kinds.toArray()));
+            return kindsOf(ps);
+          }
+        });
+  }
+
+  private static Set<String> kindsOf(PreparedStatement ps) throws SQLException {
+    Set<String> kinds = new TreeSet<>();
+    try (ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        kinds.add(rs.getString(1));
+      }
+    }
+    return kinds;
+  }
+
+  private ClaimBatch claimRows(Connection tx, ClaimRequest request, boolean checkLimits)
+      throws SQLException {
     List<ClaimedWork> claimed = new ArrayList<>();
     List<RetiredWork> retired = new ArrayList<>();
+    List<String> unlimited = request.kinds();
+    if (checkLimits) {
+      Set<String> limited;
+      try (PreparedStatement ps = tx.prepareStatement(sql.lockLimiters)) {
+        ps.setArray(1, tx.createArrayOf("text", request.kinds().toArray()));
+        limited = kindsOf(ps);
+      }
+      if (!limited.isEmpty()) {
+        boolean oneQueue = request.queues().size() == 1;
+        try (PreparedStatement ps =
+            tx.prepareStatement(oneQueue ? sql.claimLimited : sql.claimLimitedQueues)) {
+          ps.setArray(1, tx.createArrayOf("text", limited.toArray()));
+          if (oneQueue) {
+            ps.setString(2, request.queues().get(0));
+          } else {
+            ps.setArray(2, tx.createArrayOf("text", request.queues().toArray()));
+          }
+          ps.setArray(3, tx.createArrayOf("text", limited.toArray()));
+          ps.setInt(4, request.limit());
+          ps.setString(5, request.workerId());
+          ps.setLong(6, request.lease().toMillis());
+          readClaims(ps, claimed, retired);
+        }
+        unlimited = request.kinds().stream().filter(k -> !limited.contains(k)).toList();
+      }
+    }
+    int left = request.limit() - claimed.size() - retired.size();
     ClaimPosition last = null;
+    if (left > 0 && !unlimited.isEmpty()) {
+      last = claimUnlimited(tx, request, unlimited, left, claimed, retired);
+    }
+    claimed.sort(Comparator.comparing(ClaimedWork::workId));
+    return new ClaimBatch(claimed, retired, last);
+  }
+
+  private ClaimPosition claimUnlimited(
+      Connection tx,
+      ClaimRequest request,
+      List<String> kinds,
+      int limit,
+      List<ClaimedWork> claimed,
+      List<RetiredWork> retired)
+      throws SQLException {
     boolean oneQueue = request.queues().size() == 1;
     ClaimPosition after = request.resumeAfter();
     String text =
@@ -76,38 +162,45 @@ public final class WorkStore {
         ps.setObject(i++, after.availableAt());
         ps.setString(i++, after.workId());
       }
-      ps.setArray(i++, tx.createArrayOf("text", request.kinds().toArray()));
-      ps.setInt(i++, request.limit());
+      ps.setArray(i++, tx.createArrayOf("text", kinds.toArray()));
+      ps.setInt(i++, limit);
       ps.setString(i++, request.workerId());
       ps.setLong(i, request.lease().toMillis());
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          // rows come in claim order (the statement sorts them): the last one read is the last
-          last =
-              new ClaimPosition(
-                  rs.getInt("priority"),
-                  rs.getObject("available_at", OffsetDateTime.class),
-                  rs.getString("work_id"));
-          boolean afterExpiry = WorkState.RUNNING.sql().equals(rs.getString("prev_state"));
-          String decision = rs.getString("decision");
-          if (decision.equals("claim")) {
-            claimed.add(
-                claimedWork(rs, afterExpiry, afterExpiry ? rs.getString("prev_owner") : null));
-          } else {
-            retired.add(
-                new RetiredWork(
-                    rs.getString("work_id"),
-                    rs.getString("kind"),
-                    rs.getString("queue"),
-                    rs.getString("state"),
-                    decision,
-                    afterExpiry));
-          }
+      return readClaims(ps, claimed, retired);
+    }
+  }
+
+  /** Reads a claim statement's rows; returns the last in claim order, or null when none. */
+  private static ClaimPosition readClaims(
+      PreparedStatement ps, List<ClaimedWork> claimed, List<RetiredWork> retired)
+      throws SQLException {
+    ClaimPosition last = null;
+    try (ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        // rows come in claim order (the statement sorts them): the last one read is the last
+        last =
+            new ClaimPosition(
+                rs.getInt("priority"),
+                rs.getObject("available_at", OffsetDateTime.class),
+                rs.getString("work_id"));
+        boolean afterExpiry = WorkState.RUNNING.sql().equals(rs.getString("prev_state"));
+        String decision = rs.getString("decision");
+        if (decision.equals("claim")) {
+          claimed.add(
+              claimedWork(rs, afterExpiry, afterExpiry ? rs.getString("prev_owner") : null));
+        } else {
+          retired.add(
+              new RetiredWork(
+                  rs.getString("work_id"),
+                  rs.getString("kind"),
+                  rs.getString("queue"),
+                  rs.getString("state"),
+                  decision,
+                  afterExpiry));
         }
       }
     }
-    claimed.sort(Comparator.comparing(ClaimedWork::workId));
-    return new ClaimBatch(claimed, retired, last);
+    return last;
   }
 
   /**
@@ -337,6 +430,7 @@ public final class WorkStore {
    * @param handlerTimeout how long one attempt may run
    * @param dedupHorizon how long the receiver remembers a work ID
    * @param unknownOutcome {@code retry}, {@code park} or {@code reconcile}
+   * @param limits the kind's flow limits, stored in the {@code limiter} table when set
    */
   public record KindRow(
       String kind,
@@ -346,7 +440,30 @@ public final class WorkStore {
       Duration maxElapsed,
       Duration handlerTimeout,
       Duration dedupHorizon,
-      String unknownOutcome) {}
+      String unknownOutcome,
+      FlowLimits limits) {
+    /** A kind without flow limits. */
+    public KindRow(
+        String kind,
+        Duration backoffBase,
+        Duration backoffCap,
+        int maxAttempts,
+        Duration maxElapsed,
+        Duration handlerTimeout,
+        Duration dedupHorizon,
+        String unknownOutcome) {
+      this(
+          kind,
+          backoffBase,
+          backoffCap,
+          maxAttempts,
+          maxElapsed,
+          handlerTimeout,
+          dedupHorizon,
+          unknownOutcome,
+          FlowLimits.NONE);
+    }
+  }
 
   /**
    * Registers (upserts) the policies of the kinds {@code workerId} runs, in one transaction. The
@@ -393,8 +510,45 @@ public final class WorkStore {
             ps.setArray(9, tx.createArrayOf("text", unknown));
             ps.executeUpdate();
           }
+          registerLimits(tx, workerId, kinds);
           return null;
         });
+  }
+
+  /**
+   * Upserts the limiter rows of the kinds that have limits, so every worker's claim applies the
+   * same limits. A kind registered without limits leaves an existing limiter row as it is.
+   */
+  private void registerLimits(Connection tx, String workerId, List<KindRow> kinds)
+      throws SQLException {
+    List<KindRow> limited = kinds.stream().filter(k -> k.limits().limited()).toList();
+    if (limited.isEmpty()) {
+      return;
+    }
+    int n = limited.size();
+    String[] names = new String[n];
+    Integer[] maxRunning = new Integer[n];
+    Integer[] perGroup = new Integer[n];
+    Integer[] rate = new Integer[n];
+    Long[] rateMillis = new Long[n];
+    for (int i = 0; i < n; i++) {
+      KindRow k = limited.get(i);
+      FlowLimits l = k.limits();
+      names[i] = k.kind();
+      maxRunning[i] = l.maxRunning();
+      perGroup[i] = l.maxRunningPerGroup();
+      rate[i] = l.rateLimit();
+      rateMillis[i] = l.rateInterval() == null ? null : l.rateInterval().toMillis();
+    }
+    try (PreparedStatement ps = tx.prepareStatement(sql.registerLimits)) {
+      ps.setString(1, workerId);
+      ps.setArray(2, tx.createArrayOf("text", names));
+      ps.setArray(3, tx.createArrayOf("int4", maxRunning));
+      ps.setArray(4, tx.createArrayOf("int4", perGroup));
+      ps.setArray(5, tx.createArrayOf("int4", rate));
+      ps.setArray(6, tx.createArrayOf("int8", rateMillis));
+      ps.executeUpdate();
+    }
   }
 
   /**
