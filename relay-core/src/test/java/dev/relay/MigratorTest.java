@@ -58,7 +58,7 @@ class MigratorTest {
       pool.shutdownNow();
     }
     assertThat(db.queryLong("SELECT count(*) FROM " + fresh + ".schema_version"))
-        .isEqualTo(Migrator.LATEST_VERSION);
+        .isEqualTo(allVersions().size());
   }
 
   @Test
@@ -105,10 +105,7 @@ class MigratorTest {
   }
 
   private static List<Integer> allVersions() {
-    List<Integer> all = new ArrayList<>();
-    for (int v = 1; v <= Migrator.LATEST_VERSION; v++) {
-      all.add(v);
-    }
-    return all;
+    // The versions the library ships (the list, not 1..LATEST, in case one is ever skipped).
+    return new ArrayList<>(Migrator.versionNumbers());
   }
 }

@@ -73,6 +73,14 @@ class OperatorCommandsTest {
       assertThat(mail.get("oldest_eligible_age_seconds").asDouble()).isGreaterThanOrEqualTo(0);
       assertThat(mail.get("failures_by_reason").get("http_503").asLong()).isEqualTo(1);
       assertThat(queues.get(1).get("kind").asText()).isEqualTo("sms");
+      assertThat(root.get("finished_counts_as_of").isNull()).isTrue();
+
+      db.execute(
+          "UPDATE {schema}.outbox SET state = 'done', completed_at = clock_timestamp()"
+              + " WHERE work_id = 'c'");
+      JsonNode refreshed = json(Cli.run(on(db, "status", "--json", "--refresh")));
+      assertThat(refreshed.get("finished_counts_as_of").asText()).isNotEmpty();
+      assertThat(refreshed.get("queues").get(1).get("done").asLong()).isEqualTo(1);
     }
 
     @Test
@@ -85,7 +93,8 @@ class OperatorCommandsTest {
       assertThat(r.exitCode()).as(r.toString()).isZero();
       assertThat(r.out().lines().findFirst().orElseThrow())
           .contains("QUEUE", "KIND", "READY", "RUNNING", "FAILED", "OLDEST_ELIGIBLE");
-      assertThat(r.out()).contains("default", "mail");
+      assertThat(r.out()).contains("default", "mail").contains("not counted yet");
+      assertThat(Cli.run(on(db, "status", "--refresh")).out()).contains("CANCELLED as of ");
     }
   }
 

@@ -2,6 +2,7 @@ package dev.relay.console;
 
 import dev.relay.CancelResult;
 import dev.relay.InvalidWorkException;
+import dev.relay.KindPolicy;
 import dev.relay.Work;
 import dev.relay.WorkConflictException;
 import dev.relay.WorkState;
@@ -10,6 +11,7 @@ import dev.relay.admin.InvalidAdminRequestException;
 import dev.relay.admin.PurgePolicy;
 import dev.relay.admin.PurgeResult;
 import dev.relay.admin.QueueHealth;
+import dev.relay.admin.RedrivePreview;
 import dev.relay.admin.RedriveRefusedException;
 import dev.relay.admin.RedriveRequest;
 import dev.relay.admin.SupersedeRefusedException;
@@ -99,7 +101,16 @@ final class ConsoleController {
     h.tag(
             "<h1>Overview</h1><p class=\"note\">Per queue and kind, on the database clock. Failures and completions over the last ")
         .text(properties.getHealthWindow())
-        .tag(". Counts read the whole work table.</p>");
+        .tag(
+            ". Ready, running and failed counts are exact now; done and cancelled are counted by"
+                + " the maintenance leader on each run, ");
+    java.time.Instant asOf = health.isEmpty() ? null : health.get(0).finishedCountsAsOf();
+    if (asOf == null) {
+      h.tag("<strong class=\"as-of\">").text("not counted yet").tag("</strong>");
+    } else {
+      h.tag("<strong class=\"as-of\">").text("as of " + asOf).tag("</strong>");
+    }
+    h.tag(".</p>");
     if (health.isEmpty()) {
       h.tag("<p>No work yet.</p>");
     } else {
@@ -297,16 +308,33 @@ final class ConsoleController {
     fact(h, "Cancel requested", i.cancelRequestedAt());
     h.tag("</dl>");
 
-    h.tag("<h2>Deduplication horizon</h2><p>")
+    RedrivePreview preview = admin.redrivePreview(id);
+    h.tag("<h2>Deduplication horizon</h2><p class=\"horizon\">")
         .text(
-            i.firstAttemptAt() == null
-                ? "Never attempted: a redrive cannot be past the horizon."
+            preview.firstAttemptAt() == null
+                ? "Never attempted: no horizon applies yet."
                 : "First attempt at "
-                    + i.firstAttemptAt()
-                    + ". A redrive sends the same work ID again, which is safe only while the"
-                    + " receiver still deduplicates it: Relay checks the kind's deduplication"
-                    + " horizon when you redrive, and a redrive past it is refused unless you"
-                    + " override it explicitly.")
+                    + preview.firstAttemptAt()
+                    + "; the receiver's deduplication horizon for this kind"
+                    + (preview.kindRegistered()
+                        ? ""
+                        : " (no registered policy: the default "
+                            + KindPolicy.DEFAULT_DEDUP_HORIZON
+                            + ")")
+                    + " ends at "
+                    + preview.horizonEnd()
+                    + (preview.pastHorizon()
+                        ? ". It has passed: the receiver may no longer recognise the ID and apply"
+                            + " it twice, so a redrive is refused unless you override the horizon."
+                        : ". A redrive now is within it."))
+        .tag("</p><p class=\"horizon-check\">")
+        .text(
+            "A redrive now (checked at "
+                + preview.now()
+                + "): "
+                + (preview.wouldRedrive()
+                    ? "would go through."
+                    : "would be refused (" + preview.refusal() + ")."))
         .tag("</p>");
     if (refusal != null) {
       refusalPanel(request, h, i, refusal);
@@ -558,12 +586,12 @@ final class ConsoleController {
 
   @PostMapping("/purge")
   ResponseEntity<String> purgeDryRun(
-      HttpServletRequest request, @RequestParam(required = false) String reason) {
+      HttpServletRequest request, Principal user, @RequestParam(required = false) String reason) {
     guard(request, true);
     if (reason == null || reason.isBlank()) {
       throw new InvalidAdminRequestException("reason", "is empty");
     }
-    PurgeResult r = admin.purge(PurgePolicy.DEFAULT, true);
+    PurgeResult r = admin.purge(PurgePolicy.DEFAULT, true, actor(user), reason);
     Html h = start(request, "Purge dry run");
     h.tag(
         "<h1>Purge dry run</h1><p role=\"status\">Nothing was deleted. Eligible now:</p><dl class=\"facts\">");

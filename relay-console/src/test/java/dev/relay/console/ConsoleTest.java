@@ -226,6 +226,19 @@ class ConsoleTest {
   }
 
   @Test
+  void overviewShowsWhenDoneAndCancelledWereCounted(TestDatabase db) throws Exception {
+    failed(db, "order-9-ack", "{}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      assertThat(body(mvc.perform(get("/relay").with(VIEWER)).andExpect(status().isOk())))
+          .contains("not counted yet");
+      java.time.Instant asOf = Admin.create(db.dataSource(), db.schema()).refreshSummary();
+      assertThat(body(mvc.perform(get("/relay").with(VIEWER)).andExpect(status().isOk())))
+          .contains("as of " + asOf);
+    }
+  }
+
+  @Test
   void workListPagesByKeysetAndNeverRepeatsOrSkips(TestDatabase db) throws Exception {
     for (int i = 1; i <= 7; i++) {
       failed(db, "order-" + (100 + i) + "-ack", "{}");
@@ -326,6 +339,9 @@ class ConsoleTest {
             + " WHERE work_id = 'order-6-ack'");
     try (ConsoleApp app = ConsoleApp.start(db)) {
       MockMvc mvc = app.mvc();
+      // The item page shows the horizon check before the operator acts.
+      String item = body(mvc.perform(get("/relay/item").param("id", "order-6-ack").with(OPERATOR)));
+      assertThat(item).contains("It has passed").contains("would be refused (PAST_DEDUP_HORIZON)");
       String refused =
           body(
               mvc.perform(
@@ -436,6 +452,10 @@ class ConsoleTest {
               mvc.perform(operatorPost("/relay/purge", "reason", "sizing the next purge"))
                   .andExpect(status().isOk()));
       assertThat(purge).contains("Nothing was deleted");
+      assertThat(
+              db.queryString(
+                  "SELECT actor || ' / ' || reason || ' / ' || dry_run FROM {schema}.purge_audit"))
+          .isEqualTo(ConsoleApp.OPERATOR + " / sizing the next purge / true");
       mvc.perform(operatorPost("/relay/purge")).andExpect(status().isBadRequest());
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(3);
     }

@@ -14,6 +14,7 @@ import dev.relay.internal.jdbc.Timeouts;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -94,15 +95,50 @@ public final class Admin {
   }
 
   /**
-   * Health per (queue, kind) that has any work row, ordered by queue and kind, measured at one
-   * instant of the database clock. Counts read the whole work table: fine for an operator or a
-   * gauge refreshed every few seconds, not for a tight loop.
+   * Health per (queue, kind) that has unfinished, failed or recently done work or a row in the
+   * done/cancelled summary, ordered by queue and kind, measured at one instant of the database
+   * clock. It never scans the whole work table: ready, running and failed counts (with the oldest
+   * eligible age, expired leases and blocked keys) are exact, read through partial indexes whose
+   * cost grows with unfinished and failed work only; completions within the window are a range of
+   * an index. Done and cancelled counts come from the summary that {@link Maintenance} refreshes on
+   * every run (or {@link #refreshSummary()}), as of {@link QueueHealth#finishedCountsAsOf()}.
    *
    * @param window how far back failures and completion times are counted (1 s to 365 days)
    */
   public List<QueueHealth> health(Duration window) {
     requireDuration("window", window, Duration.ofSeconds(1), Duration.ofDays(365));
     return withConnection("queue health", c -> store.health(c, window));
+  }
+
+  /**
+   * Recounts done and cancelled work per (queue, kind) into the summary that {@link #health} reads,
+   * in one transaction (readers keep the previous counts until it commits; two refreshes take
+   * turns). This one statement does read every done and cancelled row: {@link Maintenance}'s leader
+   * runs it once per interval, so call it yourself only when no maintenance runs or a test needs
+   * fresh counts.
+   *
+   * @return when the counts were taken (the database clock)
+   */
+  public Instant refreshSummary() {
+    return withConnection("refresh summary", store::refreshSummary);
+  }
+
+  /**
+   * The checks a redrive of {@code workId} would meet now, read without locking or changing
+   * anything: its state, its first attempt and when its kind's deduplication horizon ends, and what
+   * a plain redrive would be refused for. For showing before acting; {@link #redrive(String,
+   * RedriveRequest)} checks again under a row lock.
+   *
+   * @throws WorkNotFoundException if no work has the ID
+   */
+  public RedrivePreview redrivePreview(String workId) {
+    requireWorkId(workId);
+    RedrivePreview p =
+        withConnection("redrive preview " + workId, c -> store.redrivePreview(c, workId));
+    if (p == null) {
+      throw new WorkNotFoundException(workId);
+    }
+    return p;
   }
 
   /**
@@ -249,11 +285,30 @@ public final class Admin {
    * {@link PurgePolicy#batchSize()} rows, each its own short transaction, locking only rows no one
    * else holds. With {@code dryRun}, counts what is eligible now and changes nothing.
    *
+   * <p>Not audited: this is the form {@link Maintenance} runs on its interval (it logs what it
+   * purged). An operator's purge should use {@link #purge(PurgePolicy, boolean, String, String)}.
+   *
    * @see PurgePolicy
    */
   public PurgeResult purge(PurgePolicy policy, boolean dryRun) {
     requirePolicy(policy);
     return withConnection("purge", c -> store.purge(c, policy, dryRun));
+  }
+
+  /**
+   * Purges (or dry-runs) as {@link #purge(PurgePolicy, boolean)}, then records a row in the purge
+   * audit: {@code actor}, {@code reason}, the time, whether it was a dry run, the policy and the
+   * counts. The audit row is written after the batches (each of which commits on its own); rows of
+   * the purge audit are themselves purged after the policy's history retention.
+   *
+   * @throws InvalidAdminRequestException if the actor or reason is empty or too long (nothing is
+   *     purged)
+   */
+  public PurgeResult purge(PurgePolicy policy, boolean dryRun, String actor, String reason) {
+    requirePolicy(policy);
+    requireText("actor", actor, MAX_ACTOR_LENGTH);
+    requireText("reason", reason, MAX_REASON_LENGTH);
+    return withConnection("purge", c -> store.purge(c, policy, dryRun, actor, reason));
   }
 
   static void requirePolicy(PurgePolicy p) {

@@ -13,6 +13,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -22,11 +23,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs retention ({@link Admin#purge} with the configured {@link PurgePolicy}) on an interval, in
- * one process at a time per schema: each run first takes a session advisory lock whose key includes
- * the schema name, on a <b>dedicated</b> connection that this service opens and keeps. A session
- * lock must never live on a pooled connection: returned to the pool, the lock would go on with it
- * to whoever borrows it next. Pass a factory that opens a connection of its own:
+ * Runs retention ({@link Admin#purge} with the configured {@link PurgePolicy}) and then refreshes
+ * the done/cancelled summary that {@link Admin#health} reads ({@link Admin#refreshSummary()}) on an
+ * interval, in one process at a time per schema: each run first takes a session advisory lock whose
+ * key includes the schema name, on a <b>dedicated</b> connection that this service opens and keeps.
+ * A session lock must never live on a pooled connection: returned to the pool, the lock would go on
+ * with it to whoever borrows it next. Pass a factory that opens a connection of its own:
  *
  * <pre>{@code
  * Maintenance m = Maintenance.create(
@@ -157,18 +159,21 @@ public final class Maintenance implements AutoCloseable {
   }
 
   /**
-   * One round now: take (or confirm) the lock; if held here, purge under the policy.
+   * One round now: take (or confirm) the lock; if held here, purge under the policy, then refresh
+   * the done/cancelled summary.
    *
    * @throws RelayException if the database fails (the lock is dropped and retaken next time)
    */
   public MaintenanceResult runOnce() {
     synchronized (lock) {
       if (!holdLock()) {
-        return new MaintenanceResult(false, null);
+        return new MaintenanceResult(false, null, null);
       }
       try (Connection c = dataSource.getConnection()) {
         PurgeResult p = store.purge(c, config.policy(), false);
-        return new MaintenanceResult(true, p);
+        // After the purge, so the counts leave out what it just removed.
+        Instant asOf = store.refreshSummary(c);
+        return new MaintenanceResult(true, p, asOf);
       } catch (SQLException e) {
         throw SqlErrors.translate("maintenance purge", e);
       }

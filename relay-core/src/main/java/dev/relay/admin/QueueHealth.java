@@ -1,19 +1,22 @@
 package dev.relay.admin;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 
 /**
- * The health of one (queue, kind) pair, read from the work table in one statement on the database
- * clock.
+ * The health of one (queue, kind) pair, read in one statement on the database clock. Ready, running
+ * and failed counts, ages, leases and blocked keys are exact at that instant (read through partial
+ * indexes, never a scan of the whole work table); done and cancelled counts come from the summary
+ * that the maintenance leader refreshes, as of {@link #finishedCountsAsOf()}.
  *
  * @param queue the queue
  * @param kind the kind
  * @param ready work waiting to be claimed (including work waiting for a retry or a delay)
  * @param running work claimed by a worker (including claims whose lease has expired)
- * @param done work completed
+ * @param done work completed, as of {@code finishedCountsAsOf} (0 before the first refresh)
  * @param failed work that ended failed
- * @param cancelled work that ended cancelled
+ * @param cancelled work that ended cancelled, as of {@code finishedCountsAsOf}
  * @param oldestEligibleAge how long the longest-waiting eligible item has been claimable: ready
  *     work since its {@code available_at}, running work with an expired lease since the lease
  *     ended; {@link Duration#ZERO} when nothing is eligible. This is the age an alert should watch
@@ -27,6 +30,9 @@ import java.util.Map;
  * @param completionP50 median creation-to-completion time of the work done within the window, or
  *     {@code null} when none was
  * @param completionP95 95th percentile of the same, or {@code null}
+ * @param finishedCountsAsOf when {@code done} and {@code cancelled} were counted (the last summary
+ *     refresh by {@link Maintenance} or {@link Admin#refreshSummary()}), or {@code null} if the
+ *     summary was never refreshed
  */
 public record QueueHealth(
     String queue,
@@ -42,7 +48,8 @@ public record QueueHealth(
     Map<String, Long> failuresByReason,
     long completedInWindow,
     Duration completionP50,
-    Duration completionP95) {
+    Duration completionP95,
+    Instant finishedCountsAsOf) {
   /** Copies the failure map (unmodifiable, never null). */
   public QueueHealth {
     failuresByReason = failuresByReason == null ? Map.of() : Map.copyOf(failuresByReason);

@@ -77,6 +77,51 @@ class AdminTest {
     }
 
     @Test
+    void previewShowsTheHorizonAndWhatAPlainRedriveWouldMeetWithoutChangingAnything() {
+      f.registerKind("k", Duration.ofHours(1));
+      f.failed("w-fresh", "k");
+      f.failed("w-old", "k");
+      f.update(
+          "UPDATE {schema}.outbox SET first_attempt_at = clock_timestamp() - interval '2 hours'"
+              + " WHERE work_id = 'w-old'");
+      f.enqueue(Work.of("w-new", "unregistered", "{}"));
+      Map<String, Object> before = f.row("w-old");
+
+      RedrivePreview fresh = admin.redrivePreview("w-fresh");
+      assertThat(fresh.state()).isEqualTo("failed");
+      assertThat(fresh.kindRegistered()).isTrue();
+      assertThat(Duration.between(fresh.firstAttemptAt(), fresh.horizonEnd()))
+          .isEqualTo(Duration.ofHours(1));
+      assertThat(fresh.pastHorizon()).isFalse();
+      assertThat(fresh.wouldRedrive()).isTrue();
+
+      RedrivePreview old = admin.redrivePreview("w-old");
+      assertThat(old.pastHorizon()).isTrue();
+      assertThat(old.refusal()).isEqualTo(RedriveRefusedException.Reason.PAST_DEDUP_HORIZON);
+      assertThat(old.horizonEnd()).isBefore(old.now());
+      // The preview agrees with the redrive itself.
+      assertThatThrownBy(() -> admin.redrive("w-old", RedriveRequest.of("mina", "x")))
+          .isInstanceOfSatisfying(
+              RedriveRefusedException.class,
+              e -> assertThat(e.horizonEnd()).isEqualTo(old.horizonEnd()));
+      assertThat(f.row("w-old")).isEqualTo(before);
+
+      RedrivePreview never = admin.redrivePreview("w-new");
+      assertThat(never.firstAttemptAt()).isNull();
+      assertThat(never.horizonEnd()).isNull();
+      assertThat(never.kindRegistered()).isFalse();
+      assertThat(never.refusal()).isEqualTo(RedriveRefusedException.Reason.NOT_FAILED);
+
+      f.claimOne("unregistered");
+      assertThat(admin.redrivePreview("w-new").refusal())
+          .isEqualTo(RedriveRefusedException.Reason.RUNNING);
+      assertThatThrownBy(() -> admin.redrivePreview("nope"))
+          .isInstanceOf(WorkNotFoundException.class);
+      assertThatThrownBy(() -> admin.redrivePreview(""))
+          .isInstanceOf(InvalidAdminRequestException.class);
+    }
+
+    @Test
     void refusesRunningWorkEvenWhenForced() {
       f.enqueue(Work.of("w-run", "k", "{}"));
       f.claimOne("k");
@@ -364,6 +409,14 @@ class AdminTest {
           claimed.get(5).workId());
       admin.cancel("h-7", "mina", "no longer needed");
 
+      // Done and cancelled come from the summary: nothing before its first refresh.
+      QueueHealth before = admin.health(Duration.ofHours(1)).get(0);
+      assertThat(before.finishedCountsAsOf()).isNull();
+      assertThat(before.done()).isZero();
+      assertThat(before.cancelled()).isZero();
+      assertThat(before.ready()).isEqualTo(2);
+      java.time.Instant asOf = admin.refreshSummary();
+
       List<QueueHealth> health = admin.health(Duration.ofHours(1));
 
       assertThat(health).extracting(QueueHealth::kind).containsExactly("k", "mail");
@@ -405,10 +458,46 @@ class AdminTest {
       assertThat(k.completionP95().toNanos() / 1e9)
           .isCloseTo((Double) pct.get("p95"), within(1e-5));
 
+      assertThat(k.finishedCountsAsOf()).isEqualTo(asOf);
+
       QueueHealth mail = health.get(1);
       assertThat(mail.ready()).isEqualTo(1);
       assertThat(mail.completionP50()).isNull();
       assertThat(mail.failuresByReason()).isEmpty();
+    }
+
+    @Test
+    void doneAndCancelledCountsStayAsOfTheLastRefreshWhileLiveCountsMove() {
+      for (int i = 0; i < 3; i++) {
+        f.enqueue(Work.of("r-" + i, "k", "{}"));
+      }
+      f.complete(f.claimOne("k"));
+      java.time.Instant first = admin.refreshSummary();
+      f.complete(f.claimOne("k"));
+
+      QueueHealth k = admin.health(Duration.ofHours(1)).get(0);
+      assertThat(k.done()).isEqualTo(1); // as of the refresh, not the second completion
+      assertThat(k.ready()).isEqualTo(1); // live
+      assertThat(k.completedInWindow()).isEqualTo(2); // live, from the window's index range
+      assertThat(k.finishedCountsAsOf()).isEqualTo(first);
+
+      java.time.Instant second = admin.refreshSummary();
+      assertThat(second).isAfterOrEqualTo(first);
+      k = admin.health(Duration.ofHours(1)).get(0);
+      assertThat(k.done()).isEqualTo(2);
+      assertThat(k.finishedCountsAsOf()).isEqualTo(second);
+
+      // Purged work leaves the summary at the next refresh; a pair with only finished work stays
+      // listed while the summary counts it.
+      f.update("DELETE FROM {schema}.outbox WHERE state = 'ready'");
+      admin.refreshSummary();
+      assertThat(admin.health(Duration.ofHours(1)))
+          .singleElement()
+          .satisfies(
+              h -> {
+                assertThat(h.done()).isEqualTo(2);
+                assertThat(h.ready()).isZero();
+              });
     }
 
     private long stateCount(String state) {
@@ -504,6 +593,48 @@ class AdminTest {
       List<EnqueueResult> same = f.enqueue(Work.of("done-old", "k", "{ \"id\" : \"done-old\" }"));
       assertThat(same.get(0).status()).isEqualTo(EnqueueResult.Status.ALREADY_ENQUEUED);
       assertThat(f.row("done-old")).isNull();
+    }
+
+    @Test
+    void anOperatorsPurgeIsAuditedWithActorReasonAndCountsAndBadInputChangesNothing() {
+      f.done("done-old", "k");
+      endedDaysAgo("done-old", 30);
+
+      PurgeResult dry = admin.purge(policy, true, "mina", "how much would go");
+      PurgeResult real = admin.purge(policy, false, "mina", "disk at 80%, INC-7");
+
+      assertThat(dry.work()).isEqualTo(1);
+      assertThat(real.work()).isEqualTo(1);
+      List<Map<String, Object>> audit = f.query("SELECT * FROM {schema}.purge_audit ORDER BY id");
+      assertThat(audit).hasSize(2);
+      assertThat(audit.get(0))
+          .containsEntry("actor", "mina")
+          .containsEntry("reason", "how much would go")
+          .containsEntry("dry_run", true)
+          .containsEntry("work", 1L);
+      assertThat(audit.get(1))
+          .containsEntry("reason", "disk at 80%, INC-7")
+          .containsEntry("dry_run", false)
+          .containsEntry("work", 1L)
+          .containsEntry("complete", true);
+      assertThat((String) audit.get(1).get("policy")).contains("workRetention=PT168H");
+
+      f.done("done-old-2", "k");
+      endedDaysAgo("done-old-2", 30);
+      assertThatThrownBy(() -> admin.purge(policy, false, " ", "why"))
+          .isInstanceOfSatisfying(
+              InvalidAdminRequestException.class, e -> assertThat(e.field()).isEqualTo("actor"));
+      assertThatThrownBy(() -> admin.purge(policy, false, "mina", null))
+          .isInstanceOfSatisfying(
+              InvalidAdminRequestException.class, e -> assertThat(e.field()).isEqualTo("reason"));
+      assertThat(f.row("done-old-2")).isNotNull();
+      assertThat(f.count("SELECT count(*) FROM {schema}.purge_audit")).isEqualTo(2);
+
+      // Audit rows of purges go after the history retention, like the other audits.
+      f.update(
+          "UPDATE {schema}.purge_audit SET requested_at = clock_timestamp() - interval '30 days'");
+      assertThat(admin.purge(policy, false).audits()).isEqualTo(2);
+      assertThat(f.count("SELECT count(*) FROM {schema}.purge_audit")).isZero();
     }
 
     @Test

@@ -41,6 +41,25 @@ class MaintenanceTest {
   }
 
   @Test
+  void theLeaderRefreshesTheDoneAndCancelledSummaryAfterItsPurge(TestDatabase db) {
+    AdminFixture f = new AdminFixture(db.dataSource(), db.schema());
+    f.done("old", "k");
+    f.update("UPDATE {schema}.outbox SET completed_at = clock_timestamp() - interval '30 days'");
+    f.done("recent", "k");
+    Admin admin = Admin.create(db.dataSource(), db.schema());
+    try (Maintenance a = maintenance(db);
+        Maintenance b = maintenance(db)) {
+      MaintenanceResult ra = a.runOnce();
+      assertThat(ra.summaryAsOf()).isNotNull();
+      assertThat(b.runOnce().summaryAsOf()).isNull(); // not the leader: no refresh either
+      QueueHealth k = admin.health(Duration.ofMinutes(5)).get(0);
+      // The purged item is gone from the counts; the recent one is counted, as of the refresh.
+      assertThat(k.done()).isEqualTo(1);
+      assertThat(k.finishedCountsAsOf()).isEqualTo(ra.summaryAsOf());
+    }
+  }
+
+  @Test
   void startedServiceTakesTheLockAndRunsOnItsOwn(TestDatabase db) {
     AdminFixture f = new AdminFixture(db.dataSource(), db.schema());
     f.done("old", "k");

@@ -13,32 +13,29 @@ import dev.relay.internal.store.AttemptCap;
  */
 final class AdminSql {
   /**
-   * The filter shared by list and the batch forms of redrive and cancel: one row of parameters, so
-   * each criterion is bound once and a NULL criterion matches everything. Followed by the keyset
-   * cursor (created_at, work_id) and the states an operation may touch.
+   * The filter shared by list and the batch forms of redrive and cancel. Each criterion is bound
+   * twice, {@code (? IS NULL OR column = ?)}: the driver sends the values with the statement, so
+   * PostgreSQL plans it for them (a custom plan), folds away every criterion that is NULL, and can
+   * use an index for the rest and for the keyset order, instead of planning one shape for every
+   * filter (which reads the whole table and sorts it). Ages are measured from {@code
+   * statement_timestamp()}, which the planner may compare with an index; a later operation checks
+   * each row again under its lock. Followed by the keyset cursor (created_at, work_id), the states
+   * an operation may touch, and the limit.
    */
-  private static final String FILTER =
-      """
-      WITH f AS MATERIALIZED (
-          SELECT ?::text AS state, ?::text AS kind, ?::text AS queue, ?::text AS okey,
-                 ?::int8 AS older_ms, ?::int8 AS newer_ms, ?::text AS error_kind,
-                 ?::text AS outcome, ?::timestamptz AS after_created, ?::text AS after_id,
-                 ?::text[] AS states, clock_timestamp() AS now
-      )
-      """;
-
   private static final String FILTER_WHERE =
       """
-       WHERE (f.state IS NULL OR o.state = f.state)
-         AND (f.kind IS NULL OR o.kind = f.kind)
-         AND (f.queue IS NULL OR o.queue = f.queue)
-         AND (f.okey IS NULL OR o.ordering_key = f.okey)
-         AND (f.older_ms IS NULL OR o.created_at <= f.now - f.older_ms * interval '1 millisecond')
-         AND (f.newer_ms IS NULL OR o.created_at > f.now - f.newer_ms * interval '1 millisecond')
-         AND (f.error_kind IS NULL OR o.last_error_kind = f.error_kind)
-         AND (f.outcome IS NULL OR o.outcome = f.outcome)
-         AND (f.after_created IS NULL OR (o.created_at, o.work_id) > (f.after_created, f.after_id))
-         AND (f.states IS NULL OR o.state = ANY (f.states))
+       WHERE (?::text IS NULL OR o.state = ?::text)
+         AND (?::text IS NULL OR o.kind = ?::text)
+         AND (?::text IS NULL OR o.queue = ?::text)
+         AND (?::text IS NULL OR o.ordering_key = ?::text)
+         AND (?::int8 IS NULL
+              OR o.created_at <= statement_timestamp() - ?::int8 * interval '1 millisecond')
+         AND (?::int8 IS NULL
+              OR o.created_at > statement_timestamp() - ?::int8 * interval '1 millisecond')
+         AND (?::text IS NULL OR o.last_error_kind = ?::text)
+         AND (?::text IS NULL OR o.outcome = ?::text)
+         AND (?::timestamptz IS NULL OR (o.created_at, o.work_id) > (?::timestamptz, ?::text))
+         AND (?::text[] IS NULL OR o.state = ANY (?::text[]))
        ORDER BY o.created_at, o.work_id
        LIMIT ?
       """;
@@ -63,10 +60,27 @@ final class AdminSql {
    * Per (queue, kind): counts by state, expired leases, the oldest eligible moment and
    * creation-to-completion percentiles over the window. The clock is sampled once, in a
    * materialized CTE, so every column is measured against the same instant; it is returned so that
-   * {@link #failuresByReason} uses the same instant. A full scan: an operator query, not the hot
-   * path.
+   * {@link #failuresByReason} uses the same instant. Never scans the whole work table: ready and
+   * running work through the partial claim index, failed and recently done work through the partial
+   * index of finished work; done and cancelled counts come from {@code finished_summary}, returned
+   * with its refresh time.
    */
   final String health;
+
+  /** Refresh, step one: one refresher at a time; readers (ACCESS SHARE) are not blocked. */
+  final String lockSummary;
+
+  /** Refresh, step two: forget the previous counts (readers keep them until this commits). */
+  final String clearSummary;
+
+  /**
+   * Refresh, step three: done and cancelled counts per (queue, kind), and the refresh time, which
+   * is the start of this statement (its snapshot). Returns the time and the number of pairs.
+   */
+  final String refreshSummary;
+
+  /** Who purged or dry-ran a purge, why, under which policy, and the counts. */
+  final String auditPurge;
 
   /** Work that ended failed within the window, counted per (queue, kind, last_error_kind). */
   final String failuresByReason;
@@ -95,7 +109,8 @@ final class AdminSql {
   /**
    * Redrive, step two, a later statement than the lock: the database clock now, and when the kind's
    * dedup horizon ends for this item (first attempt plus horizon; kinds no worker registered get
-   * the default horizon, bound as a parameter).
+   * the default horizon, bound as a parameter). Run alone, without the lock, it is the redrive
+   * preview: the state and generation it returns are read, not locked.
    */
   final String horizon;
 
@@ -156,6 +171,12 @@ final class AdminSql {
   /** Dry run of {@link #purgeSupersedes}. */
   final String countSupersedes;
 
+  /** Purge audit rows past the history retention, one batch (they concern no work item). */
+  final String purgePurgeAudit;
+
+  /** Dry run of {@link #purgePurgeAudit}. */
+  final String countPurgeAudit;
+
   private static final PerSchema<AdminSql> CATALOG = new PerSchema<>(AdminSql::new);
 
   /** The statements for {@code schema}, composed once per schema and shared. */
@@ -166,49 +187,99 @@ final class AdminSql {
   AdminSql(SchemaName schema) {
     listWork =
         schema.inject(
-            FILTER
-                + "SELECT "
-                + itemColumns(schema)
-                + " FROM ${relay_schema}.outbox o, f"
-                + FILTER_WHERE);
+            "SELECT " + itemColumns(schema) + " FROM ${relay_schema}.outbox o" + FILTER_WHERE);
     health =
         schema.inject(
             """
             WITH k AS MATERIALIZED (
                 SELECT clock_timestamp() AS now, ? * interval '1 millisecond' AS win
+            ),
+            -- unfinished work, through the partial claim index (its predicate, verbatim)
+            live AS (
+                SELECT o.queue, o.kind,
+                       count(*) FILTER (WHERE o.state = 'ready') AS ready,
+                       count(*) FILTER (WHERE o.state = 'running') AS running,
+                       count(*) FILTER (WHERE o.state = 'running' AND o.lease_until <= k.now)
+                           AS expired_leases,
+                       -- eligible since: ready work from available_at, an expired claim from
+                       -- the moment its lease ended
+                       min(CASE WHEN o.state = 'ready' AND o.available_at <= k.now
+                                THEN o.available_at
+                                WHEN o.state = 'running' AND o.lease_until <= k.now
+                                THEN o.lease_until END) AS eligible_since
+                  FROM ${relay_schema}.outbox o, k
+                 WHERE o.state IN ('ready', 'running')
+                 GROUP BY o.queue, o.kind
+            ),
+            -- failed work, through the partial index of finished work; a failed keyed item
+            -- holds its key: nothing behind it runs until it is redriven or cancelled
+            failed AS (
+                SELECT o.queue, o.kind, count(*) AS failed,
+                       count(DISTINCT o.ordering_key) AS blocked_keys
+                  FROM ${relay_schema}.outbox o
+                 WHERE o.state = 'failed'
+                 GROUP BY o.queue, o.kind
+            ),
+            -- work done within the window: a range of the same index
+            recent AS (
+                SELECT o.queue, o.kind, count(*) AS completed_in_window,
+                       percentile_cont(0.5) WITHIN GROUP
+                           (ORDER BY extract(epoch FROM o.completed_at - o.created_at)) AS p50_s,
+                       percentile_cont(0.95) WITHIN GROUP
+                           (ORDER BY extract(epoch FROM o.completed_at - o.created_at)) AS p95_s
+                  FROM ${relay_schema}.outbox o, k
+                 WHERE o.state = 'done' AND o.completed_at > k.now - k.win
+                 GROUP BY o.queue, o.kind
+            ),
+            pairs AS (
+                SELECT queue, kind FROM live
+                UNION SELECT queue, kind FROM failed
+                UNION SELECT queue, kind FROM recent
+                UNION SELECT queue, kind FROM ${relay_schema}.finished_summary
             )
-            SELECT o.queue, o.kind, k.now,
-                   count(*) FILTER (WHERE o.state = 'ready') AS ready,
-                   count(*) FILTER (WHERE o.state = 'running') AS running,
-                   count(*) FILTER (WHERE o.state = 'done') AS done,
-                   count(*) FILTER (WHERE o.state = 'failed') AS failed,
-                   count(*) FILTER (WHERE o.state = 'cancelled') AS cancelled,
-                   count(*) FILTER (WHERE o.state = 'running' AND o.lease_until <= k.now)
-                       AS expired_leases,
-                   -- a failed keyed item holds its key: nothing behind it runs until it is
-                   -- redriven or cancelled
-                   count(DISTINCT o.ordering_key)
-                       FILTER (WHERE o.state = 'failed' AND o.ordering_key IS NOT NULL)
-                       AS blocked_keys,
-                   -- eligible since: ready work from available_at, an expired claim from the
-                   -- moment its lease ended
-                   extract(epoch FROM k.now - min(
-                       CASE WHEN o.state = 'ready' AND o.available_at <= k.now
-                            THEN o.available_at
-                            WHEN o.state = 'running' AND o.lease_until <= k.now
-                            THEN o.lease_until END))
-                       AS oldest_eligible_s,
-                   count(*) FILTER (WHERE o.state = 'done' AND o.completed_at > k.now - k.win)
-                       AS completed_in_window,
-                   percentile_cont(0.5) WITHIN GROUP
-                       (ORDER BY extract(epoch FROM o.completed_at - o.created_at))
-                       FILTER (WHERE o.state = 'done' AND o.completed_at > k.now - k.win) AS p50_s,
-                   percentile_cont(0.95) WITHIN GROUP
-                       (ORDER BY extract(epoch FROM o.completed_at - o.created_at))
-                       FILTER (WHERE o.state = 'done' AND o.completed_at > k.now - k.win) AS p95_s
-              FROM ${relay_schema}.outbox o, k
-             GROUP BY o.queue, o.kind, k.now
-             ORDER BY o.queue, o.kind
+            SELECT p.queue, p.kind, k.now,
+                   coalesce(l.ready, 0) AS ready, coalesce(l.running, 0) AS running,
+                   coalesce(s.done, 0) AS done, coalesce(f.failed, 0) AS failed,
+                   coalesce(s.cancelled, 0) AS cancelled,
+                   coalesce(l.expired_leases, 0) AS expired_leases,
+                   coalesce(f.blocked_keys, 0) AS blocked_keys,
+                   extract(epoch FROM k.now - l.eligible_since) AS oldest_eligible_s,
+                   coalesce(r.completed_in_window, 0) AS completed_in_window, r.p50_s, r.p95_s,
+                   (SELECT as_of FROM ${relay_schema}.finished_summary_refresh) AS summary_as_of
+              FROM pairs p
+              CROSS JOIN k
+              LEFT JOIN live l ON l.queue = p.queue AND l.kind = p.kind
+              LEFT JOIN failed f ON f.queue = p.queue AND f.kind = p.kind
+              LEFT JOIN recent r ON r.queue = p.queue AND r.kind = p.kind
+              LEFT JOIN ${relay_schema}.finished_summary s
+                     ON s.queue = p.queue AND s.kind = p.kind
+             ORDER BY p.queue, p.kind
+            """);
+    lockSummary = schema.inject("LOCK TABLE ${relay_schema}.finished_summary IN EXCLUSIVE MODE");
+    clearSummary = schema.inject("DELETE FROM ${relay_schema}.finished_summary");
+    refreshSummary =
+        schema.inject(
+            """
+            WITH counted AS (
+                INSERT INTO ${relay_schema}.finished_summary (queue, kind, done, cancelled)
+                SELECT queue, kind, count(*) FILTER (WHERE state = 'done'),
+                       count(*) FILTER (WHERE state = 'cancelled')
+                  FROM ${relay_schema}.outbox
+                 WHERE state IN ('done', 'cancelled')
+                 GROUP BY queue, kind
+                RETURNING 1
+            )
+            INSERT INTO ${relay_schema}.finished_summary_refresh (only_row, as_of)
+            SELECT true, statement_timestamp()
+                ON CONFLICT (only_row) DO UPDATE SET as_of = EXCLUDED.as_of
+            RETURNING as_of, (SELECT count(*) FROM counted) AS pairs
+            """);
+    auditPurge =
+        schema.inject(
+            """
+            INSERT INTO ${relay_schema}.purge_audit
+                   (actor, reason, dry_run, policy, work, tombstones, attempts, audits, complete)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """);
     failuresByReason =
         schema.inject(
@@ -269,7 +340,7 @@ final class AdminSql {
     horizon =
         schema.inject(
             """
-            SELECT clock_timestamp() AS now, o.first_attempt_at,
+            SELECT o.state, o.claim_generation, clock_timestamp() AS now, o.first_attempt_at,
                    o.first_attempt_at
                        + coalesce(k.dedup_horizon, ? * interval '1 millisecond') AS horizon_end,
                    k.dedup_horizon IS NOT NULL AS registered
@@ -337,24 +408,8 @@ final class AdminSql {
                  WHERE o.work_id = d.work_id
                 """);
     countPurgeableWork = schema.inject("SELECT count(*)\n" + purgeablePredicate);
-    purgeTombstones =
-        schema.inject(
-            """
-            WITH doomed AS MATERIALIZED (
-                SELECT work_id FROM ${relay_schema}.tombstone
-                 WHERE purged_at < (SELECT clock_timestamp()) - ? * interval '1 millisecond'
-                 ORDER BY purged_at
-                 LIMIT ?
-                   FOR UPDATE SKIP LOCKED
-            )
-            DELETE FROM ${relay_schema}.tombstone t USING doomed d WHERE t.work_id = d.work_id
-            """);
-    countTombstones =
-        schema.inject(
-            """
-            SELECT count(*) FROM ${relay_schema}.tombstone
-             WHERE purged_at < clock_timestamp() - ? * interval '1 millisecond'
-            """);
+    purgeTombstones = agePurge(schema, "tombstone", "work_id", "purged_at");
+    countTombstones = ageCount(schema, "tombstone", "purged_at");
     purgeAttempts = historyPurge(schema, "attempt", "id", "ended_at", "work_id");
     countAttempts = historyCount(schema, "attempt", "ended_at", "work_id");
     purgeRedriveAudit = historyPurge(schema, "redrive_audit", "id", "redriven_at", "work_id");
@@ -364,6 +419,39 @@ final class AdminSql {
     purgeSupersedes =
         historyPurge(schema, "supersedes", "work_id", "created_at", "supersedes_work_id");
     countSupersedes = historyCount(schema, "supersedes", "created_at", "supersedes_work_id");
+    purgePurgeAudit = agePurge(schema, "purge_audit", "id", "requested_at");
+    countPurgeAudit = ageCount(schema, "purge_audit", "requested_at");
+  }
+
+  /**
+   * Rows of {@code table} older than a retention by {@code timeColumn}, one batch, oldest first,
+   * with SKIP LOCKED in a MATERIALIZED CTE like {@link #purgeWork}; for tables whose rows depend on
+   * nothing else (tombstones, the purge audit).
+   */
+  private static String agePurge(SchemaName schema, String table, String key, String timeColumn) {
+    return schema.inject(
+        "WITH doomed AS MATERIALIZED (\n SELECT "
+            + key
+            + " AS key FROM ${relay_schema}."
+            + table
+            + "\n WHERE "
+            + timeColumn
+            + " < (SELECT clock_timestamp()) - ? * interval '1 millisecond'\n ORDER BY "
+            + timeColumn
+            + "\n LIMIT ?\n FOR UPDATE SKIP LOCKED\n)\nDELETE FROM ${relay_schema}."
+            + table
+            + " t USING doomed d WHERE t."
+            + key
+            + " = d.key");
+  }
+
+  private static String ageCount(SchemaName schema, String table, String timeColumn) {
+    return schema.inject(
+        "SELECT count(*) FROM ${relay_schema}."
+            + table
+            + " WHERE "
+            + timeColumn
+            + " < clock_timestamp() - ? * interval '1 millisecond'");
   }
 
   /**

@@ -6,6 +6,7 @@ import dev.relay.Work;
 import dev.relay.admin.PurgePolicy;
 import dev.relay.admin.PurgeResult;
 import dev.relay.admin.QueueHealth;
+import dev.relay.admin.RedrivePreview;
 import dev.relay.admin.RedriveRequest;
 import dev.relay.admin.RedriveResult;
 import dev.relay.admin.SupersedeResult;
@@ -17,6 +18,7 @@ import dev.relay.internal.jdbc.Timeouts;
 import dev.relay.internal.store.WorkStore;
 import java.sql.Connection;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 
@@ -62,6 +64,16 @@ public final class AdminStore {
     return health.health(c, window);
   }
 
+  /** Recounts done and cancelled work into the summary; returns when the counts were taken. */
+  public Instant refreshSummary(Connection c) {
+    return health.refreshSummary(c);
+  }
+
+  /** The redrive checks without the lock, or {@code null} when no row has the ID. */
+  public RedrivePreview redrivePreview(Connection c, String workId) {
+    return redrive.preview(c, workId);
+  }
+
   /** One page after {@code after} (or from the start when {@code null}). */
   public WorkPage list(Connection c, WorkFilter filter, Cursor after, int limit) {
     return queries.list(c, filter, after, limit);
@@ -93,6 +105,14 @@ public final class AdminStore {
   /** Runs (or counts, for a dry run) every retention step in bounded batches. */
   public PurgeResult purge(Connection c, PurgePolicy p, boolean dryRun) {
     return retention.purge(c, p, dryRun);
+  }
+
+  /** Runs (or counts) a purge like {@link #purge}, then records who asked and why. */
+  public PurgeResult purge(
+      Connection c, PurgePolicy p, boolean dryRun, String actor, String reason) {
+    PurgeResult r = retention.purge(c, p, dryRun);
+    retention.audit(c, p, r, actor, reason);
+    return r;
   }
 
   /** Cancels one item with the runtime's cancel; see {@link WorkStore#cancel}. */

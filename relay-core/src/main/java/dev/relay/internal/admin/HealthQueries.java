@@ -7,6 +7,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -16,7 +17,7 @@ import java.util.Map;
 
 /**
  * Queue health: counts, ages, percentiles and failure reasons per (queue, kind), measured at one
- * instant of the database clock.
+ * instant of the database clock, and the refresh of the done/cancelled summary.
  */
 final class HealthQueries {
   private final Timeouts timeouts;
@@ -55,7 +56,8 @@ final class HealthQueries {
                         rs.getLong("completed_in_window"),
                         AdminRows.seconds(rs, "p50_s"),
                         AdminRows.seconds(rs, "p95_s"),
-                        rs.getLong("blocked_keys")));
+                        rs.getLong("blocked_keys"),
+                        AdminRows.instant(rs, "summary_as_of")));
               }
             }
           }
@@ -92,9 +94,34 @@ final class HealthQueries {
                     failures.getOrDefault(r.queue() + "\u0000" + r.kind(), Map.of()),
                     r.completedInWindow(),
                     r.p50(),
-                    r.p95()));
+                    r.p95(),
+                    r.summaryAsOf()));
           }
           return result;
+        });
+  }
+
+  /**
+   * Recounts done and cancelled work per (queue, kind) into the summary, in one transaction:
+   * readers see the previous counts until it commits. Returns when the counts were taken.
+   */
+  public Instant refreshSummary(Connection c) {
+    return Tx.run(
+        c,
+        timeouts,
+        "refresh summary",
+        tx -> {
+          try (PreparedStatement ps = tx.prepareStatement(sql.lockSummary)) {
+            ps.execute();
+          }
+          try (PreparedStatement ps = tx.prepareStatement(sql.clearSummary)) {
+            ps.executeUpdate();
+          }
+          try (PreparedStatement ps = tx.prepareStatement(sql.refreshSummary);
+              ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return AdminRows.instant(rs, "as_of");
+          }
         });
   }
 
@@ -112,5 +139,6 @@ final class HealthQueries {
       long completedInWindow,
       Duration p50,
       Duration p95,
-      long blockedKeys) {}
+      long blockedKeys,
+      Instant summaryAsOf) {}
 }

@@ -2,6 +2,7 @@ package dev.relay.internal.admin;
 
 import dev.relay.KindPolicy;
 import dev.relay.WorkState;
+import dev.relay.admin.RedrivePreview;
 import dev.relay.admin.RedriveRefusedException;
 import dev.relay.admin.RedriveRequest;
 import dev.relay.admin.RedriveResult;
@@ -149,6 +150,51 @@ final class RedriveOperation {
               null,
               null,
               null);
+        });
+  }
+
+  /**
+   * The redrive checks without the lock, for showing before acting; {@code null} when no row has
+   * the ID.
+   */
+  public RedrivePreview preview(Connection c, String workId) {
+    return Tx.run(
+        c,
+        timeouts,
+        "redrive preview " + workId,
+        tx -> {
+          try (PreparedStatement ps = tx.prepareStatement(sql.horizon)) {
+            ps.setLong(1, KindPolicy.DEFAULT_DEDUP_HORIZON.toMillis());
+            ps.setString(2, workId);
+            try (ResultSet rs = ps.executeQuery()) {
+              if (!rs.next()) {
+                return null;
+              }
+              String state = rs.getString("state");
+              Instant now = AdminRows.instant(rs, "now");
+              Instant first = AdminRows.instant(rs, "first_attempt_at");
+              Instant end = AdminRows.instant(rs, "horizon_end");
+              boolean past = first != null && !end.isAfter(now);
+              RedriveRefusedException.Reason refusal = null;
+              if (state.equals(WorkState.RUNNING.sql())) {
+                refusal = RedriveRefusedException.Reason.RUNNING;
+              } else if (!state.equals(WorkState.FAILED.sql())) {
+                refusal = RedriveRefusedException.Reason.NOT_FAILED;
+              } else if (past) {
+                refusal = RedriveRefusedException.Reason.PAST_DEDUP_HORIZON;
+              }
+              return new RedrivePreview(
+                  workId,
+                  state,
+                  rs.getLong("claim_generation"),
+                  now,
+                  first,
+                  end,
+                  rs.getBoolean("registered"),
+                  past,
+                  refusal);
+            }
+          }
         });
   }
 

@@ -3,6 +3,7 @@ package dev.relay.internal.admin;
 import dev.relay.KindPolicy;
 import dev.relay.admin.PurgePolicy;
 import dev.relay.admin.PurgeResult;
+import dev.relay.internal.jdbc.BoundText;
 import dev.relay.internal.jdbc.Timeouts;
 import dev.relay.internal.jdbc.Tx;
 import java.sql.Connection;
@@ -41,7 +42,8 @@ final class Retention {
             long audits =
                 count(tx, sql.countRedriveAudit, history)
                     + count(tx, sql.countCancelAudit, history)
-                    + count(tx, sql.countSupersedes, history);
+                    + count(tx, sql.countSupersedes, history)
+                    + count(tx, sql.countPurgeAudit, history);
             return new PurgeResult(true, work, tombs, attempts, audits, true);
           });
     }
@@ -53,8 +55,35 @@ final class Retention {
     long audits =
         batches(c, "purge redrive audit", sql.purgeRedriveAudit, p, complete, history)
             + batches(c, "purge cancel audit", sql.purgeCancelAudit, p, complete, history)
-            + batches(c, "purge supersedes", sql.purgeSupersedes, p, complete, history);
+            + batches(c, "purge supersedes", sql.purgeSupersedes, p, complete, history)
+            + batches(c, "purge purge audit", sql.purgePurgeAudit, p, complete, history);
     return new PurgeResult(false, work, tombs, attempts, audits, complete[0]);
+  }
+
+  /**
+   * Records who ran (or dry-ran) a purge, why, under which policy, and its result, in a transaction
+   * of its own after the purge's batches (each committed on its own, so there is no one transaction
+   * to join).
+   */
+  public void audit(Connection c, PurgePolicy p, PurgeResult r, String actor, String reason) {
+    Tx.run(
+        c,
+        timeouts,
+        "audit purge",
+        tx -> {
+          try (PreparedStatement ps = tx.prepareStatement(sql.auditPurge)) {
+            BoundText.bind(ps, 1, actor);
+            BoundText.bind(ps, 2, reason);
+            ps.setBoolean(3, r.dryRun());
+            ps.setString(4, p.toString());
+            ps.setLong(5, r.work());
+            ps.setLong(6, r.tombstones());
+            ps.setLong(7, r.attempts());
+            ps.setLong(8, r.audits());
+            ps.setBoolean(9, r.complete());
+            return ps.executeUpdate();
+          }
+        });
   }
 
   private long batches(

@@ -79,30 +79,45 @@ final class WorkQueries {
         });
   }
 
+  /** Binds the filter (each criterion twice; see AdminSql's filter); returns the limit's index. */
   private static int bindFilter(
       Connection tx, PreparedStatement ps, WorkFilter f, Cursor after, List<String> states)
       throws SQLException {
-    ps.setString(1, f.state());
-    ps.setString(2, f.kind());
-    ps.setString(3, f.queue());
-    ps.setString(4, f.orderingKey());
-    setMillis(ps, 5, f.olderThan());
-    setMillis(ps, 6, f.newerThan());
-    ps.setString(7, f.errorKind());
-    ps.setString(8, f.outcome());
+    int i = 1;
+    i = twice(ps, i, f.state());
+    i = twice(ps, i, f.kind());
+    i = twice(ps, i, f.queue());
+    i = twice(ps, i, f.orderingKey());
+    setMillis(ps, i++, f.olderThan());
+    setMillis(ps, i++, f.olderThan());
+    setMillis(ps, i++, f.newerThan());
+    setMillis(ps, i++, f.newerThan());
+    i = twice(ps, i, f.errorKind());
+    i = twice(ps, i, f.outcome());
     if (after == null) {
-      ps.setNull(9, Types.TIMESTAMP_WITH_TIMEZONE);
-      ps.setNull(10, Types.VARCHAR);
+      ps.setNull(i++, Types.TIMESTAMP_WITH_TIMEZONE);
+      ps.setNull(i++, Types.TIMESTAMP_WITH_TIMEZONE);
+      ps.setNull(i++, Types.VARCHAR);
     } else {
-      ps.setString(9, after.createdAt().toString());
-      ps.setString(10, after.workId());
+      ps.setString(i++, after.createdAt().toString());
+      ps.setString(i++, after.createdAt().toString());
+      ps.setString(i++, after.workId());
     }
     if (states == null) {
-      ps.setNull(11, Types.ARRAY);
+      ps.setNull(i++, Types.ARRAY);
+      ps.setNull(i++, Types.ARRAY);
     } else {
-      ps.setArray(11, tx.createArrayOf("text", states.toArray()));
+      java.sql.Array a = tx.createArrayOf("text", states.toArray());
+      ps.setArray(i++, a);
+      ps.setArray(i++, a);
     }
-    return 12;
+    return i;
+  }
+
+  private static int twice(PreparedStatement ps, int i, String value) throws SQLException {
+    ps.setString(i, value);
+    ps.setString(i + 1, value);
+    return i + 2;
   }
 
   private static void setMillis(PreparedStatement ps, int index, Duration d) throws SQLException {

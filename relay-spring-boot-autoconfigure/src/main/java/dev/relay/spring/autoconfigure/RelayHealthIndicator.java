@@ -22,9 +22,9 @@ import org.springframework.boot.health.contributor.Health;
  *
  * <p>Details: the schema and its version, whether the runtime is running, and per kind the age of
  * the longest-waiting eligible item, expired leases and failed work. The per-kind details come from
- * {@link Admin#health}, which counts the whole work table, so they are read at most once per {@code
- * relay.health-details-max-age} (default 30 s) and shown from that reading in between: a health
- * probe every second costs one {@code SELECT} of the schema version each time, nothing more.
+ * {@link Admin#health}, which reads unfinished and failed work, so they are read at most once per
+ * {@code relay.health-details-max-age} (default 30 s) and shown from that reading in between: a
+ * health probe every second costs one {@code SELECT} of the schema version each time, nothing more.
  */
 final class RelayHealthIndicator extends AbstractHealthIndicator {
   private static final String OUTBOX_EXISTS = "SELECT to_regclass(?) IS NOT NULL";
