@@ -284,7 +284,8 @@ class SchedulerTest {
         db.execute(
             ("GRANT USAGE ON SCHEMA {schema} TO %1$s;"
                     + " GRANT INSERT (work_id, kind, payload, queue, priority, available_at,"
-                    + " max_attempts, deadline) ON {schema}.outbox TO %1$s;"
+                    + " max_attempts, deadline, group_key, ordering_key, sequence)"
+                    + " ON {schema}.outbox TO %1$s;"
                     + " GRANT SELECT (work_id, kind, payload) ON {schema}.outbox TO %1$s;"
                     + " GRANT SELECT ON {schema}.tombstone TO %1$s;"
                     + " GRANT SELECT, INSERT, UPDATE ON {schema}.schedule_state TO %1$s")

@@ -1,0 +1,132 @@
+package dev.relay.docs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.relay.CancelResult;
+import dev.relay.EnqueueResult;
+import dev.relay.KindPolicy;
+import dev.relay.Outbox;
+import dev.relay.Outcome;
+import dev.relay.Relay;
+import dev.relay.Work;
+import dev.relay.WorkConflictException;
+import dev.relay.admin.Admin;
+import dev.relay.test.RelayDatabaseTest;
+import dev.relay.test.TestDatabase;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * docs/protocol.md promises that, with the roles it lists, Relay's enqueue, claim, renew, settle,
+ * kind registration (limits included) and cancel run while rewriting or deleting work is denied.
+ * This test runs that SQL block as written (schema and role names made unique) and then each part
+ * of Relay under its role, so a new column or table that needs a grant fails here first.
+ */
+@RelayDatabaseTest
+class RoleGrantsTest {
+
+  private static final Pattern ROLES_BLOCK =
+      Pattern.compile("```sql\\n(-- Producer:.*?)```", Pattern.DOTALL);
+
+  @Test
+  void theDocumentedRolesRunEveryPartOfRelayAndNothingMore(TestDatabase db) throws Exception {
+    String suffix = "_" + db.schema();
+    String producer = "relay_producer" + suffix;
+    String worker = "relay_worker" + suffix;
+    String admin = "relay_admin" + suffix;
+    db.execute(documentedRoles(db.schema(), suffix));
+    try (HikariDataSource asProducer = as(db, producer);
+        HikariDataSource asWorker = as(db, worker);
+        HikariDataSource asAdmin = as(db, admin)) {
+      Outbox outbox = Outbox.builder().schema(db.schema()).build();
+      Work ack = Work.of("order-103-ack", "order_received", "{\"order\": 103}");
+      try (Connection c = asProducer.getConnection()) {
+        c.setAutoCommit(false);
+        outbox.enqueue(c, ack);
+        outbox.enqueue(c, Work.of("order-104-ack", "order_received", "{\"order\": 104}"));
+        outbox.enqueue(c, Work.of("report-1", "report", "{}").group("customer-42"));
+        outbox.enqueue(
+            c, Work.of("order-103-received", "order_event", "{}").orderingKey("order-103"));
+        outbox.enqueue(
+            c, Work.of("order-103-dispatched", "order_event", "{}").orderingKey("order-103"));
+        c.commit();
+        assertThat(outbox.enqueue(c, ack).status())
+            .isEqualTo(EnqueueResult.Status.ALREADY_ENQUEUED);
+        assertThatThrownBy(
+                () ->
+                    outbox.enqueue(
+                        c, Work.of("order-103-ack", "order_received", "{\"order\": 999}")))
+            .isInstanceOf(WorkConflictException.class);
+        c.rollback();
+      }
+
+      CancelResult cancelled =
+          Admin.create(asAdmin, db.schema()).cancel("order-104-ack", "olga", "customer asked");
+      assertThat(cancelled.status()).isEqualTo(CancelResult.Status.CANCELLED);
+
+      try (Relay relay =
+          Relay.builder(asWorker)
+              .schema(db.schema())
+              .handle("order_received", claim -> Outcome.done())
+              .handle("order_event", claim -> Outcome.done())
+              .handle(
+                  "report",
+                  KindPolicy.DEFAULT.withMaxRunning(1).withRateLimit(5, Duration.ofSeconds(1)),
+                  claim -> Outcome.done())
+              .build()) {
+        relay.start();
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .until(
+                () ->
+                    db.queryLong(
+                            "SELECT count(*) FROM {schema}.outbox WHERE state = 'done'"
+                                + " AND work_id <> 'order-104-ack'")
+                        == 4);
+      }
+
+      for (HikariDataSource role : new HikariDataSource[] {asProducer, asWorker, asAdmin}) {
+        assertDenied(role, "UPDATE " + db.schema() + ".outbox SET payload = '{}'");
+        assertDenied(role, "DELETE FROM " + db.schema() + ".outbox");
+      }
+    }
+  }
+
+  /** The roles block of docs/protocol.md, on this test's schema with unique role names. */
+  private static String documentedRoles(String schema, String suffix) throws Exception {
+    String doc = Files.readString(Path.of("..", "docs", "protocol.md"));
+    Matcher m = ROLES_BLOCK.matcher(doc);
+    assertThat(m.find()).as("docs/protocol.md has the roles block").isTrue();
+    return m.group(1)
+        .replaceAll("\\b(relay_(?:producer|worker|admin))\\b", "$1" + suffix)
+        .replace("relay.", schema + ".")
+        .replace("SCHEMA relay ", "SCHEMA " + schema + " ");
+  }
+
+  private static HikariDataSource as(TestDatabase db, String role) {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(db.jdbcUrl());
+    config.setMaximumPoolSize(4);
+    config.setConnectionInitSql("SET ROLE " + role);
+    config.setPoolName(role);
+    return new HikariDataSource(config);
+  }
+
+  private static void assertDenied(HikariDataSource role, String sql) throws SQLException {
+    try (Connection c = role.getConnection()) {
+      assertThatThrownBy(() -> c.createStatement().execute(sql))
+          .isInstanceOf(SQLException.class)
+          .hasMessageContaining("permission denied");
+    }
+  }
+}
