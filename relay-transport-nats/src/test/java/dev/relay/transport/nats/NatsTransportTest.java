@@ -15,6 +15,7 @@ import dev.relay.test.TestDatabase;
 import dev.relay.testkit.ManualWorker;
 import dev.relay.transport.broker.BrokerAccepted;
 import dev.relay.transport.broker.BrokerHeaders;
+import dev.relay.transport.broker.PublishRounds;
 import dev.relay.transport.broker.BrokerInbox;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
@@ -64,14 +65,7 @@ class NatsTransportTest {
 
   /** Claims up to {@code limit} items, publishes them as one batch, records each outcome. */
   private static Map<String, Outcome> round(ManualWorker w, NatsTransport t, int limit) {
-    List<HeldClaim> claims = w.claim(List.of(KIND), limit).claimed();
-    List<Outcome> outcomes = t.publishAll(claims);
-    Map<String, Outcome> byId = new LinkedHashMap<>();
-    for (int i = 0; i < claims.size(); i++) {
-      assertThat(w.settle(claims.get(i), outcomes.get(i)).applied()).isTrue();
-      byId.put(claims.get(i).workId(), outcomes.get(i));
-    }
-    return byId;
+    return PublishRounds.round(w, KIND, limit, t::publishAll);
   }
 
   @Test
