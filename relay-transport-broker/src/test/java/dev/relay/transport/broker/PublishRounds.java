@@ -11,8 +11,8 @@ import java.util.Map;
 import java.util.function.Function;
 
 /**
- * Test support for the broker transports' tests (shipped in this module's test jar): one round of
- * a manual worker driving a transport's batch publish.
+ * Test support for the broker transports' tests (shipped in this module's test jar): one round of a
+ * manual worker driving a transport's batch publish.
  */
 public final class PublishRounds {
   private PublishRounds() {}

@@ -294,8 +294,7 @@ public final class RabbitTransport implements Handler, AutoCloseable {
   }
 
   private AMQP.BasicProperties properties(Claim claim) {
-    Map<String, Object> headers =
-        new LinkedHashMap<>(prologue.headers(claim));
+    Map<String, Object> headers = new LinkedHashMap<>(prologue.headers(claim));
     return new AMQP.BasicProperties.Builder()
         .messageId(claim.workId())
         .type(claim.kind())
