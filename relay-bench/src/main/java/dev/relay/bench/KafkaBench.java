@@ -70,7 +70,7 @@ final class KafkaBench {
               KafkaTransport.builder(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))
                   .topic(RelayBench.KIND, newTopic())
                   .build()) {
-            return relay.burnDownRun(1, sizes.jobs(), false, transport, () -> {}).jobsPerSecond();
+            return PublishComparison.through(relay, sizes, transport);
           }
         });
   }

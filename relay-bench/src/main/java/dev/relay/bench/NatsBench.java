@@ -1,7 +1,5 @@
 package dev.relay.bench;
 
-import static dev.relay.bench.RelayBench.params;
-
 import dev.relay.transport.broker.BrokerHeaders;
 import dev.relay.transport.nats.NatsRoute;
 import dev.relay.transport.nats.NatsTransport;
@@ -51,14 +49,11 @@ final class NatsBench {
   }
 
   void publish() throws Exception {
-    PublishComparison.run(
+    PublishComparison.messages(
         report,
         relay,
         sizes,
         "nats",
-        params("jobs", sizes.jobs(), "instances", 1, "workers", sizes.workers()),
-        "raw-client",
-        "messages/s",
         () -> withStream(this::raw),
         () ->
             withStream(
@@ -68,9 +63,7 @@ final class NatsBench {
                           .route(new NatsRoute(RelayBench.KIND, stream, subject, WINDOW))
                           .build()) {
                     transport.start();
-                    return relay
-                        .burnDownRun(1, sizes.jobs(), false, transport, () -> {})
-                        .jobsPerSecond();
+                    return PublishComparison.through(relay, sizes, transport);
                   }
                 }));
   }

@@ -1,5 +1,6 @@
 package dev.relay.bench;
 
+import dev.relay.Handler;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -19,6 +20,30 @@ final class PublishComparison {
   }
 
   private PublishComparison() {}
+
+  /**
+   * {@link #run} for a message broker: parameters jobs, instances and workers; the raw system
+   * {@code raw-client} in messages/s.
+   */
+  static void messages(
+      Report report, RelayBench relay, Sizes sizes, String broker, Run raw, Run published)
+      throws Exception {
+    run(
+        report,
+        relay,
+        sizes,
+        broker,
+        RelayBench.params("jobs", sizes.jobs(), "instances", 1, "workers", sizes.workers()),
+        "raw-client",
+        "messages/s",
+        raw,
+        published);
+  }
+
+  /** One Relay burn-down of {@code sizes.jobs()} items through {@code transport}: jobs/s. */
+  static double through(RelayBench relay, Sizes sizes, Handler transport) throws Exception {
+    return relay.burnDownRun(1, sizes.jobs(), false, transport, () -> {}).jobsPerSecond();
+  }
 
   /**
    * Runs {@code sizes.runs()} rounds and records scenarios {@code <broker>-publish} (systems {@code

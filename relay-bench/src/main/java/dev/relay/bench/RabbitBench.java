@@ -1,7 +1,5 @@
 package dev.relay.bench;
 
-import static dev.relay.bench.RelayBench.params;
-
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
@@ -46,14 +44,11 @@ final class RabbitBench {
   }
 
   void publish() throws Exception {
-    PublishComparison.run(
+    PublishComparison.messages(
         report,
         relay,
         sizes,
         "rabbitmq",
-        params("jobs", sizes.jobs(), "instances", 1, "workers", sizes.workers()),
-        "raw-client",
-        "messages/s",
         () -> withQueue(this::raw),
         () ->
             withQueue(
@@ -62,9 +57,7 @@ final class RabbitBench {
                       RabbitTransport.builder(factory)
                           .route(RabbitRoute.toQueue(RelayBench.KIND, queue))
                           .build()) {
-                    return relay
-                        .burnDownRun(1, sizes.jobs(), false, transport, () -> {})
-                        .jobsPerSecond();
+                    return PublishComparison.through(relay, sizes, transport);
                   }
                 }));
   }
