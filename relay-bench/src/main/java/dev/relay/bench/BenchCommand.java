@@ -82,6 +82,30 @@ public final class BenchCommand implements Callable<Integer> {
               + " transport against the raw producer and its own no-op burn-down.")
   String kafka;
 
+  @Option(
+      names = "--rabbitmq",
+      description =
+          "A RabbitMQ broker (host:port) for the rabbitmq part (default 127.0.0.1:5672 when the"
+              + " part is named in --only): Relay publishing through its RabbitMQ transport"
+              + " against the raw client (persistent, mandatory, confirms) and its own no-op"
+              + " burn-down. The part declares and deletes its own queues.")
+  String rabbitmq;
+
+  @Option(names = "--rabbitmq-user", description = "RabbitMQ user (default guest).")
+  String rabbitmqUser = "guest";
+
+  @Option(names = "--rabbitmq-password", description = "RabbitMQ password (default guest).")
+  String rabbitmqPassword = "guest";
+
+  @Option(
+      names = "--nats",
+      description =
+          "A NATS server with JetStream (host:port) for the nats part (default 127.0.0.1:4222 when"
+              + " the part is named in --only): Relay publishing through its NATS transport against"
+              + " the raw JetStream client (Nats-Msg-Id, acked) and its own no-op burn-down. The"
+              + " part creates and deletes its own streams.")
+  String nats;
+
   @Option(names = "--quick", description = "Tiny sizes, one run each (seconds): a smoke run.")
   boolean quick;
 
@@ -90,7 +114,8 @@ public final class BenchCommand implements Callable<Integer> {
       split = ",",
       description =
           "Relay's parts to run (default all): enqueue, burn-down, growth, steady, memory,"
-              + " kafka (needs --kafka); the peers run with --peers whatever this says.")
+              + " kafka (needs --kafka), rabbitmq, nats (these two run only when named here or"
+              + " given --rabbitmq / --nats); the peers run with --peers whatever this says.")
   Set<String> only;
 
   private final PrintStream out;
@@ -150,7 +175,7 @@ public final class BenchCommand implements Callable<Integer> {
   }
 
   private static final Set<String> PARTS =
-      Set.of("enqueue", "burn-down", "growth", "steady", "memory", "kafka");
+      Set.of("enqueue", "burn-down", "growth", "steady", "memory", "kafka", "rabbitmq", "nats");
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -237,6 +262,21 @@ public final class BenchCommand implements Callable<Integer> {
         step(report, "kafka publish: raw producer, relay no-op, relay + KafkaTransport");
         new KafkaBench(kafka, relay, sizes, report).publish();
       }
+      if (named("rabbitmq", rabbitmq)) {
+        step(report, "rabbitmq publish: raw client, relay no-op, relay + RabbitTransport");
+        new RabbitBench(
+                rabbitmq == null ? "127.0.0.1:5672" : rabbitmq,
+                rabbitmqUser,
+                rabbitmqPassword,
+                relay,
+                sizes,
+                report)
+            .publish();
+      }
+      if (named("nats", nats)) {
+        step(report, "nats publish: raw client, relay no-op, relay + NatsTransport");
+        new NatsBench(nats == null ? "127.0.0.1:4222" : nats, relay, sizes, report).publish();
+      }
       Ratios.add(report, sizes);
     }
     report.meta("elapsed_s", Math.round(RelayBench.seconds(started)));
@@ -254,6 +294,14 @@ public final class BenchCommand implements Callable<Integer> {
 
   private boolean runs(String part) {
     return only == null || only.contains(part);
+  }
+
+  /**
+   * A broker part runs when named in {@code --only}, or when its broker option is given and {@code
+   * --only} does not leave it out: never by default, so a plain run needs no broker.
+   */
+  private boolean named(String part, String brokerOption) {
+    return only != null ? only.contains(part) : brokerOption != null;
   }
 
   private void step(Report report, String what) {

@@ -27,13 +27,11 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * Publish throughput to Kafka ({@code --kafka host:port}): Relay claiming, publishing through
  * {@link KafkaTransport} and completing, against the lesser of the raw producer (same durability:
  * idempotent, {@code acks=all}, the same linger) and Relay's own no-op burn-down at the same
- * concurrency, run for run. Each run publishes to a new topic of {@value #PARTITIONS} partitions.
+ * concurrency, run for run ({@link PublishComparison}). Each run publishes to a new topic of
+ * {@value #PARTITIONS} partitions.
  */
 final class KafkaBench {
   static final int PARTITIONS = 4;
-
-  /** The target: Relay's publish rate at least 70% of the lesser reference. */
-  static final double TARGET = 0.7;
 
   private final String bootstrap;
   private final RelayBench relay;
@@ -58,30 +56,23 @@ final class KafkaBench {
             sizes.workers(),
             "partitions",
             PARTITIONS);
-    Scenario raw = report.add(new Scenario("kafka-publish", "raw-producer", p, "records/s"));
-    Scenario noop = report.add(new Scenario("kafka-publish", "relay-noop", p, "jobs/s"));
-    Scenario kafka = report.add(new Scenario("kafka-publish", "relay", p, "jobs/s"));
-    Map<String, Object> withTarget = new java.util.LinkedHashMap<>(p);
-    withTarget.put("target", TARGET);
-    Scenario ratio =
-        report.add(new Scenario("kafka-publish-vs-lesser", "relay", withTarget, "ratio"));
-    for (int run = 0; run < sizes.runs(); run++) {
-      double r = raw(newTopic());
-      raw.add(r);
-      relay.truncate();
-      double n = relay.burnDownRun(1, sizes.jobs(), false, () -> {}).jobsPerSecond();
-      noop.add(n);
-      relay.truncate();
-      double k;
-      try (KafkaTransport transport =
-          KafkaTransport.builder(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))
-              .topic(RelayBench.KIND, newTopic())
-              .build()) {
-        k = relay.burnDownRun(1, sizes.jobs(), false, transport, () -> {}).jobsPerSecond();
-      }
-      kafka.add(k);
-      ratio.add(k / Math.min(r, n));
-    }
+    PublishComparison.run(
+        report,
+        relay,
+        sizes,
+        "kafka",
+        p,
+        "raw-producer",
+        "records/s",
+        () -> raw(newTopic()),
+        () -> {
+          try (KafkaTransport transport =
+              KafkaTransport.builder(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))
+                  .topic(RelayBench.KIND, newTopic())
+                  .build()) {
+            return PublishComparison.through(relay, sizes, transport);
+          }
+        });
   }
 
   /** The raw producer: every record sent at once, timed from the first send to the last ack. */

@@ -8,6 +8,7 @@ import dev.relay.Outcome.Effect;
 import dev.relay.RelayException;
 import dev.relay.transport.broker.BrokerAccepted;
 import dev.relay.transport.broker.BrokerHeaders;
+import dev.relay.transport.broker.PublishPrologue;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
 import io.nats.client.JetStreamApiException;
@@ -93,21 +94,14 @@ public final class NatsTransport implements Handler, AutoCloseable {
   /** Default longest wait for a publish ack: 10 s. */
   public static final Duration DEFAULT_PUBLISH_TIMEOUT = Duration.ofSeconds(10);
 
-  /** Time kept free before the run time ends. */
-  static final Duration RUN_TIME_MARGIN = Duration.ofMillis(100);
-
   private final Options options;
-  private final Map<String, NatsRoute> routes;
-  private final Duration publishTimeout;
-  private final Function<Claim, BrokerHeaders.Fencing> fencing;
+  private final PublishPrologue<NatsRoute> prologue;
   private volatile Connection connection;
   private volatile JetStream jetStream;
 
-  private NatsTransport(Builder b) {
-    this.options = b.options;
-    this.routes = Map.copyOf(b.routes);
-    this.publishTimeout = b.publishTimeout;
-    this.fencing = b.fencing;
+  private NatsTransport(Options options, PublishPrologue<NatsRoute> prologue) {
+    this.options = options;
+    this.prologue = prologue;
   }
 
   /** A builder on the client's connection options (servers, credentials, reconnects). */
@@ -118,9 +112,8 @@ public final class NatsTransport implements Handler, AutoCloseable {
   /** Configures a {@link NatsTransport}; validated at {@link #build()}. */
   public static final class Builder {
     private final Options options;
-    private final Map<String, NatsRoute> routes = new LinkedHashMap<>();
-    private Duration publishTimeout = DEFAULT_PUBLISH_TIMEOUT;
-    private Function<Claim, BrokerHeaders.Fencing> fencing;
+    private final PublishPrologue.Builder<NatsRoute> prologue =
+        PublishPrologue.builder("NATS", "publishTimeout", DEFAULT_PUBLISH_TIMEOUT);
 
     private Builder(Options options) {
       this.options = options;
@@ -128,13 +121,13 @@ public final class NatsTransport implements Handler, AutoCloseable {
 
     /** Adds (or replaces) the route of {@code route.kind()}. */
     public Builder route(NatsRoute route) {
-      routes.put(route.kind(), route);
+      prologue.route(route.kind(), route);
       return this;
     }
 
     /** The longest wait for a publish ack (1 ms to 10 min; also capped by the run time left). */
     public Builder publishTimeout(Duration timeout) {
-      this.publishTimeout = timeout;
+      prologue.timeout(timeout);
       return this;
     }
 
@@ -143,28 +136,19 @@ public final class NatsTransport implements Handler, AutoCloseable {
      * no fencing headers.
      */
     public Builder fencing(Function<Claim, BrokerHeaders.Fencing> fencing) {
-      this.fencing = fencing;
+      prologue.fencing(fencing);
       return this;
     }
 
     /** Validates and builds; {@link NatsTransport#start()} connects. */
     public NatsTransport build() {
-      if (routes.isEmpty()) {
-        throw new InvalidConfigurationException("routes", "is empty: add a route per kind");
-      }
-      if (publishTimeout == null
-          || publishTimeout.toMillis() < 1
-          || publishTimeout.compareTo(Duration.ofMinutes(10)) > 0) {
-        throw new InvalidConfigurationException(
-            "publishTimeout", "must be between 1 ms and 10 minutes, was " + publishTimeout);
-      }
-      return new NatsTransport(this);
+      return new NatsTransport(options, prologue.build());
     }
   }
 
   /** The kinds this transport routes. */
   public Set<String> kinds() {
-    return routes.keySet();
+    return prologue.kinds();
   }
 
   /**
@@ -190,7 +174,8 @@ public final class NatsTransport implements Handler, AutoCloseable {
     }
     try {
       JetStreamManagement jsm = c.jetStreamManagement();
-      for (NatsRoute r : routes.values()) {
+      for (String kind : prologue.kinds()) {
+        NatsRoute r = prologue.route(kind);
         StreamInfo info;
         try {
           info = jsm.getStreamInfo(r.stream());
@@ -234,25 +219,23 @@ public final class NatsTransport implements Handler, AutoCloseable {
     JetStream js = jetStream;
     for (int i = 0; i < claims.size(); i++) {
       Claim claim = claims.get(i);
-      NatsRoute route = routes.get(claim.kind());
+      NatsRoute route = prologue.route(claim.kind());
       if (route == null) {
-        out[i] = Outcome.fail("no NATS route for kind " + claim.kind(), Effect.NOT_DELIVERED);
+        out[i] = prologue.unrouted(claim.kind());
         continue;
       }
       if (c == null || js == null) {
         out[i] = Outcome.retry("the NATS transport is not started; not sent", Effect.NOT_DELIVERED);
         continue;
       }
-      Duration left = claim.runTimeRemaining().minus(RUN_TIME_MARGIN);
-      if (left.toMillis() < 1) {
-        out[i] =
-            Outcome.retry(
-                "run time or deadline nearly over before sending; not sent", Effect.NOT_DELIVERED);
+      Duration bound = prologue.waitBound(claim);
+      if (bound == null) {
+        out[i] = PublishPrologue.runTimeOver();
         continue;
       }
       byte[] body = claim.payload().getBytes(StandardCharsets.UTF_8);
       Headers headers = new Headers();
-      BrokerHeaders.of(claim, fencing == null ? null : fencing.apply(claim)).forEach(headers::add);
+      prologue.headers(claim).forEach(headers::add);
       long size = body.length + headers.serializedLength();
       if (size > c.getMaxPayload()) {
         out[i] =
@@ -267,7 +250,6 @@ public final class NatsTransport implements Handler, AutoCloseable {
       }
       PublishOptions po =
           PublishOptions.builder().messageId(claim.workId()).expectedStream(route.stream()).build();
-      Duration bound = left.compareTo(publishTimeout) < 0 ? left : publishTimeout;
       try {
         CompletableFuture<PublishAck> ack = js.publishAsync(route.subject(), headers, body, po);
         sent.add(new Sent(i, route, ack, System.nanoTime() + bound.toNanos(), bound));

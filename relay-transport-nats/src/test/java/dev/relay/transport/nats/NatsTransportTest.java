@@ -16,6 +16,7 @@ import dev.relay.testkit.ManualWorker;
 import dev.relay.transport.broker.BrokerAccepted;
 import dev.relay.transport.broker.BrokerHeaders;
 import dev.relay.transport.broker.BrokerInbox;
+import dev.relay.transport.broker.PublishRounds;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.PullSubscribeOptions;
@@ -23,7 +24,6 @@ import java.nio.charset.StandardCharsets;
 import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -64,14 +64,7 @@ class NatsTransportTest {
 
   /** Claims up to {@code limit} items, publishes them as one batch, records each outcome. */
   private static Map<String, Outcome> round(ManualWorker w, NatsTransport t, int limit) {
-    List<HeldClaim> claims = w.claim(List.of(KIND), limit).claimed();
-    List<Outcome> outcomes = t.publishAll(claims);
-    Map<String, Outcome> byId = new LinkedHashMap<>();
-    for (int i = 0; i < claims.size(); i++) {
-      assertThat(w.settle(claims.get(i), outcomes.get(i)).applied()).isTrue();
-      byId.put(claims.get(i).workId(), outcomes.get(i));
-    }
-    return byId;
+    return PublishRounds.round(w, KIND, limit, t::publishAll);
   }
 
   @Test

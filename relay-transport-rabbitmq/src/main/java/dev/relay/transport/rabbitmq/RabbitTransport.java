@@ -9,6 +9,7 @@ import dev.relay.Outcome;
 import dev.relay.Outcome.Effect;
 import dev.relay.transport.broker.BrokerAccepted;
 import dev.relay.transport.broker.BrokerHeaders;
+import dev.relay.transport.broker.PublishPrologue;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -80,31 +81,24 @@ public final class RabbitTransport implements Handler, AutoCloseable {
    */
   public static final int DEFAULT_MAX_MESSAGE_BYTES = 16 << 20;
 
-  /** Time kept free before the run time ends. */
-  static final Duration RUN_TIME_MARGIN = Duration.ofMillis(100);
-
   private final ConnectionFactory factory;
-  private final Map<String, RabbitRoute> routes;
-  private final Duration confirmTimeout;
-  private final Function<Claim, BrokerHeaders.Fencing> fencing;
+  private final PublishPrologue<RabbitRoute> prologue;
   private volatile long maxMessageBytes;
   private final Object sessionLock = new Object();
   private PublishSession session; // guarded by sessionLock
   private boolean closed; // guarded by sessionLock
 
-  private RabbitTransport(Builder b) {
+  private RabbitTransport(Builder b, PublishPrologue<RabbitRoute> prologue) {
     ConnectionFactory f = b.factory.clone();
     f.setAutomaticRecoveryEnabled(false);
     f.setTopologyRecoveryEnabled(false);
-    int timeout = (int) Math.min(Integer.MAX_VALUE, b.confirmTimeout.toMillis());
+    int timeout = (int) Math.min(Integer.MAX_VALUE, prologue.timeout().toMillis());
     if (f.getConnectionTimeout() <= 0 || f.getConnectionTimeout() > timeout) {
       f.setConnectionTimeout(timeout);
     }
     this.factory = f;
-    this.routes = Map.copyOf(b.routes);
-    this.confirmTimeout = b.confirmTimeout;
+    this.prologue = prologue;
     this.maxMessageBytes = b.maxMessageBytes;
-    this.fencing = b.fencing;
   }
 
   /**
@@ -118,10 +112,9 @@ public final class RabbitTransport implements Handler, AutoCloseable {
   /** Configures a {@link RabbitTransport}; validated at {@link #build()}. */
   public static final class Builder {
     private final ConnectionFactory factory;
-    private final Map<String, RabbitRoute> routes = new LinkedHashMap<>();
-    private Duration confirmTimeout = DEFAULT_CONFIRM_TIMEOUT;
+    private final PublishPrologue.Builder<RabbitRoute> prologue =
+        PublishPrologue.builder("RabbitMQ", "confirmTimeout", DEFAULT_CONFIRM_TIMEOUT);
     private long maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
-    private Function<Claim, BrokerHeaders.Fencing> fencing;
 
     private Builder(ConnectionFactory factory) {
       this.factory = factory;
@@ -129,13 +122,13 @@ public final class RabbitTransport implements Handler, AutoCloseable {
 
     /** Adds (or replaces) the route of {@code route.kind()}. */
     public Builder route(RabbitRoute route) {
-      routes.put(route.kind(), route);
+      prologue.route(route.kind(), route);
       return this;
     }
 
     /** The longest wait for a confirm (1 ms to 10 min; also capped by the run time left). */
     public Builder confirmTimeout(Duration timeout) {
-      this.confirmTimeout = timeout;
+      prologue.timeout(timeout);
       return this;
     }
 
@@ -156,32 +149,24 @@ public final class RabbitTransport implements Handler, AutoCloseable {
      * messages carry no fencing headers.
      */
     public Builder fencing(Function<Claim, BrokerHeaders.Fencing> fencing) {
-      this.fencing = fencing;
+      prologue.fencing(fencing);
       return this;
     }
 
     /** Validates and builds; connects on first use. */
     public RabbitTransport build() {
-      if (routes.isEmpty()) {
-        throw new InvalidConfigurationException("routes", "is empty: add a route per kind");
-      }
-      if (confirmTimeout == null
-          || confirmTimeout.toMillis() < 1
-          || confirmTimeout.compareTo(Duration.ofMinutes(10)) > 0) {
-        throw new InvalidConfigurationException(
-            "confirmTimeout", "must be between 1 ms and 10 minutes, was " + confirmTimeout);
-      }
+      PublishPrologue<RabbitRoute> p = prologue.build(); // routes, then confirmTimeout
       if (maxMessageBytes < 1 || maxMessageBytes > 512L << 20) {
         throw new InvalidConfigurationException(
             "maxMessageBytes", "must be between 1 and 512 MiB, was " + maxMessageBytes);
       }
-      return new RabbitTransport(this);
+      return new RabbitTransport(this, p);
     }
   }
 
   /** The kinds this transport routes. */
   public Set<String> kinds() {
-    return routes.keySet();
+    return prologue.kinds();
   }
 
   /** The largest body it sends now: the configured limit, or the broker's if that was lower. */
@@ -207,16 +192,14 @@ public final class RabbitTransport implements Handler, AutoCloseable {
     String unreachable = null;
     for (int i = 0; i < claims.size(); i++) {
       Claim claim = claims.get(i);
-      RabbitRoute route = routes.get(claim.kind());
+      RabbitRoute route = prologue.route(claim.kind());
       if (route == null) {
-        out[i] = Outcome.fail("no RabbitMQ route for kind " + claim.kind(), Effect.NOT_DELIVERED);
+        out[i] = prologue.unrouted(claim.kind());
         continue;
       }
-      Duration left = claim.runTimeRemaining().minus(RUN_TIME_MARGIN);
-      if (left.toMillis() < 1) {
-        out[i] =
-            Outcome.retry(
-                "run time or deadline nearly over before sending; not sent", Effect.NOT_DELIVERED);
+      Duration wait = prologue.waitBound(claim);
+      if (wait == null) {
+        out[i] = PublishPrologue.runTimeOver();
         continue;
       }
       byte[] body = claim.payload().getBytes(StandardCharsets.UTF_8);
@@ -225,7 +208,6 @@ public final class RabbitTransport implements Handler, AutoCloseable {
         out[i] = tooLarge(body.length, limit, "not sent");
         continue;
       }
-      Duration wait = left.compareTo(confirmTimeout) < 0 ? left : confirmTimeout;
       if (unreachable != null) {
         // One failed connect per batch: the rest of it does not wait for the broker again.
         out[i] = Outcome.retry(unreachable, Effect.NOT_DELIVERED);
@@ -312,8 +294,7 @@ public final class RabbitTransport implements Handler, AutoCloseable {
   }
 
   private AMQP.BasicProperties properties(Claim claim) {
-    Map<String, Object> headers =
-        new LinkedHashMap<>(BrokerHeaders.of(claim, fencing == null ? null : fencing.apply(claim)));
+    Map<String, Object> headers = new LinkedHashMap<>(prologue.headers(claim));
     return new AMQP.BasicProperties.Builder()
         .messageId(claim.workId())
         .type(claim.kind())

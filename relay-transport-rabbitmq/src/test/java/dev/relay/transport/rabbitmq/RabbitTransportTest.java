@@ -8,7 +8,6 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 import com.rabbitmq.client.NoOpMetricsCollector;
-import dev.relay.HeldClaim;
 import dev.relay.Milestone;
 import dev.relay.Outcome;
 import dev.relay.Work;
@@ -18,6 +17,7 @@ import dev.relay.testkit.ManualWorker;
 import dev.relay.transport.broker.BrokerAccepted;
 import dev.relay.transport.broker.BrokerHeaders;
 import dev.relay.transport.broker.BrokerInbox;
+import dev.relay.transport.broker.PublishRounds;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -58,14 +58,7 @@ class RabbitTransportTest {
 
   /** Claims up to {@code limit} items, publishes them as one batch, records each outcome. */
   private static Map<String, Outcome> round(ManualWorker w, RabbitTransport t, int limit) {
-    List<HeldClaim> claims = w.claim(List.of(KIND), limit).claimed();
-    List<Outcome> outcomes = t.publishAll(claims);
-    Map<String, Outcome> byId = new LinkedHashMap<>();
-    for (int i = 0; i < claims.size(); i++) {
-      assertThat(w.settle(claims.get(i), outcomes.get(i)).applied()).isTrue();
-      byId.put(claims.get(i).workId(), outcomes.get(i));
-    }
-    return byId;
+    return PublishRounds.round(w, KIND, limit, t::publishAll);
   }
 
   private static List<Work> orders(int n) {
