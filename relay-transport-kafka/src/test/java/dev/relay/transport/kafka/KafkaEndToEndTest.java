@@ -32,8 +32,8 @@ import org.junit.jupiter.api.Test;
  */
 @RelayDatabaseTest
 class KafkaEndToEndTest {
-  /** Items per run: 2,000 by default; {@code -Drelay.kafka.items=10000} for the volume. */
-  static final int ITEMS = Integer.getInteger("relay.kafka.items", 2000);
+  /** Items per run: 10,000 by default (the volume); {@code -Drelay.kafka.items=N} changes it. */
+  static final int ITEMS = Integer.getInteger("relay.kafka.items", 10_000);
 
   static final int KEYS = 100;
 

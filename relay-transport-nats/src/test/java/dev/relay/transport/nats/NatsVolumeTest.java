@@ -24,8 +24,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Many items through two real workers, JetStream and a pull consumer behind the inbox: each stored
- * once, applied once, keyed items in their key's order. {@code -Drelay.nats.items=10000} raises the
- * count (default 2,000).
+ * once, applied once, keyed items in their key's order. {@code -Drelay.nats.items=N} changes the
+ * count (default 10,000, the issue's volume).
  */
 @RelayDatabaseTest
 class NatsVolumeTest {
@@ -36,7 +36,7 @@ class NatsVolumeTest {
   @Test
   void everyItemIsStoredOnceAndAppliedOnceAndKeyedItemsKeepTheirOrder(TestDatabase db)
       throws Exception {
-    int n = Integer.getInteger("relay.nats.items", 2000);
+    int n = Integer.getInteger("relay.nats.items", 10_000);
     List<Work> work = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       Work w = Work.of("order-" + i, KIND, "{\"order\":" + i + "}");

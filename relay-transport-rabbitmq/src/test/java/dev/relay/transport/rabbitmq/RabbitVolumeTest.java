@@ -19,8 +19,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Many items through two real workers, RabbitMQ and the consumer inbox: each published, consumed
- * and applied once, keyed items in their key's order. {@code -Drelay.rabbitmq.items=10000} raises
- * the count (default 2,000).
+ * and applied once, keyed items in their key's order. {@code -Drelay.rabbitmq.items=N} changes
+ * the count (default 10,000, the issue's volume).
  */
 @RelayDatabaseTest
 class RabbitVolumeTest {
@@ -30,7 +30,7 @@ class RabbitVolumeTest {
   @Test
   void everyItemIsPublishedConsumedAndAppliedOnceAndKeyedItemsKeepTheirOrder(TestDatabase db)
       throws Exception {
-    int n = Integer.getInteger("relay.rabbitmq.items", 2000);
+    int n = Integer.getInteger("relay.rabbitmq.items", 10_000);
     List<Work> work = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       Work w = Work.of("order-" + i, KIND, "{\"order\":" + i + "}");
