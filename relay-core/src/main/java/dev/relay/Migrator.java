@@ -53,7 +53,8 @@ public final class Migrator {
           new Version(5, "admin", "V5__admin.sql"),
           new Version(6, "abandoned and caps", "V6__abandoned_and_caps.sql"),
           new Version(7, "schedules", "V7__schedules.sql"),
-          new Version(8, "limits", "V8__limits.sql"));
+          new Version(8, "limits", "V8__limits.sql"),
+          new Version(10, "dependencies", "V10__dependencies.sql"));
 
   /** The schema version this library writes and understands. */
   public static final int LATEST_VERSION = VERSIONS.get(VERSIONS.size() - 1).number();
