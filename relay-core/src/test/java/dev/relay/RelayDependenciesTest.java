@@ -2,6 +2,7 @@ package dev.relay;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 import dev.relay.admin.Admin;
@@ -128,9 +129,7 @@ class RelayDependenciesTest {
           .containsExactly("a", "dependency_failed");
       assertThat(admin.dependencies("d"))
           .extracting(Dependency::workId, Dependency::state, Dependency::blockedReason)
-          .containsExactly(
-              org.assertj.core.groups.Tuple.tuple("a", "failed", "dependency_failed"),
-              org.assertj.core.groups.Tuple.tuple("x", "done", null));
+          .containsExactly(tuple("a", "failed", "dependency_failed"), tuple("x", "done", null));
 
       admin.redrive("a", RedriveRequest.of("mina@ops", "receiver fixed"));
       awaitState(f, "done", "a", "b", "c", "d");
@@ -171,6 +170,18 @@ class RelayDependenciesTest {
       admin.cancel("c", "mina@ops", "its order was withdrawn");
       assertThat(f.state("c")).isEqualTo("cancelled");
       assertThat(steps.runs).containsOnlyKeys("probe-1");
+    }
+  }
+
+  @Test
+  void aSupersededDependencyBlocksWithItsOwnReason(TestDatabase db) {
+    try (RelayFixture f = new RelayFixture(db)) {
+      f.enqueue(Work.of("a", "manual", "{}"), Work.of("b", "step", "{}").dependsOn("a"));
+      Admin admin = Admin.create(db.dataSource(), db.schema());
+      admin.supersede("a", Work.of("a-v2", "manual", "{}"), "mina@ops", "wrong amount");
+      assertThat(admin.blockedBy("b").orElseThrow())
+          .extracting(Dependency::workId, Dependency::state, Dependency::blockedReason)
+          .containsExactly("a", "cancelled", "dependency_superseded");
     }
   }
 

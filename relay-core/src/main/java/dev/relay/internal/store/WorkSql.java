@@ -302,16 +302,17 @@ final class WorkSql {
                                           AND p.state IN ('ready', 'running', 'failed')))
                    -- Dependencies: eligible only when every dependency is done, as a row or as
                    -- the tombstone of purged work (a dependency gone entirely holds the row).
-                   -- Only rows enqueued with dependencies evaluate the subquery.
+                   -- Only rows enqueued with dependencies evaluate the subquery. A scalar
+                   -- subquery, not NOT EXISTS: the planner may turn an EXISTS with an equality
+                   -- correlation into a hashed subplan over every dependency joined to the whole
+                   -- work table; this form stays per row, three primary-key lookups per dependency.
                    AND (NOT o.has_dependencies
-                        OR NOT EXISTS (SELECT 1 FROM ${relay_schema}.dependency d
-                                         LEFT JOIN ${relay_schema}.outbox p
-                                                ON p.work_id = d.depends_on
-                                         LEFT JOIN ${relay_schema}.tombstone t
-                                                ON t.work_id = d.depends_on
-                                        WHERE d.work_id = o.work_id
-                                          AND coalesce(p.state, t.final_state)
-                                              IS DISTINCT FROM 'done')){limit_condition}
+                        OR (SELECT true FROM ${relay_schema}.dependency d
+                              LEFT JOIN ${relay_schema}.outbox p ON p.work_id = d.depends_on
+                              LEFT JOIN ${relay_schema}.tombstone t ON t.work_id = d.depends_on
+                             WHERE d.work_id = o.work_id
+                               AND coalesce(p.state, t.final_state) IS DISTINCT FROM 'done'
+                             LIMIT 1) IS NULL){limit_condition}
                  ORDER BY o.priority DESC, o.available_at, o.work_id
                  LIMIT ?
                    FOR UPDATE SKIP LOCKED
