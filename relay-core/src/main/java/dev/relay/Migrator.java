@@ -54,12 +54,8 @@ public final class Migrator {
           new Version(6, "abandoned and caps", "V6__abandoned_and_caps.sql"),
           new Version(7, "schedules", "V7__schedules.sql"),
           new Version(8, "limits", "V8__limits.sql"),
-          new Version(9, "overview summary", "V9__overview_summary.sql"));
-
-  /** The version numbers this library ships, in order. */
-  static List<Integer> versionNumbers() {
-    return VERSIONS.stream().map(Version::number).toList();
-  }
+          new Version(9, "overview summary", "V9__overview_summary.sql"),
+          new Version(10, "dependencies", "V10__dependencies.sql"));
 
   /** The schema version this library writes and understands. */
   public static final int LATEST_VERSION = VERSIONS.get(VERSIONS.size() - 1).number();

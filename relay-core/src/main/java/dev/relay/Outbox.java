@@ -8,8 +8,13 @@ import dev.relay.internal.store.Enqueuer;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
 
@@ -56,6 +61,9 @@ public final class Outbox {
 
   /** Longest work ID, in characters. */
   public static final int MAX_WORK_ID_LENGTH = 200;
+
+  /** The most work items one item may wait for ({@link Work#dependsOn}). */
+  public static final int MAX_DEPENDENCIES = 100;
 
   /** Longest kind or queue name, in characters. */
   public static final int MAX_NAME_LENGTH = 100;
@@ -178,6 +186,7 @@ public final class Outbox {
             w.workId(), "workId", "appears more than once in one bulk call");
       }
     }
+    refuseCycles(works);
     if (Tx.requireOpen(c)) {
       throw new TransactionRequiredException(
           "enqueue needs the business transaction: the connection is in auto-commit mode, so"
@@ -187,6 +196,49 @@ public final class Outbox {
       return List.of();
     }
     return enqueuer.enqueue(c, works);
+  }
+
+  /**
+   * Refuses a cycle among the items of one call (a dependency outside the call already exists, so
+   * it cannot wait for anything in the call): depth-first, naming the first item found on a cycle.
+   */
+  private static void refuseCycles(List<Work> works) {
+    Map<String, List<String>> edges = new HashMap<>();
+    for (Work w : works) {
+      if (!w.dependsOn().isEmpty()) {
+        edges.put(w.workId(), w.dependsOn());
+      }
+    }
+    Map<String, Boolean> finished = new HashMap<>(); // false: on the current path
+    for (String start : edges.keySet()) {
+      Deque<Iterator<String>> path = new ArrayDeque<>();
+      Deque<String> names = new ArrayDeque<>();
+      if (finished.containsKey(start)) {
+        continue;
+      }
+      finished.put(start, false);
+      path.push(edges.get(start).iterator());
+      names.push(start);
+      while (!path.isEmpty()) {
+        Iterator<String> next = path.peek();
+        if (!next.hasNext()) {
+          finished.put(names.pop(), true);
+          path.pop();
+          continue;
+        }
+        String d = next.next();
+        Boolean seen = finished.get(d);
+        if (Boolean.FALSE.equals(seen)) {
+          throw new InvalidWorkException(
+              d, "dependsOn", "is part of a dependency cycle within one bulk call");
+        }
+        if (seen == null && edges.containsKey(d)) {
+          finished.put(d, false);
+          path.push(edges.get(d).iterator());
+          names.push(d);
+        }
+      }
+    }
   }
 
   private static Work requireWork(Work w, int index) {
@@ -237,6 +289,29 @@ public final class Outbox {
               + "' must be empty (no group) or 1-"
               + MAX_WORK_ID_LENGTH
               + " characters from A-Z a-z 0-9 . _ - : / @ + = #");
+    }
+    if (w.dependsOn().size() > MAX_DEPENDENCIES) {
+      throw new InvalidWorkException(
+          id,
+          "dependsOn",
+          "names " + w.dependsOn().size() + " work items; the limit is " + MAX_DEPENDENCIES);
+    }
+    for (String dependency : w.dependsOn()) {
+      if (dependency.isEmpty()
+          || dependency.length() > MAX_WORK_ID_LENGTH
+          || !WORK_ID.matcher(dependency).matches()) {
+        throw new InvalidWorkException(
+            id,
+            "dependsOn",
+            "'"
+                + dependency
+                + "' must be a work ID: 1-"
+                + MAX_WORK_ID_LENGTH
+                + " characters from A-Z a-z 0-9 . _ - : / @ + = #");
+      }
+      if (dependency.equals(id)) {
+        throw new InvalidWorkException(id, "dependsOn", "names the work itself");
+      }
     }
     String problem = JsonText.problem(w.payload(), maxPayloadBytes);
     if (problem != null) {

@@ -2,6 +2,8 @@ package dev.relay;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -15,8 +17,9 @@ import java.util.Objects;
  *     .deadline(placedAt.plus(Duration.ofDays(2)));
  * }</pre>
  *
- * <p>Nothing is checked here; {@link Outbox#enqueue} validates every field before anything is sent
- * and names the first problem in an {@link InvalidWorkException}.
+ * <p>Nothing is checked here (except that {@link #dependsOn} refuses null IDs); {@link
+ * Outbox#enqueue} validates every field before anything is sent and names the first problem in an
+ * {@link InvalidWorkException}.
  */
 public final class Work {
   /** The queue used when none is named. */
@@ -36,6 +39,7 @@ public final class Work {
   private final Integer maxAttempts; // null: not named by the producer
   private final String orderingKey;
   private final String group; // "" : no group
+  private final List<String> dependsOn; // never null; empty: waits for nothing
 
   private Work(
       String workId,
@@ -48,7 +52,8 @@ public final class Work {
       Instant deadline,
       Integer maxAttempts,
       String orderingKey,
-      String group) {
+      String group,
+      List<String> dependsOn) {
     this.workId = workId;
     this.kind = kind;
     this.payload = payload;
@@ -60,6 +65,7 @@ public final class Work {
     this.maxAttempts = maxAttempts;
     this.orderingKey = orderingKey;
     this.group = group;
+    this.dependsOn = dependsOn;
   }
 
   /**
@@ -71,7 +77,8 @@ public final class Work {
    * @param payloadJson one JSON value (at most the outbox's payload limit, 1 MiB by default)
    */
   public static Work of(String workId, String kind, String payloadJson) {
-    return new Work(workId, kind, payloadJson, DEFAULT_QUEUE, 0, null, null, null, null, null, "");
+    return new Work(
+        workId, kind, payloadJson, DEFAULT_QUEUE, 0, null, null, null, null, null, "", List.of());
   }
 
   /** A copy in {@code queue} (1-100 characters from {@code A-Z a-z 0-9 . _ - :}). */
@@ -87,7 +94,8 @@ public final class Work {
         deadline,
         maxAttempts,
         orderingKey,
-        group);
+        group,
+        dependsOn);
   }
 
   /** A copy with a claim priority: higher is claimed first among eligible work of a queue. */
@@ -103,7 +111,8 @@ public final class Work {
         deadline,
         maxAttempts,
         orderingKey,
-        group);
+        group,
+        dependsOn);
   }
 
   /** A copy that no worker claims before {@code instant} (replaces any delay). */
@@ -119,7 +128,8 @@ public final class Work {
         deadline,
         maxAttempts,
         orderingKey,
-        group);
+        group,
+        dependsOn);
   }
 
   /**
@@ -138,7 +148,8 @@ public final class Work {
         deadline,
         maxAttempts,
         orderingKey,
-        group);
+        group,
+        dependsOn);
   }
 
   /**
@@ -158,7 +169,8 @@ public final class Work {
         deadline,
         maxAttempts,
         orderingKey,
-        group);
+        group,
+        dependsOn);
   }
 
   /** A copy allowing at most {@code maxAttempts} claims (1-10,000). */
@@ -174,7 +186,8 @@ public final class Work {
         deadline,
         maxAttempts,
         orderingKey,
-        group);
+        group,
+        dependsOn);
   }
 
   /**
@@ -196,7 +209,8 @@ public final class Work {
         deadline,
         maxAttempts,
         orderingKey,
-        group);
+        group,
+        dependsOn);
   }
 
   /**
@@ -218,7 +232,49 @@ public final class Work {
         deadline,
         maxAttempts,
         orderingKey,
-        group);
+        group,
+        dependsOn);
+  }
+
+  /**
+   * A copy that waits for other work: no worker claims it until every named work item is {@code
+   * done}. Each ID must exist when this work is enqueued, as a row, a tombstone, or an item of the
+   * same bulk call; a failed, cancelled or superseded dependency holds this work, shown as blocked
+   * with reason {@code dependency_<state>}, until the dependency is redriven or this work is
+   * cancelled. Like the group, dependencies are fixed by the first enqueue and are not part of the
+   * identity check. Replaces any earlier list; duplicates count once.
+   */
+  public Work dependsOn(String... workIds) {
+    if (workIds == null) {
+      throw new InvalidWorkException(workId, "dependsOn", "is null");
+    }
+    List<String> ids = new ArrayList<>();
+    for (String id : workIds) {
+      if (id == null) {
+        throw new InvalidWorkException(workId, "dependsOn", "contains null");
+      }
+      if (!ids.contains(id)) {
+        ids.add(id);
+      }
+    }
+    return new Work(
+        workId,
+        kind,
+        payload,
+        queue,
+        priority,
+        availableAt,
+        delay,
+        deadline,
+        maxAttempts,
+        orderingKey,
+        group,
+        List.copyOf(ids));
+  }
+
+  /** The work IDs this work waits for, in the order named; empty when it waits for nothing. */
+  public List<String> dependsOn() {
+    return dependsOn;
   }
 
   /** The group for per-group limits, or {@code ""} for none. */
@@ -301,7 +357,8 @@ public final class Work {
         && Objects.equals(deadline, w.deadline)
         && Objects.equals(maxAttempts, w.maxAttempts)
         && Objects.equals(orderingKey, w.orderingKey)
-        && Objects.equals(group, w.group);
+        && Objects.equals(group, w.group)
+        && dependsOn.equals(w.dependsOn);
   }
 
   @Override

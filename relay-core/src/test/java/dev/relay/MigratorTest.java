@@ -105,7 +105,10 @@ class MigratorTest {
   }
 
   private static List<Integer> allVersions() {
-    // The versions the library ships (the list, not 1..LATEST, in case one is ever skipped).
-    return new ArrayList<>(Migrator.versionNumbers());
+    List<Integer> all = new ArrayList<>();
+    for (int v = 1; v <= Migrator.LATEST_VERSION; v++) {
+      all.add(v);
+    }
+    return all;
   }
 }

@@ -130,6 +130,25 @@ class OperatorCommandsTest {
     }
 
     @Test
+    void showsWhatWorkDependsOnAndWhyItIsBlocked(TestDatabase db) throws Exception {
+      insert(db, "dep-a", "mail", "default");
+      fail(db, "dep-a", "1 minute");
+      insert(db, "dep-b", "mail", "default");
+      db.execute(
+          "UPDATE {schema}.outbox SET has_dependencies = true WHERE work_id = 'dep-b';"
+              + " INSERT INTO {schema}.dependency (work_id, depends_on) VALUES ('dep-b', 'dep-a')");
+      Cli.Result text = Cli.run(on(db, "show", "dep-b"));
+      assertThat(text.exitCode()).as(text.toString()).isZero();
+      assertThat(text.out())
+          .contains("depends_on           dep-a (failed)")
+          .contains("blocked              dependency_failed (dep-a)");
+      JsonNode json = json(Cli.run(on(db, "show", "dep-b", "--json")));
+      assertThat(json.get("depends_on").get(0).get("state").asText()).isEqualTo("failed");
+      assertThat(json.get("blocked_reason").asText()).isEqualTo("dependency_failed");
+      assertThat(json.get("blocked_by").asText()).isEqualTo("dep-a");
+    }
+
+    @Test
     void showsTheRowHistoryAndAuditOrExitsOneWhenNotFound(TestDatabase db) throws Exception {
       insert(db, "s-1", "mail", "default");
       fail(db, "s-1", "1 minute");

@@ -11,6 +11,7 @@ import dev.relay.internal.admin.Cursor;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
 import dev.relay.internal.jdbc.Timeouts;
+import dev.relay.internal.store.DependencyReader;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -69,10 +70,12 @@ public final class Admin {
 
   private final DataSource dataSource;
   private final AdminStore store;
+  private final DependencyReader dependencyReader;
 
   private Admin(DataSource dataSource, SchemaName schema) {
     this.dataSource = dataSource;
     this.store = new AdminStore(schema, Timeouts.DEFAULT);
+    this.dependencyReader = new DependencyReader(schema);
   }
 
   /** An admin on schema {@link Relay#DEFAULT_SCHEMA}. */
@@ -161,6 +164,35 @@ public final class Admin {
   public Optional<WorkDetail> show(String workId) {
     requireWorkId(workId);
     return withConnection("show " + workId, c -> store.show(c, workId));
+  }
+
+  /**
+   * What {@code workId} waits for ({@link Work#dependsOn}): each direct dependency with its state,
+   * in ID order; empty when it waits for nothing or no work has the ID.
+   */
+  public List<Dependency> dependencies(String workId) {
+    requireWorkId(workId);
+    try (Connection c = dataSource.getConnection()) {
+      return dependencyReader.dependencies(c, workId);
+    } catch (SQLException e) {
+      throw SqlErrors.translate("dependencies of " + workId, e);
+    }
+  }
+
+  /**
+   * Why {@code workId} is held beyond waiting: the nearest dependency, direct or through
+   * dependencies still ready or running, that is failed, cancelled, superseded or gone; its {@link
+   * Dependency#blockedReason()} is the reason ({@code dependency_failed}, ...). Empty when nothing
+   * blocks it. Redriving that dependency releases the dependents once it is done; {@link #cancel}
+   * ends a dependent instead.
+   */
+  public Optional<Dependency> blockedBy(String workId) {
+    requireWorkId(workId);
+    try (Connection c = dataSource.getConnection()) {
+      return dependencyReader.blockedBy(c, workId);
+    } catch (SQLException e) {
+      throw SqlErrors.translate("blocking dependency of " + workId, e);
+    }
   }
 
   /**

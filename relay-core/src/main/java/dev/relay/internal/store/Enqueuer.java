@@ -2,6 +2,7 @@ package dev.relay.internal.store;
 
 import dev.relay.EnqueueResult;
 import dev.relay.RetryableException;
+import dev.relay.UnknownDependencyException;
 import dev.relay.Work;
 import dev.relay.WorkConflictException;
 import dev.relay.internal.jdbc.SchemaName;
@@ -28,6 +29,8 @@ import java.util.TreeSet;
 public final class Enqueuer {
   private final WorkSql sql;
 
+  private final DependencySql dependencies;
+
   private final boolean notify;
 
   /** An enqueuer for {@code schema} that notifies the schema's channel when it inserts. */
@@ -42,6 +45,7 @@ public final class Enqueuer {
    */
   public Enqueuer(SchemaName schema, boolean notify) {
     this.sql = WorkSql.of(schema);
+    this.dependencies = DependencySql.of(schema);
     this.notify = notify;
   }
 
@@ -59,7 +63,10 @@ public final class Enqueuer {
       callerOrder.put(works.get(i).workId(), i);
     }
     try {
+      // Before anything is written: an unknown dependency refuses the call with nothing changed.
+      requireDependencies(c, sorted);
       Set<String> notInserted = insert(c, sorted, callerOrder);
+      insertDependencies(c, sorted, notInserted);
       Map<String, EnqueueResult> byId = new HashMap<>();
       List<Work> skipped = new ArrayList<>();
       for (Work w : sorted) {
@@ -82,6 +89,83 @@ public final class Enqueuer {
     }
   }
 
+  /**
+   * Locks every dependency named outside the call (FOR KEY SHARE, until the transaction ends) and
+   * refuses the first one that exists neither as work nor as a tombstone. A dependency purged
+   * between the two reads of the statement (the row deleted, its tombstone not yet visible to the
+   * statement's snapshot) is looked up once more in a new statement before it is refused.
+   */
+  private void requireDependencies(Connection c, List<Work> works) throws SQLException {
+    Set<String> inCall = new HashSet<>();
+    TreeSet<String> outside = new TreeSet<>();
+    for (Work w : works) {
+      inCall.add(w.workId());
+    }
+    for (Work w : works) {
+      for (String d : w.dependsOn()) {
+        if (!inCall.contains(d)) {
+          outside.add(d);
+        }
+      }
+    }
+    if (outside.isEmpty()) {
+      return;
+    }
+    outside.removeAll(lockExisting(c, outside));
+    if (!outside.isEmpty()) {
+      outside.removeAll(lockExisting(c, outside));
+    }
+    for (Work w : works) {
+      for (String d : w.dependsOn()) {
+        if (outside.contains(d)) {
+          throw new UnknownDependencyException(w.workId(), d);
+        }
+      }
+    }
+  }
+
+  private Set<String> lockExisting(Connection c, Set<String> ids) throws SQLException {
+    Set<String> found = new HashSet<>();
+    try (PreparedStatement ps = c.prepareStatement(dependencies.lockExisting)) {
+      Object[] array = ids.toArray();
+      ps.setArray(1, c.createArrayOf("text", array));
+      ps.setArray(2, c.createArrayOf("text", array));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          found.add(rs.getString(1));
+        }
+      }
+    }
+    return found;
+  }
+
+  /**
+   * Records the dependencies of the work this call inserted. A repeat of stored work keeps the
+   * stored dependencies (they are not part of the identity check).
+   */
+  private void insertDependencies(Connection c, List<Work> works, Set<String> notInserted)
+      throws SQLException {
+    List<String> dependents = new ArrayList<>();
+    List<String> dependsOn = new ArrayList<>();
+    for (Work w : works) {
+      if (notInserted.contains(w.workId())) {
+        continue;
+      }
+      for (String d : w.dependsOn()) {
+        dependents.add(w.workId());
+        dependsOn.add(d);
+      }
+    }
+    if (dependents.isEmpty()) {
+      return;
+    }
+    try (PreparedStatement ps = c.prepareStatement(dependencies.insert)) {
+      ps.setArray(1, c.createArrayOf("text", dependents.toArray()));
+      ps.setArray(2, c.createArrayOf("text", dependsOn.toArray()));
+      ps.executeUpdate();
+    }
+  }
+
   /** Inserts what it can; returns the IDs it skipped (taken or tombstoned), usually none. */
   private Set<String> insert(Connection c, List<Work> works, Map<String, Integer> callerOrder)
       throws SQLException {
@@ -98,6 +182,7 @@ public final class Enqueuer {
     String[] keys = new String[n];
     Integer[] order = new Integer[n];
     String[] groups = new String[n];
+    Boolean[] hasDependencies = new Boolean[n];
     TreeSet<String> distinctKeys = new TreeSet<>();
     for (int i = 0; i < n; i++) {
       Work w = works.get(i);
@@ -115,6 +200,7 @@ public final class Enqueuer {
       keys[i] = w.orderingKey();
       order[i] = callerOrder.get(w.workId());
       groups[i] = w.group();
+      hasDependencies[i] = !w.dependsOn().isEmpty();
       if (w.orderingKey() != null) {
         distinctKeys.add(w.orderingKey());
       }
@@ -143,9 +229,10 @@ public final class Enqueuer {
       ps.setArray(8, c.createArrayOf("int4", maxAttempts));
       ps.setArray(9, c.createArrayOf("text", deadlines));
       ps.setArray(10, c.createArrayOf("text", groups));
+      ps.setArray(11, c.createArrayOf("bool", hasDependencies));
       if (keyed) {
-        ps.setArray(11, c.createArrayOf("text", keys));
-        ps.setArray(12, c.createArrayOf("int4", order));
+        ps.setArray(12, c.createArrayOf("text", keys));
+        ps.setArray(13, c.createArrayOf("int4", order));
       }
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {

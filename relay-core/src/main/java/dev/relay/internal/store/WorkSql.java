@@ -168,17 +168,19 @@ final class WorkSql {
         """
         WITH u AS (
             SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::int4[],
-                                 ?::text[], ?::int8[], ?::int4[], ?::text[], ?::text[])
+                                 ?::text[], ?::int8[], ?::int4[], ?::text[], ?::text[],
+                                 ?::bool[])
                    AS u(work_id, kind, payload, queue, priority,
-                        available_at, delay_ms, max_attempts, deadline, group_key)
+                        available_at, delay_ms, max_attempts, deadline, group_key,
+                        has_dependencies)
         ), inserted AS (
             INSERT INTO ${relay_schema}.outbox
                    (work_id, kind, payload, queue, priority, available_at, max_attempts, deadline,
-                    group_key)
+                    group_key, has_dependencies)
             SELECT u.work_id, u.kind, u.payload::jsonb, u.queue, u.priority,
                    coalesce(u.available_at::timestamptz,
                             clock_timestamp() + u.delay_ms * interval '1 millisecond'),
-                   u.max_attempts, u.deadline::timestamptz, u.group_key
+                   u.max_attempts, u.deadline::timestamptz, u.group_key, u.has_dependencies
               FROM u
              WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.tombstone t
                                 WHERE t.work_id = u.work_id)
@@ -212,9 +214,9 @@ final class WorkSql {
         WITH u AS (
             SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::int4[],
                                  ?::text[], ?::int8[], ?::int4[], ?::text[], ?::text[],
-                                 ?::text[], ?::int4[])
+                                 ?::bool[], ?::text[], ?::int4[])
                    AS u(work_id, kind, payload, queue, priority, available_at, delay_ms,
-                        max_attempts, deadline, group_key, ordering_key, ord)
+                        max_attempts, deadline, group_key, has_dependencies, ordering_key, ord)
         ), fresh AS (
             SELECT u.* FROM u
              WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.outbox o WHERE o.work_id = u.work_id)
@@ -233,12 +235,12 @@ final class WorkSql {
         ), inserted AS (
             INSERT INTO ${relay_schema}.outbox
                    (work_id, kind, payload, queue, priority, available_at, max_attempts, deadline,
-                    group_key, ordering_key, sequence)
+                    group_key, has_dependencies, ordering_key, sequence)
             SELECT n.work_id, n.kind, n.payload::jsonb, n.queue, n.priority,
                    coalesce(n.available_at::timestamptz,
                             clock_timestamp() + n.delay_ms * interval '1 millisecond'),
                    n.max_attempts, n.deadline::timestamptz,
-                   n.group_key, n.ordering_key, b.base + n.n
+                   n.group_key, n.has_dependencies, n.ordering_key, b.base + n.n
               FROM numbered n
               LEFT JOIN bumped b ON b.ordering_key = n.ordering_key
              ORDER BY n.work_id
@@ -297,7 +299,20 @@ final class WorkSql {
                         OR NOT EXISTS (SELECT 1 FROM ${relay_schema}.outbox p
                                         WHERE p.ordering_key = o.ordering_key
                                           AND p.sequence < o.sequence
-                                          AND p.state IN ('ready', 'running', 'failed'))){limit_condition}
+                                          AND p.state IN ('ready', 'running', 'failed')))
+                   -- Dependencies: eligible only when every dependency is done, as a row or as
+                   -- the tombstone of purged work (a dependency gone entirely holds the row).
+                   -- Only rows enqueued with dependencies evaluate the subquery. A scalar
+                   -- subquery, not NOT EXISTS: the planner may turn an EXISTS with an equality
+                   -- correlation into a hashed subplan over every dependency joined to the whole
+                   -- work table; this form stays per row, three primary-key lookups per dependency.
+                   AND (NOT o.has_dependencies
+                        OR (SELECT true FROM ${relay_schema}.dependency d
+                              LEFT JOIN ${relay_schema}.outbox p ON p.work_id = d.depends_on
+                              LEFT JOIN ${relay_schema}.tombstone t ON t.work_id = d.depends_on
+                             WHERE d.work_id = o.work_id
+                               AND coalesce(p.state, t.final_state) IS DISTINCT FROM 'done'
+                             LIMIT 1) IS NULL){limit_condition}
                  ORDER BY o.priority DESC, o.available_at, o.work_id
                  LIMIT ?
                    FOR UPDATE SKIP LOCKED
