@@ -59,6 +59,8 @@ class RoleGrantsTest {
             c, Work.of("order-103-received", "order_event", "{}").orderingKey("order-103"));
         outbox.enqueue(
             c, Work.of("order-103-dispatched", "order_event", "{}").orderingKey("order-103"));
+        outbox.enqueue(
+            c, Work.of("order-103-invoice", "order_event", "{}").dependsOn("order-103-ack"));
         c.commit();
         assertThat(outbox.enqueue(c, ack).status())
             .isEqualTo(EnqueueResult.Status.ALREADY_ENQUEUED);
@@ -92,7 +94,7 @@ class RoleGrantsTest {
                     db.queryLong(
                             "SELECT count(*) FROM {schema}.outbox WHERE state = 'done'"
                                 + " AND work_id <> 'order-104-ack'")
-                        == 4);
+                        == 5);
       }
 
       for (HikariDataSource role : new HikariDataSource[] {asProducer, asWorker, asAdmin}) {

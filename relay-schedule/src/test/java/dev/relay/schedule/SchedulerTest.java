@@ -284,7 +284,7 @@ class SchedulerTest {
         db.execute(
             ("GRANT USAGE ON SCHEMA {schema} TO %1$s;"
                     + " GRANT INSERT (work_id, kind, payload, queue, priority, available_at,"
-                    + " max_attempts, deadline, group_key, ordering_key, sequence)"
+                    + " max_attempts, deadline, group_key, ordering_key, sequence, has_dependencies)"
                     + " ON {schema}.outbox TO %1$s;"
                     + " GRANT SELECT (work_id, kind, payload) ON {schema}.outbox TO %1$s;"
                     + " GRANT SELECT ON {schema}.tombstone TO %1$s;"
