@@ -32,7 +32,10 @@ import org.junit.jupiter.api.Test;
  */
 @RelayDatabaseTest
 class KafkaEndToEndTest {
-  /** Items per run: 10,000 by default (the volume); {@code -Drelay.kafka.items=N} changes it. */
+  /**
+   * Items per run: 10,000 by default (the issue's volume); {@code -Drelay.kafka.items=N} changes
+   * it.
+   */
   static final int ITEMS = Integer.getInteger("relay.kafka.items", 10_000);
 
   static final int KEYS = 100;

@@ -19,8 +19,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Many items through two real workers, RabbitMQ and the consumer inbox: each published, consumed
- * and applied once, keyed items in their key's order. {@code -Drelay.rabbitmq.items=N} changes
- * the count (default 10,000, the issue's volume).
+ * and applied once, keyed items in their key's order. {@code -Drelay.rabbitmq.items=N} changes the
+ * count (default 10,000, the issue's volume).
  */
 @RelayDatabaseTest
 class RabbitVolumeTest {
