@@ -29,6 +29,7 @@ class DispatcherTest {
   private final Dispatcher dispatcher =
       new Dispatcher(
           1,
+          Map.of(),
           RuntimeFixture.START_MARGIN.toNanos(),
           attempts::add,
           new AttemptRunner(
