@@ -30,13 +30,18 @@ import java.util.List;
  *       100, up to 800 claims can be in flight in one process. That is the point of a batch
  *       handler; size {@code maxBatchSize} for what the receiver takes at once. Flow limits ({@link
  *       FlowLimits}) are unaffected: they are enforced by the claim statement in the database, so a
- *       limited kind never has more live claims than its limit, batched or not.
+ *       limited kind never has more live claims than its limit, batched or not. To keep batches
+ *       full, the claimer counts {@code concurrency × maxBatchSize} claims (the largest batch size
+ *       of the worker's kinds) as able to run at once and buffers for that, still bounded by {@code
+ *       bufferSize} and by what can start within the lease: a worker that mixes batch and single
+ *       kinds may hold more single claims in its buffer than it would otherwise.
  *   <li><b>Per claim, every guard stays.</b> Each claim is checked against the start margin of its
  *       own lease before the batch starts (one that cannot start is released unrun, the others
  *       still go), keeps its own lease renewal, its own {@link Claim#shouldStop()} (a cancel
  *       request or a lost lease names one claim, and only that claim's {@code onStop} actions run),
- *       its own listener events ({@code started}, {@code finished}, ...) and its own
- *       generation-fenced outcome write: a stale claim in a batch has only its own write refused.
+ *       its own listener events ({@code started}, {@code finished}, ...; {@code finished} carries
+ *       the batch call's duration) and its own generation-fenced outcome write: a stale claim in a
+ *       batch has only its own write refused.
  *   <li><b>Run time.</b> All claims of a batch share a kind, so a {@link KindPolicy#maxRunTime()},
  *       and start together: when any of them passes it, the batch's thread is interrupted (as for a
  *       single claim) and those claims are no longer renewed. Bound waits by the smallest {@link
