@@ -309,6 +309,44 @@ class RelayBatchTest {
   }
 
   @Test
+  void aFlowLimitHoldsForABatchKindAcrossTwoInstances(TestDatabase db) throws Exception {
+    KindPolicy limited = KindPolicy.DEFAULT.withMaxRunning(3);
+    RelayLimitsTest.Gauge running = new RelayLimitsTest.Gauge();
+    List<Integer> sizes = new CopyOnWriteArrayList<>();
+    BatchHandler gauged =
+        claims -> {
+          sizes.add(claims.size());
+          claims.forEach(c -> running.enter());
+          try {
+            RelayLimitsTest.work(Duration.ofMillis(10));
+            return claims.stream().map(c -> (Outcome) Outcome.done()).toList();
+          } finally {
+            claims.forEach(c -> running.exit());
+          }
+        };
+    RelayLimitsTest.LiveSampler live = new RelayLimitsTest.LiveSampler(db, "limited");
+    try (RelayFixture f = new RelayFixture(db)) {
+      f.enqueue(ids("l-", 60).stream().map(id -> Work.of(id, "limited", "{}")).toList());
+      for (String worker : List.of("w1", "w2")) {
+        f.start(
+            f.builder(db.newDataSource("relay-" + worker, 4))
+                .workerId(worker)
+                .handle("limited", limited, gauged));
+      }
+
+      await()
+          .atMost(RelayFixture.PATIENCE)
+          .until(() -> f.count("kind = 'limited' AND state = 'done'") == 60);
+      // The limit is the claim statement's, in the database: batching cannot pass it.
+      assertThat(live.stop()).isBetween(1, 3);
+      assertThat(running.max.get()).isBetween(1, 3);
+      assertThat(sizes).allMatch(n -> n <= 3);
+    } finally {
+      live.stop();
+    }
+  }
+
+  @Test
   void aBatchSizeOutOfRangeIsRefusedAtBuild(TestDatabase db) {
     BatchHandler tooBig =
         new BatchHandler() {
