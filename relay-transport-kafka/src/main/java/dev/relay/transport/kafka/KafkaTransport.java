@@ -8,6 +8,7 @@ import dev.relay.Outcome;
 import dev.relay.Outcome.Effect;
 import dev.relay.transport.broker.BrokerAccepted;
 import dev.relay.transport.broker.BrokerHeaders;
+import dev.relay.transport.broker.PublishPrologue;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -65,12 +66,13 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * </ul>
  *
  * <p>Batches: this is a {@link BatchHandler}. Relay hands it the claims of a kind that are waiting
- * in its buffer together (up to {@link #maxBatchSize()}, 100, per call, one handler slot per call);
- * {@link #publishAll} gives every record to the producer before it waits, so the whole claim batch
- * is in flight at once (the producer groups records per partition, {@code linger.ms}) and it is
- * completed as one batch after the acks. Each item's outcome is decided on its own record's answer:
- * a record the broker refuses (too large, say) does not hold the others. Relay writes the outcomes
- * back in batches ({@code completionBatchSize}), each still fenced by its claim's generation.
+ * in its buffer together (up to {@link #maxBatchSize()}, 100 unless {@link Builder#maxBatchSize}
+ * says otherwise, per call, one handler slot per call); {@link #publishAll} gives every record to
+ * the producer before it waits, so the whole claim batch is in flight at once (the producer groups
+ * records per partition, {@code linger.ms}) and it is completed as one batch after the acks. Each
+ * item's outcome is decided on its own record's answer: a record the broker refuses (too large,
+ * say) does not hold the others. Relay writes the outcomes back in batches ({@code
+ * completionBatchSize}), each still fenced by its claim's generation.
  *
  * <table>
  *   <caption>What the producer said and what it becomes</caption>
@@ -133,12 +135,14 @@ public final class KafkaTransport implements BatchHandler, AutoCloseable {
   private final Map<String, String> topics;
   private final Function<String, String> otherTopics;
   private final Fencing fencing;
+  private final int maxBatchSize;
 
   private KafkaTransport(Builder b, Producer<byte[], byte[]> producer) {
     this.producer = producer;
     this.topics = Map.copyOf(b.topics);
     this.otherTopics = b.otherTopics;
     this.fencing = b.fencing;
+    this.maxBatchSize = b.maxBatchSize;
   }
 
   /**
@@ -155,6 +159,7 @@ public final class KafkaTransport implements BatchHandler, AutoCloseable {
     private final Map<String, String> topics = new LinkedHashMap<>();
     private Function<String, String> otherTopics;
     private Fencing fencing = claim -> Optional.empty();
+    private int maxBatchSize = BatchHandler.DEFAULT_MAX_BATCH_SIZE;
 
     private Builder(Map<String, ?> producerConfig) {
       this.config = producerConfig == null ? null : new HashMap<>(producerConfig);
@@ -178,6 +183,15 @@ public final class KafkaTransport implements BatchHandler, AutoCloseable {
     /** Where each claim's fencing token comes from (default: none). */
     public Builder fencing(Fencing fencing) {
       this.fencing = fencing;
+      return this;
+    }
+
+    /**
+     * The most claims Relay hands this transport in one call, sent together (1 to 1000, default
+     * 100): {@link BatchHandler#maxBatchSize()}.
+     */
+    public Builder maxBatchSize(int maxBatchSize) {
+      this.maxBatchSize = maxBatchSize;
       return this;
     }
 
@@ -213,6 +227,7 @@ public final class KafkaTransport implements BatchHandler, AutoCloseable {
       if (fencing == null) {
         throw new InvalidConfigurationException("fencing", "is null");
       }
+      PublishPrologue.checkBatchSize(maxBatchSize);
       requireSetting(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
       requireSetting(ProducerConfig.ACKS_CONFIG, "all", "-1");
       if (config.containsKey(ProducerConfig.TRANSACTIONAL_ID_CONFIG)) {
@@ -251,6 +266,12 @@ public final class KafkaTransport implements BatchHandler, AutoCloseable {
   @Override
   public Outcome handle(Claim claim) {
     return publishAll(List.of(claim)).get(0);
+  }
+
+  /** The most claims per {@link #handleAll} call ({@link Builder#maxBatchSize}). */
+  @Override
+  public int maxBatchSize() {
+    return maxBatchSize;
   }
 
   /** Publishes a claim batch the runtime hands over: {@link #publishAll}. */

@@ -316,6 +316,18 @@ class KafkaTransportTest {
   @Nested
   class Configuration {
     @Test
+    void theBatchSizeIsTheTransportsOwnAndOutOfRangeIsRefused() {
+      try (KafkaTransport k =
+          KafkaTransport.builder(producer()).topic("k", "t").maxBatchSize(500).build()) {
+        assertThat(k.maxBatchSize()).isEqualTo(500);
+      }
+      assertThatThrownBy(
+              () -> KafkaTransport.builder(producer()).topic("k", "t").maxBatchSize(0).build())
+          .isInstanceOf(InvalidConfigurationException.class)
+          .hasMessageContaining("maxBatchSize");
+    }
+
+    @Test
     void durabilityWeakerThanAcksAllIsRefused() {
       Map<String, Object> c = producer();
       c.put("acks", "1");

@@ -130,6 +130,15 @@ public final class RabbitTransport implements BatchHandler, AutoCloseable {
       return this;
     }
 
+    /**
+     * The most claims Relay hands this transport in one call, published together (1 to 1000,
+     * default 100): {@link BatchHandler#maxBatchSize()}.
+     */
+    public Builder maxBatchSize(int maxBatchSize) {
+      prologue.maxBatchSize(maxBatchSize);
+      return this;
+    }
+
     /** The longest wait for a confirm (1 ms to 10 min; also capped by the run time left). */
     public Builder confirmTimeout(Duration timeout) {
       prologue.timeout(timeout);
@@ -181,6 +190,12 @@ public final class RabbitTransport implements BatchHandler, AutoCloseable {
   @Override
   public Outcome handle(Claim claim) {
     return publishAll(List.of(claim)).get(0);
+  }
+
+  /** The most claims per {@link #handleAll} call ({@link Builder#maxBatchSize}). */
+  @Override
+  public int maxBatchSize() {
+    return prologue.maxBatchSize();
   }
 
   /** Publishes a claim batch the runtime hands over: {@link #publishAll}. */
