@@ -24,6 +24,11 @@ package dev.relay;
  *   <li>Disable or bound the retries of the client library you call: Relay retries the whole
  *       attempt, and retry layers multiply.
  * </ul>
+ *
+ * <p>One call runs one claim and takes one of the worker's {@code concurrency} handler slots. A
+ * receiver that takes many items at once (a broker publish with confirms, a bulk API) is better
+ * served by a {@link BatchHandler}: one call, and one slot, for all the buffered claims of its
+ * kind.
  */
 @FunctionalInterface
 public interface Handler {

@@ -549,6 +549,13 @@ public final class Relay implements AutoCloseable {
       Map<String, KindPolicy> resolved = new LinkedHashMap<>();
       for (Map.Entry<String, KindPolicy> e : policies.entrySet()) {
         resolved.put(e.getKey(), resolve(e.getKey(), e.getValue()));
+        if (handlers.get(e.getKey()) instanceof BatchHandler batch) {
+          range(
+              "kind " + e.getKey() + ": maxBatchSize",
+              batch.maxBatchSize(),
+              1,
+              BatchHandler.MAX_BATCH_SIZE_LIMIT);
+        }
       }
       RelayConfig config =
           new RelayConfig(

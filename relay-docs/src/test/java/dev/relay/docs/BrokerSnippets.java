@@ -36,8 +36,7 @@ final class BrokerSnippets {
         .build();                                      // connects on first use
     Relay relay = Relay.builder(dataSource)
         .handle("order_placed", KindPolicy.DEFAULT.withMaxRunTime(Duration.ofSeconds(30)), rabbit)
-        .concurrency(32)                               // confirms awaited at once per worker
-        .build();
+        .build();                                      // batches of up to 100 per slot
     relay.start();                                     // on shutdown: relay.close(); rabbit.close();
     // docs:end
     return relay;

@@ -38,8 +38,7 @@ final class KafkaSnippets {
         .build();                                        // idempotent, acks=all: enforced
     Relay relay = Relay.builder(dataSource)
         .handle("order_placed", KindPolicy.DEFAULT.withMaxRunTime(Duration.ofSeconds(30)), kafka)
-        .concurrency(32)                                 // records in flight per worker
-        .build();
+        .build();                                        // batches of up to 100 records per slot
     relay.start();                                       // on shutdown: relay.close(); kafka.close();
     // docs:end
     return relay;

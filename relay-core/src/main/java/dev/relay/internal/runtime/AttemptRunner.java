@@ -1,11 +1,15 @@
 package dev.relay.internal.runtime;
 
+import dev.relay.BatchHandler;
 import dev.relay.Handler;
 import dev.relay.Outcome;
 import dev.relay.Reconciliation;
 import dev.relay.UnknownOutcomePolicy;
 import dev.relay.internal.store.Settlement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -63,38 +67,118 @@ final class AttemptRunner {
       c.unbindThread();
       Thread.interrupted(); // a timeout's interrupt must not leak into the thread's next task
       runTime.record(time.nanoTime() - c.startedNanos);
-      if (settlement != null
-          && c.phase.compareAndSet(LiveClaim.Phase.RUNNING, LiveClaim.Phase.FINISHING)) {
-        if (!completions.submit(c, settlement)) {
-          log.info(
-              "{} finished after relay closed; its outcome is dropped and its lease left to expire",
-              c);
-          ended.accept(c);
-        }
-      } else {
-        ended.accept(c);
+      settle(c, settlement);
+    }
+  }
+
+  /**
+   * Runs one batch of claims of one kind (each RUNNING) through its {@link BatchHandler} on the
+   * calling thread, and hands each claim's outcome to the completions, one by one, as {@link #run}
+   * does for a single claim. Every claim is bound to this thread, so a timeout or {@code close()}
+   * of any of them interrupts the batch. The run time is recorded per claim as the batch's time
+   * divided by its size (what the claimer's sizing needs: how fast a slot gets through claims).
+   */
+  void runAll(List<LiveClaim> claims) {
+    if (claims.size() == 1) {
+      run(claims.get(0));
+      return;
+    }
+    Settlement[] settlements = new Settlement[claims.size()];
+    Thread self = Thread.currentThread();
+    try {
+      claims.forEach(c -> c.bindThread(self));
+      attemptAll(claims, settlements);
+    } catch (RuntimeException | Error e) {
+      log.error(
+          "relay failed while running a batch of {} claims from {}; they are left to their leases",
+          claims.size(),
+          claims.get(0),
+          e);
+      if (e instanceof VirtualMachineError) {
+        throw e;
+      }
+    } finally {
+      claims.forEach(LiveClaim::unbindThread);
+      Thread.interrupted(); // a timeout's interrupt must not leak into the thread's next task
+      long each = (time.nanoTime() - claims.get(0).startedNanos) / claims.size();
+      for (int i = 0; i < claims.size(); i++) {
+        LiveClaim c = claims.get(i);
+        runTime.record(each);
+        settle(c, settlements[i]);
       }
     }
   }
 
-  private Settlement attempt(LiveClaim c) {
-    UnknownOutcomePolicy policy = c.policy.unknownOutcome();
-    if (c.reclaimed() && policy instanceof UnknownOutcomePolicy.Park) {
-      return Decider.park(
-          c, "lease_expired", "the previous claim's lease expired while its attempt may have run");
+  private void settle(LiveClaim c, Settlement settlement) {
+    if (settlement != null
+        && c.phase.compareAndSet(LiveClaim.Phase.RUNNING, LiveClaim.Phase.FINISHING)) {
+      if (!completions.submit(c, settlement)) {
+        log.info(
+            "{} finished after relay closed; its outcome is dropped and its lease left to expire",
+            c);
+        ended.accept(c);
+      }
+    } else {
+      ended.accept(c);
     }
-    if (c.reclaimed() && policy instanceof UnknownOutcomePolicy.Reconcile r) {
-      Reconciliation answer = reconcile(r, c);
-      if (answer.verdict() == Reconciliation.Verdict.ACCEPTED) {
-        return Decider.accepted(c, answer.receiverRef());
+  }
+
+  private void attemptAll(List<LiveClaim> claims, Settlement[] settlements) {
+    List<LiveClaim> toRun = new ArrayList<>(claims.size());
+    List<Integer> at = new ArrayList<>(claims.size());
+    for (int i = 0; i < claims.size(); i++) {
+      Settlement s = beforeHandler(claims.get(i));
+      if (s != null) {
+        settlements[i] = s;
+      } else {
+        toRun.add(claims.get(i));
+        at.add(i);
       }
-      if (answer.verdict() == Reconciliation.Verdict.UNKNOWN) {
-        return Decider.park(
-            c,
-            "lease_expired",
-            "the previous claim's lease expired while its attempt may have run, and the receiver"
-                + " could not tell whether it accepted the work");
+    }
+    if (toRun.isEmpty()) {
+      return;
+    }
+    BatchHandler handler = (BatchHandler) handlers.get(toRun.get(0).kind());
+    List<Outcome> outcomes = null;
+    Throwable error = null;
+    toRun.forEach(events::started);
+    long t0 = time.nanoTime();
+    try {
+      outcomes = handler.handleAll(Collections.unmodifiableList(toRun));
+      if (outcomes == null) {
+        error = new IllegalStateException("the batch handler returned null instead of outcomes");
+      } else if (outcomes.size() != toRun.size()) {
+        error =
+            new IllegalStateException(
+                "the batch handler returned "
+                    + outcomes.size()
+                    + " outcomes for "
+                    + toRun.size()
+                    + " claims");
       }
+    } catch (Exception | LinkageError | AssertionError | StackOverflowError e) {
+      error = e;
+    } finally {
+      toRun.forEach(LiveClaim::unbindThread);
+      Thread.interrupted();
+    }
+    Duration took = Duration.ofNanos(time.nanoTime() - t0);
+    for (int j = 0; j < toRun.size(); j++) {
+      LiveClaim c = toRun.get(j);
+      Outcome outcome = error == null ? outcomes.get(j) : null;
+      Throwable e = error;
+      if (e == null && outcome == null) {
+        e = new IllegalStateException("the batch handler returned null for this claim");
+      }
+      events.finished(c, outcome, e, took);
+      settlements[at.get(j)] = afterHandler(c, outcome, e);
+    }
+  }
+
+  private Settlement attempt(LiveClaim c) {
+    Settlement before = beforeHandler(c);
+    if (before != null) {
+      return before;
     }
     Handler handler = handlers.get(c.kind());
     Outcome outcome = null;
@@ -113,6 +197,38 @@ final class AttemptRunner {
       Thread.interrupted();
     }
     events.finished(c, outcome, error, Duration.ofNanos(time.nanoTime() - t0));
+    return afterHandler(c, outcome, error);
+  }
+
+  /**
+   * What a reclaimed claim gets from its kind's unknown-outcome policy before any handler runs, or
+   * {@code null} when the handler is to run.
+   */
+  private Settlement beforeHandler(LiveClaim c) {
+    UnknownOutcomePolicy policy = c.policy.unknownOutcome();
+    if (c.reclaimed() && policy instanceof UnknownOutcomePolicy.Park) {
+      return Decider.park(
+          c, "lease_expired", "the previous claim's lease expired while its attempt may have run");
+    }
+    if (c.reclaimed() && policy instanceof UnknownOutcomePolicy.Reconcile r) {
+      Reconciliation answer = reconcile(r, c);
+      if (answer.verdict() == Reconciliation.Verdict.ACCEPTED) {
+        return Decider.accepted(c, answer.receiverRef());
+      }
+      if (answer.verdict() == Reconciliation.Verdict.UNKNOWN) {
+        return Decider.park(
+            c,
+            "lease_expired",
+            "the previous claim's lease expired while its attempt may have run, and the receiver"
+                + " could not tell whether it accepted the work");
+      }
+    }
+    return null;
+  }
+
+  /** The settlement of what the handler did: an outcome, or an error (effect unknown). */
+  private Settlement afterHandler(LiveClaim c, Outcome outcome, Throwable error) {
+    UnknownOutcomePolicy policy = c.policy.unknownOutcome();
     if (error == null) {
       if (Decider.isUnknownEffectRetry(c, outcome)) {
         Reconciliation answer = null;

@@ -5,16 +5,30 @@ import dev.relay.RelayConfig;
 /**
  * How much the claimer takes, from the settings and what it measured (handler run time and claim
  * round trip), with no state of its own: so every rule is testable without a database.
+ *
+ * <p>With batch handlers ({@link dev.relay.BatchHandler}) one slot runs up to a whole batch, so the
+ * claims that can run at once are {@code slots × perSlot} (the largest batch size of the worker's
+ * kinds), and the run time measured is per claim (a batch's time divided by its size).
  */
 final class ClaimSizing {
   private final int slots;
+  private final int running;
   private final int bufferSize;
   private final int batchSize;
   private final int maxRecording;
   private final long startWindowNanos;
 
   ClaimSizing(RelayConfig config) {
+    this(config, 1);
+  }
+
+  /**
+   * @param perSlot the most claims one handler slot runs at once: 1, or the largest batch size of
+   *     the worker's batch handlers
+   */
+  ClaimSizing(RelayConfig config, int perSlot) {
     this.slots = config.concurrency();
+    this.running = (int) Math.min(Integer.MAX_VALUE / 4, (long) slots * perSlot);
     this.bufferSize = config.bufferSize();
     this.batchSize = config.batchSize();
     this.maxRecording = 2 * config.completionBatchSize();
@@ -24,7 +38,7 @@ final class ClaimSizing {
   /**
    * How many claimed, unstarted items are worth holding now: enough to keep the handler slots busy
    * while the next claim is on its way (twice the claims' round trip, at the rate the slots start
-   * work), at least as many as there are slots, at most {@code bufferSize}, and never more than can
+   * work), at least as many as can run at once, at most {@code bufferSize}, and never more than can
    * start within the lease ({@link #startable}). Fast handlers in a backlog get a deep buffer and
    * large claims; slow handlers hold little that other workers could run.
    *
@@ -32,7 +46,7 @@ final class ClaimSizing {
    * @param claimNanos the claims' average round trip (0: nothing measured yet)
    */
   int wantedBuffer(long runNanos, long claimNanos) {
-    int floor = Math.min(slots, bufferSize);
+    int floor = Math.min(running, bufferSize);
     int wanted;
     if (runNanos <= 0 || claimNanos <= 0) {
       wanted = floor; // nothing measured yet
@@ -40,7 +54,7 @@ final class ClaimSizing {
       double perRoundTrip = (double) slots * 2 * claimNanos / runNanos;
       wanted = (int) Math.max(floor, Math.min(bufferSize, perRoundTrip));
     }
-    return Math.max(0, Math.min(wanted, startable(runNanos) - slots));
+    return Math.max(0, Math.min(wanted, startable(runNanos) - running));
   }
 
   /**
@@ -57,8 +71,8 @@ final class ClaimSizing {
   int free(int live, int recording, long runNanos, long claimNanos) {
     int held = live - recording; // buffered or running
     return Math.min(
-        slots + wantedBuffer(runNanos, claimNanos) - held,
-        slots + bufferSize + maxRecording - live);
+        running + wantedBuffer(runNanos, claimNanos) - held,
+        running + bufferSize + maxRecording - live);
   }
 
   /**
@@ -73,7 +87,7 @@ final class ClaimSizing {
       return Integer.MAX_VALUE;
     }
     long n = slots * (startWindowNanos / runNanos);
-    return (int) Math.max(slots, Math.min(Integer.MAX_VALUE, n));
+    return (int) Math.max(running, Math.min(Integer.MAX_VALUE, n));
   }
 
   /**
@@ -87,7 +101,7 @@ final class ClaimSizing {
    * @param now whether a poll is due or a notification asked for a claim
    */
   int claimSize(int free, int wantedBuffer, boolean backlog, boolean now) {
-    int capacity = slots + wantedBuffer;
+    int capacity = running + wantedBuffer;
     int minFree = backlog && !now ? Math.max(1, Math.min(batchSize, capacity) / 2) : 1;
     return free >= minFree ? Math.min(batchSize, free) : 0;
   }

@@ -78,6 +78,7 @@ final class Claimer implements Runnable {
   /**
    * @param buffer takes claimed items to be started (the dispatcher's buffer)
    * @param wake the claimer's wake-up: requested by a notification, signalled when capacity frees
+   * @param perSlot the most claims one handler slot runs at once (the largest batch size, or 1)
    */
   Claimer(
       RelayConfig config,
@@ -90,7 +91,8 @@ final class Claimer implements Runnable {
       Completions completions,
       RunTimeAverage runTime,
       WakeSignal wake,
-      TimeSource time) {
+      TimeSource time,
+      int perSlot) {
     this.config = config;
     this.workerId = config.workerId();
     this.store = store;
@@ -101,7 +103,7 @@ final class Claimer implements Runnable {
     this.releaser = releaser;
     this.completions = completions;
     this.runTime = runTime;
-    this.sizing = new ClaimSizing(config);
+    this.sizing = new ClaimSizing(config, perSlot);
     this.wake = wake;
     this.time = time;
     this.kinds = List.copyOf(config.kinds().keySet());

@@ -1,5 +1,9 @@
 package dev.relay.internal.runtime;
 
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -12,6 +16,11 @@ import org.slf4j.LoggerFactory;
  * Hands buffered claims to free handler slots, in claim order: one slot per running attempt, taken
  * before the claim turns RUNNING and given back when its handler returns. A claim that can no
  * longer start before the start margin of its lease is released unrun instead.
+ *
+ * <p>A claim of a kind whose handler is a {@link dev.relay.BatchHandler} takes with it the other
+ * claims of its kind already in the buffer (claim order, up to the handler's batch size, without
+ * waiting for more), and the whole batch runs in <em>one</em> slot on one handler thread; each of
+ * its claims is checked against its own start margin first.
  */
 final class Dispatcher implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
@@ -25,14 +34,18 @@ final class Dispatcher implements Runnable {
   private final Runnable started;
   private final LiveClaims live;
   private final TimeSource time;
+  private final Map<String, Integer> batchSizes;
   private final Object handlerMonitor = new Object();
   private volatile boolean running = true;
 
   /**
+   * @param batchSizes the most claims per handler call of each kind whose handler takes batches
+   *     (absent: one claim per call)
    * @param started called when an attempt is about to start (the lease keeper re-plans)
    */
   Dispatcher(
       int concurrency,
+      Map<String, Integer> batchSizes,
       long marginNanos,
       Executor executor,
       AttemptRunner runner,
@@ -41,6 +54,7 @@ final class Dispatcher implements Runnable {
       LiveClaims live,
       TimeSource time) {
     this.slots = new Semaphore(concurrency);
+    this.batchSizes = Map.copyOf(batchSizes);
     this.marginNanos = marginNanos;
     this.executor = executor;
     this.runner = runner;
@@ -73,6 +87,13 @@ final class Dispatcher implements Runnable {
       } catch (InterruptedException e) {
         return; // closing; buffered claims are released by close()
       }
+      if (!batchSizes.isEmpty()) {
+        Integer batch = batchSizes.get(c.kind());
+        if (batch != null) {
+          startBatch(c, batch);
+          continue;
+        }
+      }
       // The start time is written before the phase turns RUNNING: the lease keeper reads the phase
       // first, and a RUNNING claim with no start time would look decades past its timeout.
       c.startedNanos = time.nanoTime();
@@ -95,6 +116,68 @@ final class Dispatcher implements Runnable {
         c.phase.set(LiveClaim.Phase.RELEASING);
         slots.release();
         releaser.release(c);
+      }
+    }
+  }
+
+  /**
+   * Starts {@code first} (a slot is held for it) together with the buffered claims of its kind, up
+   * to {@code max}, as one batch in that slot.
+   */
+  private void startBatch(LiveClaim first, int max) {
+    List<LiveClaim> taken = new ArrayList<>(Math.min(max, 1 + buffer.size()));
+    taken.add(first);
+    if (max > 1) {
+      // Only what is already here: a batch never waits for claims to arrive.
+      for (Iterator<LiveClaim> it = buffer.iterator(); it.hasNext() && taken.size() < max; ) {
+        LiveClaim next = it.next();
+        if (next.kind().equals(first.kind())) {
+          it.remove(); // only this thread takes from the buffer
+          taken.add(next);
+        }
+      }
+    }
+    long now = time.nanoTime();
+    List<LiveClaim> batch = new ArrayList<>(taken.size());
+    for (LiveClaim c : taken) {
+      c.startedNanos = now; // before RUNNING, as for one claim
+      if (!c.phase.compareAndSet(LiveClaim.Phase.BUFFERED, LiveClaim.Phase.RUNNING)) {
+        continue; // released meanwhile
+      }
+      if (now - (c.localLeaseDeadline() - marginNanos) >= 0) {
+        c.phase.set(LiveClaim.Phase.RELEASING);
+        log.debug("{} cannot start within the start margin of its lease; released", c);
+        releaser.release(c);
+        continue;
+      }
+      batch.add(c);
+    }
+    if (batch.isEmpty()) {
+      slots.release();
+      return;
+    }
+    started.run();
+    try {
+      executor.execute(() -> runBatch(batch));
+    } catch (RejectedExecutionException e) {
+      log.warn(
+          "the handler executor refused a batch of {} claims; released for other workers",
+          batch.size());
+      slots.release();
+      for (LiveClaim c : batch) {
+        c.phase.set(LiveClaim.Phase.RELEASING);
+        releaser.release(c);
+      }
+    }
+  }
+
+  private void runBatch(List<LiveClaim> batch) {
+    try {
+      runner.runAll(batch);
+    } finally {
+      slots.release();
+      synchronized (handlerMonitor) {
+        handlerMonitor.notifyAll();
       }
     }
   }

@@ -1,5 +1,6 @@
 package dev.relay.internal.runtime;
 
+import dev.relay.BatchHandler;
 import dev.relay.ConnectionFactory;
 import dev.relay.Handler;
 import dev.relay.KindPolicy;
@@ -14,6 +15,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executor;
@@ -119,9 +121,17 @@ public final class Engine {
       this.ownedExecutor = null;
       handlerExecutor = executor;
     }
+    Map<String, Integer> batchSizes = new HashMap<>();
+    handlers.forEach(
+        (kind, handler) -> {
+          if (handler instanceof BatchHandler batch) {
+            batchSizes.put(kind, batch.maxBatchSize());
+          }
+        });
     this.dispatcher =
         new Dispatcher(
             config.concurrency(),
+            batchSizes,
             config.startMargin().toNanos(),
             handlerExecutor,
             new AttemptRunner(handlers, events, completer, live::ended, runTime, time),
@@ -141,7 +151,8 @@ public final class Engine {
             completer,
             runTime,
             claimerWake,
-            time);
+            time,
+            batchSizes.values().stream().mapToInt(Integer::intValue).max().orElse(1));
     this.notifier =
         config.notifications()
             ? new Notifier(

@@ -2,11 +2,13 @@ package dev.relay.internal.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.relay.BatchHandler;
 import dev.relay.Handler;
 import dev.relay.KindPolicy;
 import dev.relay.Outcome;
 import dev.relay.internal.store.Settlement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -81,13 +83,69 @@ class AttemptRunnerTest {
     assertThat(Thread.currentThread().isInterrupted()).isFalse();
   }
 
+  @Test
+  void aBatchHandsOverOneOutcomePerClaimAndCountsTheRunTimePerClaim() {
+    LiveClaim a = running("a");
+    LiveClaim b = running("b");
+    LiveClaim c = running("c");
+    BatchHandler h =
+        claims -> {
+          time.advance(Duration.ofSeconds(3));
+          List<Outcome> out = new ArrayList<>();
+          out.add(Outcome.done("receipt-a"));
+          out.add(null); // this one claim's effect is unknown
+          out.add(Outcome.fail("too large", Outcome.Effect.NOT_DELIVERED));
+          return out;
+        };
+    runner(h).runAll(List.of(a, b, c));
+
+    assertThat(completions.submitted).hasSize(3);
+    assertThat(completions.submitted.get(0)).isInstanceOf(Settlement.Complete.class);
+    assertThat(completions.submitted.get(1))
+        .isInstanceOfSatisfying(
+            Settlement.Retry.class,
+            r -> assertThat(r.evidence()).isEqualTo(Settlement.Evidence.UNKNOWN));
+    assertThat(completions.submitted.get(2)).isInstanceOf(Settlement.Fail.class);
+    assertThat(List.of(a, b, c)).allMatch(x -> x.phase.get() == LiveClaim.Phase.FINISHING);
+    assertThat(runTime.nanos()).isEqualTo(Duration.ofSeconds(1).toNanos());
+  }
+
+  @Test
+  void aBatchThatThrowsOrAnswersTheWrongNumberLeavesEveryClaimUnknown() {
+    List<LiveClaim> thrown = List.of(running("t-1"), running("t-2"));
+    runner(
+            (BatchHandler)
+                claims -> {
+                  throw new IllegalStateException("broker gone");
+                })
+        .runAll(thrown);
+    List<LiveClaim> short1 = List.of(running("s-1"), running("s-2"));
+    runner((BatchHandler) claims -> List.of(Outcome.done())).runAll(short1);
+
+    assertThat(completions.submitted).hasSize(4);
+    assertThat(completions.submitted)
+        .allSatisfy(
+            s ->
+                assertThat(s)
+                    .isInstanceOfSatisfying(
+                        Settlement.Retry.class,
+                        r -> assertThat(r.evidence()).isEqualTo(Settlement.Evidence.UNKNOWN)));
+    assertThat(((Settlement.Retry) completions.submitted.get(3)).error())
+        .contains("returned 1 outcomes for 2 claims");
+    assertThat(Thread.currentThread().isInterrupted()).isFalse();
+  }
+
   private AttemptRunner runner(Handler handler) {
     return new AttemptRunner(
         Map.of("k", handler), RuntimeFixture.events(), completions, ended::add, runTime, time);
   }
 
   private LiveClaim running() {
-    LiveClaim c = RuntimeFixture.claim("w-1", KindPolicy.DEFAULT, time.nanoTime(), time);
+    return running("w-1");
+  }
+
+  private LiveClaim running(String id) {
+    LiveClaim c = RuntimeFixture.claim(id, KindPolicy.DEFAULT, time.nanoTime(), time);
     c.startedNanos = time.nanoTime();
     c.phase.set(LiveClaim.Phase.RUNNING);
     return c;

@@ -41,6 +41,27 @@ class ClaimSizingTest {
   }
 
   @Nested
+  class BatchSlots {
+    // 4 slots that each run batches of up to 10 claims: 40 run at once.
+    private final ClaimSizing batches = new ClaimSizing(RuntimeFixture.config(), 10);
+
+    @Test
+    void aBatchSlotCountsAsManyRunnableClaimsAsItsBatchSize() {
+      assertThat(batches.wantedBuffer(0, 0)).as("at least a batch per slot, capped").isEqualTo(8);
+      assertThat(batches.free(0, 0, 0, 0)).isEqualTo(40 + 8);
+      assertThat(batches.free(40, 0, 0, 0)).as("four full batches running").isEqualTo(8);
+      assertThat(batches.claimSize(48, 8, false, true)).isEqualTo(10); // the claim batch size
+    }
+
+    @Test
+    void theLeaseStillBoundsWhatIsHeld() {
+      // Per-claim run time of 10 s: 4 × 25 s / 10 s = 8 startable, fewer than the 40 that run.
+      assertThat(batches.startable(10 * S)).isEqualTo(40);
+      assertThat(batches.wantedBuffer(10 * S, 1 * S)).isZero();
+    }
+  }
+
+  @Nested
   class Free {
     @Test
     void emptyWorkerHasRoomForSlotsAndWantedBuffer() {

@@ -29,6 +29,7 @@ class DispatcherTest {
   private final Dispatcher dispatcher =
       new Dispatcher(
           1,
+          Map.of(),
           RuntimeFixture.START_MARGIN.toNanos(),
           attempts::add,
           new AttemptRunner(
@@ -79,6 +80,62 @@ class DispatcherTest {
     assertThat(fresh.phase.get())
         .as("the slot went to the one that could start")
         .isEqualTo(LiveClaim.Phase.RUNNING);
+  }
+
+  @Test
+  void bufferedClaimsOfABatchKindStartTogetherInOneSlotEachCheckedAgainstItsOwnLease() {
+    List<Runnable> batches = new CopyOnWriteArrayList<>();
+    Dispatcher batching =
+        new Dispatcher(
+            1,
+            Map.of("batch", 3),
+            RuntimeFixture.START_MARGIN.toNanos(),
+            batches::add,
+            new AttemptRunner(
+                Map.of(),
+                RuntimeFixture.events(),
+                completions,
+                live::ended,
+                new RunTimeAverage(),
+                time),
+            RuntimeFixture.releaser(completions, connections, live),
+            started::incrementAndGet,
+            live,
+            time);
+    LiveClaim late = claim("late", "batch");
+    time.advance(RuntimeFixture.LEASE.minus(RuntimeFixture.START_MARGIN));
+    LiveClaim first = claim("first", "batch");
+    LiveClaim other = claim("other", "k");
+    LiveClaim second = claim("second", "batch");
+    LiveClaim third = claim("third", "batch");
+    LiveClaim fourth = claim("fourth", "batch");
+    for (LiveClaim c : List.of(first, late, other, second, third)) {
+      batching.add(c);
+    }
+    batching.add(fourth);
+    Thread t = new Thread(batching, "batching-dispatcher-under-test");
+    t.start();
+    try {
+      await().atMost(Duration.ofSeconds(10)).until(() -> batches.size() == 1);
+      // first, late and second were taken (the batch size is 3); late could not start in time.
+      assertThat(completions.submitted).containsExactly(new Settlement.Release(late.ref));
+      assertThat(first.phase.get()).isEqualTo(LiveClaim.Phase.RUNNING);
+      assertThat(second.phase.get()).isEqualTo(LiveClaim.Phase.RUNNING);
+      assertThat(first.startedNanos).isEqualTo(second.startedNanos);
+      // One slot for the batch: the rest wait, the other kind's claim in its place.
+      assertThat(List.of(other, third, fourth))
+          .allMatch(c -> c.phase.get() == LiveClaim.Phase.BUFFERED);
+      assertThat(started).hasValue(1);
+    } finally {
+      batching.stop();
+      t.interrupt();
+    }
+  }
+
+  private LiveClaim claim(String id, String kind) {
+    LiveClaim c = RuntimeFixture.claim(id, kind, KindPolicy.DEFAULT, time.nanoTime(), time);
+    live.add(c);
+    return c;
   }
 
   private LiveClaim claim() {

@@ -58,11 +58,17 @@ final class RuntimeFixture {
 
   /** A claim of {@code id} at generation 1, sent at {@code sentNanos} on {@code time}. */
   static LiveClaim claim(String id, KindPolicy policy, long sentNanos, TimeSource time) {
+    return claim(id, "k", policy, sentNanos, time);
+  }
+
+  /** A claim of {@code id} of {@code kind} at generation 1, sent at {@code sentNanos}. */
+  static LiveClaim claim(
+      String id, String kind, KindPolicy policy, long sentNanos, TimeSource time) {
     Instant now = time.now();
     ClaimedWork w =
         new ClaimedWork(
             id,
-            "k",
+            kind,
             "default",
             "{}",
             1,

@@ -1,5 +1,6 @@
 package dev.relay.transport.broker;
 
+import dev.relay.BatchHandler;
 import dev.relay.Claim;
 import dev.relay.InvalidConfigurationException;
 import dev.relay.Outcome;
@@ -45,12 +46,14 @@ public final class PublishPrologue<R> {
   private final Map<String, R> routes;
   private final Duration timeout;
   private final Function<Claim, BrokerHeaders.Fencing> fencing;
+  private final int maxBatchSize;
 
   private PublishPrologue(Builder<R> b) {
     this.broker = b.broker;
     this.routes = Map.copyOf(b.routes);
     this.timeout = b.timeout;
     this.fencing = b.fencing;
+    this.maxBatchSize = b.maxBatchSize;
   }
 
   /**
@@ -73,6 +76,7 @@ public final class PublishPrologue<R> {
     private final Map<String, R> routes = new LinkedHashMap<>();
     private Duration timeout;
     private Function<Claim, BrokerHeaders.Fencing> fencing;
+    private int maxBatchSize = BatchHandler.DEFAULT_MAX_BATCH_SIZE;
 
     private Builder(String broker, String timeoutName, Duration defaultTimeout) {
       this.broker = Objects.requireNonNull(broker, "broker");
@@ -99,9 +103,21 @@ public final class PublishPrologue<R> {
     }
 
     /**
-     * Validates: at least one route, and a timeout between 1 ms and 10 minutes.
+     * The most claims Relay hands the transport in one call ({@link BatchHandler#maxBatchSize()}):
+     * 1 to {@value BatchHandler#MAX_BATCH_SIZE_LIMIT}, default {@value
+     * BatchHandler#DEFAULT_MAX_BATCH_SIZE}.
+     */
+    public Builder<R> maxBatchSize(int maxBatchSize) {
+      this.maxBatchSize = maxBatchSize;
+      return this;
+    }
+
+    /**
+     * Validates: at least one route, a timeout between 1 ms and 10 minutes, and a batch size
+     * between 1 and {@value BatchHandler#MAX_BATCH_SIZE_LIMIT}.
      *
-     * @throws InvalidConfigurationException naming {@code routes} or the timeout setting
+     * @throws InvalidConfigurationException naming {@code routes}, the timeout setting or {@code
+     *     maxBatchSize}
      */
     public PublishPrologue<R> build() {
       if (routes.isEmpty()) {
@@ -111,8 +127,27 @@ public final class PublishPrologue<R> {
         throw new InvalidConfigurationException(
             timeoutName, "must be between 1 ms and 10 minutes, was " + timeout);
       }
+      checkBatchSize(maxBatchSize);
       return new PublishPrologue<>(this);
     }
+  }
+
+  /**
+   * Refuses a batch size outside 1 to {@value BatchHandler#MAX_BATCH_SIZE_LIMIT}.
+   *
+   * @throws InvalidConfigurationException naming {@code maxBatchSize}
+   */
+  public static void checkBatchSize(int maxBatchSize) {
+    if (maxBatchSize < 1 || maxBatchSize > BatchHandler.MAX_BATCH_SIZE_LIMIT) {
+      throw new InvalidConfigurationException(
+          "maxBatchSize",
+          "must be between 1 and " + BatchHandler.MAX_BATCH_SIZE_LIMIT + ", was " + maxBatchSize);
+    }
+  }
+
+  /** The most claims per call of the transport's batch handler. */
+  public int maxBatchSize() {
+    return maxBatchSize;
   }
 
   /** The kinds routed. */

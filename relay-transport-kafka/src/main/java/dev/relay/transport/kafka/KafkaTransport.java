@@ -1,5 +1,6 @@
 package dev.relay.transport.kafka;
 
+import dev.relay.BatchHandler;
 import dev.relay.Claim;
 import dev.relay.Handler;
 import dev.relay.InvalidConfigurationException;
@@ -7,10 +8,14 @@ import dev.relay.Outcome;
 import dev.relay.Outcome.Effect;
 import dev.relay.transport.broker.BrokerAccepted;
 import dev.relay.transport.broker.BrokerHeaders;
+import dev.relay.transport.broker.PublishPrologue;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -43,7 +48,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * KafkaTransport kafka = KafkaTransport.builder(Map.of("bootstrap.servers", "127.0.0.1:9092"))
  *     .topic("order_received", "orders")
  *     .build();
- * Relay relay = Relay.builder(dataSource).handle("order_received", kafka).concurrency(32).build();
+ * Relay relay = Relay.builder(dataSource).handle("order_received", kafka).build();
  * }</pre>
  *
  * <p>The producer is idempotent with {@code acks=all} (both enforced; any other value is refused at
@@ -60,11 +65,14 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *       headers.
  * </ul>
  *
- * <p>Batches: Relay runs one handler call per claim, up to its {@code concurrency} at once; each
- * call hands its record to the producer at once and waits only for its own ack, so the claim batch
- * is in flight together (the producer batches records per partition, {@code linger.ms}) and each
- * item's outcome is decided on its own ack: a record the broker refuses does not hold the others.
- * Relay writes the outcomes back in batches ({@code completionBatchSize}).
+ * <p>Batches: this is a {@link BatchHandler}. Relay hands it the claims of a kind that are waiting
+ * in its buffer together (up to {@link #maxBatchSize()}, 100 unless {@link Builder#maxBatchSize}
+ * says otherwise, per call, one handler slot per call); {@link #publishAll} gives every record to
+ * the producer before it waits, so the whole claim batch is in flight at once (the producer groups
+ * records per partition, {@code linger.ms}) and it is completed as one batch after the acks. Each
+ * item's outcome is decided on its own record's answer: a record the broker refuses (too large,
+ * say) does not hold the others. Relay writes the outcomes back in batches ({@code
+ * completionBatchSize}), each still fenced by its claim's generation.
  *
  * <table>
  *   <caption>What the producer said and what it becomes</caption>
@@ -84,15 +92,15 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *       dev.relay.UnknownOutcomePolicy} decides</td></tr>
  * </table>
  *
- * <p>Timeouts: the wait for the ack is bounded by {@link Claim#runTimeRemaining()} less a margin;
- * the producer's own attempts by {@code delivery.timeout.ms} (default here 30 s); {@code send}'s
- * wait for metadata or buffer space by {@code max.block.ms} (default here 10 s). What it does not
- * promise: the broker's ack says the record is in the partition's log under {@code acks=all}; it
- * says nothing about any consumer. A Relay retry after an unknown outcome publishes the record
- * again (a new producer session does not deduplicate it): consumers deduplicate by the {@value
- * BrokerHeaders#WORK_ID} header ({@code KafkaInboxConsumer}).
+ * <p>Timeouts: the wait for each ack is bounded by its {@link Claim#runTimeRemaining()} less a
+ * margin; the producer's own attempts by {@code delivery.timeout.ms} (default here 30 s); {@code
+ * send}'s wait for metadata or buffer space by {@code max.block.ms} (default here 10 s). What it
+ * does not promise: the broker's ack says the record is in the partition's log under {@code
+ * acks=all}; it says nothing about any consumer. A Relay retry after an unknown outcome publishes
+ * the record again (a new producer session does not deduplicate it): consumers deduplicate by the
+ * {@value BrokerHeaders#WORK_ID} header ({@code KafkaInboxConsumer}).
  */
-public final class KafkaTransport implements Handler, AutoCloseable {
+public final class KafkaTransport implements BatchHandler, AutoCloseable {
   /** The broker name recorded in the done outcome's result. */
   public static final String BROKER = "kafka";
 
@@ -127,12 +135,14 @@ public final class KafkaTransport implements Handler, AutoCloseable {
   private final Map<String, String> topics;
   private final Function<String, String> otherTopics;
   private final Fencing fencing;
+  private final int maxBatchSize;
 
   private KafkaTransport(Builder b, Producer<byte[], byte[]> producer) {
     this.producer = producer;
     this.topics = Map.copyOf(b.topics);
     this.otherTopics = b.otherTopics;
     this.fencing = b.fencing;
+    this.maxBatchSize = b.maxBatchSize;
   }
 
   /**
@@ -149,6 +159,7 @@ public final class KafkaTransport implements Handler, AutoCloseable {
     private final Map<String, String> topics = new LinkedHashMap<>();
     private Function<String, String> otherTopics;
     private Fencing fencing = claim -> Optional.empty();
+    private int maxBatchSize = BatchHandler.DEFAULT_MAX_BATCH_SIZE;
 
     private Builder(Map<String, ?> producerConfig) {
       this.config = producerConfig == null ? null : new HashMap<>(producerConfig);
@@ -172,6 +183,15 @@ public final class KafkaTransport implements Handler, AutoCloseable {
     /** Where each claim's fencing token comes from (default: none). */
     public Builder fencing(Fencing fencing) {
       this.fencing = fencing;
+      return this;
+    }
+
+    /**
+     * The most claims Relay hands this transport in one call, sent together (1 to 1000, default
+     * 100): {@link BatchHandler#maxBatchSize()}.
+     */
+    public Builder maxBatchSize(int maxBatchSize) {
+      this.maxBatchSize = maxBatchSize;
       return this;
     }
 
@@ -207,6 +227,7 @@ public final class KafkaTransport implements Handler, AutoCloseable {
       if (fencing == null) {
         throw new InvalidConfigurationException("fencing", "is null");
       }
+      PublishPrologue.checkBatchSize(maxBatchSize);
       requireSetting(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
       requireSetting(ProducerConfig.ACKS_CONFIG, "all", "-1");
       if (config.containsKey(ProducerConfig.TRANSACTIONAL_ID_CONFIG)) {
@@ -244,38 +265,89 @@ public final class KafkaTransport implements Handler, AutoCloseable {
 
   @Override
   public Outcome handle(Claim claim) {
-    String topic = topicOf(claim.kind());
-    if (topic == null || topic.isBlank()) {
-      return Outcome.fail("no Kafka topic for kind " + claim.kind(), Effect.NOT_DELIVERED);
+    return publishAll(List.of(claim)).get(0);
+  }
+
+  /** The most claims per {@link #handleAll} call ({@link Builder#maxBatchSize}). */
+  @Override
+  public int maxBatchSize() {
+    return maxBatchSize;
+  }
+
+  /** Publishes a claim batch the runtime hands over: {@link #publishAll}. */
+  @Override
+  public List<Outcome> handleAll(List<? extends Claim> claims) {
+    return publishAll(claims);
+  }
+
+  /**
+   * Hands every claim's record to the producer first, then waits for the acks: one outcome per
+   * claim, in order, each decided on its own record's answer (the table above), so one refused
+   * record (too large, say) does not hold the others. Each wait is bounded by that claim's run time
+   * left. No exception for a broker problem.
+   *
+   * @param claims the claims, of kinds this transport has a topic for
+   * @return the outcomes, in the order of {@code claims}
+   */
+  public List<Outcome> publishAll(List<? extends Claim> claims) {
+    Outcome[] out = new Outcome[claims.size()];
+    List<Sent> sent = new ArrayList<>(claims.size());
+    for (int i = 0; i < claims.size(); i++) {
+      Claim claim = claims.get(i);
+      String topic = topicOf(claim.kind());
+      if (topic == null || topic.isBlank()) {
+        out[i] = Outcome.fail("no Kafka topic for kind " + claim.kind(), Effect.NOT_DELIVERED);
+        continue;
+      }
+      Duration left = claim.runTimeRemaining().minus(RUN_TIME_MARGIN);
+      if (left.toMillis() < 1) {
+        out[i] =
+            Outcome.retry(
+                "run time or deadline nearly over before publishing; not sent",
+                Effect.NOT_DELIVERED);
+        continue;
+      }
+      ProducerRecord<byte[], byte[]> record = record(topic, claim);
+      Future<RecordMetadata> ack;
+      try {
+        ack = producer.send(record);
+      } catch (KafkaException | IllegalStateException e) {
+        // Thrown by send itself: the record was not queued (a closed producer, an interrupt while
+        // waiting for metadata or buffer space).
+        out[i] = outcomeOf(e, record, false);
+        continue;
+      }
+      // A future already failed when send returned was refused before it was queued (metadata
+      // unavailable, a record over max.request.size): nothing can have reached the broker.
+      boolean refusedAtSend = ack.isDone();
+      sent.add(new Sent(i, record, ack, refusedAtSend, System.nanoTime() + left.toNanos(), left));
     }
-    Duration left = claim.runTimeRemaining().minus(RUN_TIME_MARGIN);
-    if (left.toMillis() < 1) {
-      return Outcome.retry(
-          "run time or deadline nearly over before publishing; not sent", Effect.NOT_DELIVERED);
+    for (Sent s : sent) {
+      out[s.index] = await(s);
     }
-    ProducerRecord<byte[], byte[]> record = record(topic, claim);
-    Future<RecordMetadata> ack;
+    return Arrays.asList(out);
+  }
+
+  private record Sent(
+      int index,
+      ProducerRecord<byte[], byte[]> record,
+      Future<RecordMetadata> ack,
+      boolean refusedAtSend,
+      long deadlineNanos,
+      Duration bound) {}
+
+  private static Outcome await(Sent s) {
     try {
-      ack = producer.send(record);
-    } catch (KafkaException | IllegalStateException e) {
-      // Thrown by send itself: the record was not queued (a closed producer, an interrupt while
-      // waiting for metadata or buffer space).
-      return outcomeOf(e, record, false);
-    }
-    // A future already failed when send returned was refused before it was queued (metadata
-    // unavailable, a record over max.request.size): nothing can have reached the broker.
-    boolean refusedAtSend = ack.isDone();
-    try {
-      RecordMetadata m = ack.get(left.toMillis(), TimeUnit.MILLISECONDS);
-      return accepted(m);
+      long nanos = Math.max(0, s.deadlineNanos - System.nanoTime());
+      return accepted(s.ack.get(nanos, TimeUnit.NANOSECONDS));
     } catch (ExecutionException e) {
-      return outcomeOf(e.getCause(), record, !refusedAtSend);
+      return outcomeOf(e.getCause(), s.record, !s.refusedAtSend);
     } catch (java.util.concurrent.TimeoutException e) {
       return Outcome.retry(
           "no broker ack within the run time left ("
-              + left.toMillis()
+              + s.bound.toMillis()
               + " ms) for "
-              + topic
+              + s.record.topic()
               + ": effect unknown",
           Effect.UNKNOWN);
     } catch (InterruptedException e) {

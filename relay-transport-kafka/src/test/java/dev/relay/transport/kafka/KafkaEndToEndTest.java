@@ -11,6 +11,7 @@ import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import dev.relay.transport.broker.BrokerEffect;
 import dev.relay.transport.broker.BrokerInbox;
+import dev.relay.transport.broker.CountingBatches;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
@@ -28,7 +29,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Outbox to consumer through a real broker, with two Relay workers publishing and two consumers in
  * one group applying behind the inbox: every item applied once, keyed items in order, also when the
- * broker is killed in the middle and started again on its data.
+ * broker is killed in the middle and started again on its data. The workers run the transport as
+ * Relay's batch handler: each call sends the buffered claims together.
  */
 @RelayDatabaseTest
 class KafkaEndToEndTest {
@@ -42,6 +44,7 @@ class KafkaEndToEndTest {
 
   static KafkaBroker broker;
   private final List<AutoCloseable> open = new ArrayList<>();
+  private final List<CountingBatches> handled = new ArrayList<>();
   private String topic;
   private String schema;
 
@@ -77,8 +80,9 @@ class KafkaEndToEndTest {
     awaitAllDoneAndApplied(db, ITEMS, Duration.ofMinutes(3));
     double seconds = (System.nanoTime() - started) / 1e9;
     System.out.printf(
-        "%d items published and applied in %.1f s (%.0f items/s, awaited at 500 ms steps)%n",
-        ITEMS, seconds, ITEMS / seconds);
+        "%d items published and applied in %.1f s (%.0f items/s, awaited at 500 ms steps);"
+            + " batches %s%n",
+        ITEMS, seconds, ITEMS / seconds, handled);
 
     assertAppliedOnceInKeyOrder(db, ITEMS);
     assertThat(
@@ -86,6 +90,10 @@ class KafkaEndToEndTest {
                 "SELECT count(*) FROM {schema}.outbox WHERE state = 'done' AND attempts = 1"
                     + " AND result->>'milestone' = 'broker_accepted'"))
         .isEqualTo(ITEMS);
+    assertThat(handled).allMatch(c -> c.claims() > 0); // both workers took part
+    // The runtime handed the transport batches, not one claim per call.
+    assertThat(handled).anyMatch(c -> c.largest() > 1);
+    assertThat(handled.stream().mapToLong(CountingBatches::calls).sum()).isLessThan(ITEMS);
   }
 
   @Test
@@ -157,19 +165,21 @@ class KafkaEndToEndTest {
       p.put("max.block.ms", (int) delivery.dividedBy(3).toMillis());
       KafkaTransport kafka = KafkaTransport.builder(p).topic("event", topic).build();
       open.add(kafka);
+      CountingBatches counted = new CountingBatches(kafka);
+      handled.add(counted);
       Relay relay =
           Relay.builder(db.newDataSource("worker-" + i, 6))
               .schema(db.schema())
               .workerId("worker-" + i)
-              .concurrency(48)
-              .batchSize(100)
+              // Relay's default concurrency: the transport takes batches of buffered claims, each
+              // sent together and completed after the acks.
               .pollInterval(Duration.ofMillis(100))
               .handle(
                   "event",
                   KindPolicy.DEFAULT
                       .withBackoff(Duration.ofMillis(50), Duration.ofSeconds(1))
                       .withMaxRunTime(delivery.plusSeconds(2)),
-                  kafka)
+                  counted)
               .build();
       open.add(relay);
       relay.start();

@@ -229,6 +229,39 @@ class KafkaTransportTest {
   @Nested
   class Oversize {
     @Test
+    void publishAllAnswersPerItemAndARecordOverTheClientLimitDoesNotHoldTheOthers(TestDatabase db)
+        throws Exception {
+      String topic = newTopic(2, Map.of());
+      List<HeldClaim> claims = new ArrayList<>();
+      claims.add(claimOne(db, Work.of("batch-1", "k", "{\"i\":1}")));
+      claims.add(
+          claimOne(db, Work.of("batch-big", "k", "{\"blob\":\"" + "x".repeat(30_000) + "\"}")));
+      claims.add(claimOne(db, Work.of("batch-2", "k", "{\"i\":2}")));
+      claims.add(claimOne(db, Work.of("batch-none", "no-topic", "{}")));
+      Map<String, Object> p = producer();
+      p.put("max.request.size", 20_000); // the client refuses the big record before queueing it
+      List<Outcome> out;
+      try (KafkaTransport kafka = KafkaTransport.builder(p).topic("k", topic).build()) {
+        out = kafka.publishAll(claims);
+      }
+
+      assertThat(out).hasSize(4);
+      assertThat(out.get(0)).isInstanceOf(Outcome.Done.class);
+      assertThat(out.get(1))
+          .isInstanceOfSatisfying(
+              Outcome.Fail.class,
+              f -> {
+                assertThat(f.effect()).isEqualTo(Outcome.Effect.NOT_DELIVERED);
+                assertThat(f.reason()).contains("RecordTooLargeException");
+              });
+      assertThat(out.get(2)).isInstanceOf(Outcome.Done.class);
+      assertThat(out.get(3)).isInstanceOf(Outcome.Fail.class);
+      assertThat(readAll(topic, 2))
+          .extracting(r -> new String(r.key(), StandardCharsets.UTF_8))
+          .containsExactlyInAnyOrder("batch-1", "batch-2");
+    }
+
+    @Test
     void aRecordOverTheBrokersLimitFailsNotDeliveredWithoutHoldingItsBatch(TestDatabase db)
         throws Exception {
       // The topic takes at most 20 kB per batch; the producer's own limit (1 MB) lets the big
@@ -282,6 +315,18 @@ class KafkaTransportTest {
 
   @Nested
   class Configuration {
+    @Test
+    void theBatchSizeIsTheTransportsOwnAndOutOfRangeIsRefused() {
+      try (KafkaTransport k =
+          KafkaTransport.builder(producer()).topic("k", "t").maxBatchSize(500).build()) {
+        assertThat(k.maxBatchSize()).isEqualTo(500);
+      }
+      assertThatThrownBy(
+              () -> KafkaTransport.builder(producer()).topic("k", "t").maxBatchSize(0).build())
+          .isInstanceOf(InvalidConfigurationException.class)
+          .hasMessageContaining("maxBatchSize");
+    }
+
     @Test
     void durabilityWeakerThanAcksAllIsRefused() {
       Map<String, Object> c = producer();

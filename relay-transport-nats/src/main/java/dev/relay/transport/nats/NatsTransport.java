@@ -1,5 +1,6 @@
 package dev.relay.transport.nats;
 
+import dev.relay.BatchHandler;
 import dev.relay.Claim;
 import dev.relay.Handler;
 import dev.relay.InvalidConfigurationException;
@@ -81,16 +82,17 @@ import java.util.function.Function;
  *       sizes as evidence</td></tr>
  * </table>
  *
- * <p>{@link #publishAll} publishes a whole claim batch asynchronously and answers per item. Waits
- * are bounded by the publish timeout and each claim's {@link Claim#runTimeRemaining()}.
- * Thread-safe.
+ * <p>It is a {@link BatchHandler}: Relay hands it the buffered claims of a kind together (up to
+ * {@link #maxBatchSize()}, 100, per call, in one handler slot), and {@link #publishAll} publishes
+ * the whole batch asynchronously before waiting, answering per item. Waits are bounded by the
+ * publish timeout and each claim's {@link Claim#runTimeRemaining()}. Thread-safe.
  *
  * <p>What it does not do: JetStream deduplicates only inside the duplicate window; a consumer that
  * must recognise repeats for longer needs Relay's inbox (the {@code BrokerInbox}) with a retention
  * at least as long as the horizon. An ack says the stream stored the message, not that any consumer
  * read it. It creates no stream.
  */
-public final class NatsTransport implements Handler, AutoCloseable {
+public final class NatsTransport implements BatchHandler, AutoCloseable {
   /** Default longest wait for a publish ack: 10 s. */
   public static final Duration DEFAULT_PUBLISH_TIMEOUT = Duration.ofSeconds(10);
 
@@ -122,6 +124,15 @@ public final class NatsTransport implements Handler, AutoCloseable {
     /** Adds (or replaces) the route of {@code route.kind()}. */
     public Builder route(NatsRoute route) {
       prologue.route(route.kind(), route);
+      return this;
+    }
+
+    /**
+     * The most claims Relay hands this transport in one call, published together (1 to 1000,
+     * default 100): {@link BatchHandler#maxBatchSize()}.
+     */
+    public Builder maxBatchSize(int maxBatchSize) {
+      prologue.maxBatchSize(maxBatchSize);
       return this;
     }
 
@@ -203,6 +214,18 @@ public final class NatsTransport implements Handler, AutoCloseable {
   @Override
   public Outcome handle(Claim claim) {
     return publishAll(List.of(claim)).get(0);
+  }
+
+  /** The most claims per {@link #handleAll} call ({@link Builder#maxBatchSize}). */
+  @Override
+  public int maxBatchSize() {
+    return prologue.maxBatchSize();
+  }
+
+  /** Publishes a claim batch the runtime hands over: {@link #publishAll}. */
+  @Override
+  public List<Outcome> handleAll(List<? extends Claim> claims) {
+    return publishAll(claims);
   }
 
   /**

@@ -270,4 +270,17 @@ class NatsTransportTest {
       assertThat(((Outcome.Retry) lost).effect()).isEqualTo(Outcome.Effect.NOT_DELIVERED);
     }
   }
+
+  @Test
+  void theBatchSizeIsTheTransportsOwnAndOutOfRangeIsRefused() {
+    NatsRoute route = new NatsRoute(KIND, "S", "s.x", Duration.ofMinutes(1));
+    try (NatsTransport t =
+        NatsTransport.builder(Streams.options()).route(route).maxBatchSize(1).build()) {
+      assertThat(t.maxBatchSize()).isEqualTo(1);
+    }
+    assertThatThrownBy(
+            () -> NatsTransport.builder(Streams.options()).route(route).maxBatchSize(1001).build())
+        .isInstanceOf(InvalidConfigurationException.class)
+        .hasMessageContaining("maxBatchSize");
+  }
 }

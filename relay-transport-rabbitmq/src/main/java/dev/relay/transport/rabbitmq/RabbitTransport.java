@@ -2,6 +2,7 @@ package dev.relay.transport.rabbitmq;
 
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.ConnectionFactory;
+import dev.relay.BatchHandler;
 import dev.relay.Claim;
 import dev.relay.Handler;
 import dev.relay.InvalidConfigurationException;
@@ -62,16 +63,19 @@ import java.util.function.Function;
  *       max_message_size}</td><td>failed, not delivered, with both sizes as evidence</td></tr>
  * </table>
  *
- * <p>{@link #publishAll} publishes a whole claim batch before waiting, and answers per item: one
- * bad item (too large, unroutable) does not hold the others. Waits are bounded by the confirm
- * timeout and by each claim's {@link Claim#runTimeRemaining()}. Thread-safe.
+ * <p>It is a {@link BatchHandler}: Relay hands it the buffered claims of a kind together (up to
+ * {@link #maxBatchSize()}, 100, per call, in one handler slot), and {@link #publishAll} publishes
+ * the whole batch before waiting, so the broker confirms them together (it writes persistent
+ * messages to disk in groups); it answers per item: one bad item (too large, unroutable) does not
+ * hold the others. Waits are bounded by the confirm timeout and by each claim's {@link
+ * Claim#runTimeRemaining()}. Thread-safe.
  *
  * <p>What it does not do: it declares no exchange or queue; it cannot tell whether a message whose
  * confirm was lost reached the queue (that attempt is retried, so a consumer may see the work ID
  * twice: use {@link RabbitInbox}); a confirm means the broker (for a durable queue, its disk) has
  * the message, not that any consumer processed it.
  */
-public final class RabbitTransport implements Handler, AutoCloseable {
+public final class RabbitTransport implements BatchHandler, AutoCloseable {
   /** Default longest wait for a confirm: 10 s. */
   public static final Duration DEFAULT_CONFIRM_TIMEOUT = Duration.ofSeconds(10);
 
@@ -126,6 +130,15 @@ public final class RabbitTransport implements Handler, AutoCloseable {
       return this;
     }
 
+    /**
+     * The most claims Relay hands this transport in one call, published together (1 to 1000,
+     * default 100): {@link BatchHandler#maxBatchSize()}.
+     */
+    public Builder maxBatchSize(int maxBatchSize) {
+      prologue.maxBatchSize(maxBatchSize);
+      return this;
+    }
+
     /** The longest wait for a confirm (1 ms to 10 min; also capped by the run time left). */
     public Builder confirmTimeout(Duration timeout) {
       prologue.timeout(timeout);
@@ -177,6 +190,18 @@ public final class RabbitTransport implements Handler, AutoCloseable {
   @Override
   public Outcome handle(Claim claim) {
     return publishAll(List.of(claim)).get(0);
+  }
+
+  /** The most claims per {@link #handleAll} call ({@link Builder#maxBatchSize}). */
+  @Override
+  public int maxBatchSize() {
+    return prologue.maxBatchSize();
+  }
+
+  /** Publishes a claim batch the runtime hands over: {@link #publishAll}. */
+  @Override
+  public List<Outcome> handleAll(List<? extends Claim> claims) {
+    return publishAll(claims);
   }
 
   /**

@@ -322,4 +322,28 @@ class RabbitTransportTest {
     assertThat(db.queryLong("SELECT count(*) FROM {schema}.inbox WHERE consumer = 'billing'"))
         .isEqualTo(n);
   }
+
+  @Test
+  void theBatchSizeIsTheTransportsOwnAndOutOfRangeIsRefused() {
+    try (RabbitTransport t =
+        RabbitTransport.builder(Broker.factory())
+            .route(RabbitRoute.toQueue(KIND, "q"))
+            .maxBatchSize(250)
+            .build()) {
+      assertThat(t.maxBatchSize()).isEqualTo(250);
+    }
+    try (RabbitTransport t =
+        RabbitTransport.builder(Broker.factory()).route(RabbitRoute.toQueue(KIND, "q")).build()) {
+      assertThat(t.maxBatchSize()).isEqualTo(dev.relay.BatchHandler.DEFAULT_MAX_BATCH_SIZE);
+    }
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () ->
+                RabbitTransport.builder(Broker.factory())
+                    .route(RabbitRoute.toQueue(KIND, "q"))
+                    .maxBatchSize(0)
+                    .build())
+        .isInstanceOf(dev.relay.InvalidConfigurationException.class)
+        .hasMessageContaining("maxBatchSize")
+        .hasMessageContaining("between 1 and 1000");
+  }
 }
