@@ -125,6 +125,34 @@ class ConsolePlanTest {
   }
 
   @Test
+  void theCompletionChartReadsOnlyTheHoursRangeOfTheFinishedIndex(TestDatabase db)
+      throws Exception {
+    fill(db);
+    String text = plan(sql.completionsPerMinute, ps -> ps.setLong(1, HOUR_MS));
+    assertNoWorkTableScan(text);
+    assertThat(text).as(text).contains("outbox_finished_idx");
+    // 30,000 done rows over 30 days put ~45 in the last hour, and ~60 failed: read those only.
+    assertThat(maxWorkTableRows(text)).as(text).isLessThan(500);
+  }
+
+  @Test
+  void failureGroupsReadOnlyFailedWork(TestDatabase db) throws Exception {
+    fill(db);
+    String text = plan(sql.failureGroups, ps -> ps.setInt(1, 1_000));
+    assertNoWorkTableScan(text);
+    assertThat(text).as(text).containsPattern("Index (Only )?Scan (using|on) outbox_\\w+_idx");
+    assertThat(maxWorkTableRows(text)).as(text).isLessThanOrEqualTo(500);
+  }
+
+  @Test
+  void theKindsPageReadsTheSmallPolicyTablesOnly(TestDatabase db) throws Exception {
+    fill(db);
+    String text = plan(sql.kinds, ps -> {});
+    assertNoWorkTableScan(text);
+    assertThat(text).as(text).doesNotContain(" on outbox");
+  }
+
+  @Test
   void theFirstPageOfTheListUsesAnIndexForEveryFilter(TestDatabase db) throws Exception {
     fill(db);
     Map<String, Object[]> filters = new LinkedHashMap<>();
