@@ -37,6 +37,7 @@ final class OverviewQueries {
           List<CompletionMinute> result = new ArrayList<>();
           try (PreparedStatement ps = tx.prepareStatement(sql.completionsPerMinute)) {
             ps.setLong(1, window.toMillis());
+            ps.setLong(2, window.toMillis());
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
                 result.add(

@@ -99,6 +99,7 @@ class ConsolePlanTest {
             sql.health,
             ps -> {
               ps.setLong(1, HOUR_MS);
+              ps.setLong(2, HOUR_MS);
             });
     assertNoWorkTableScan(text);
     // ready and running through the claim index; failed and the window's completions through
@@ -128,7 +129,13 @@ class ConsolePlanTest {
   void theCompletionChartReadsOnlyTheHoursRangeOfTheFinishedIndex(TestDatabase db)
       throws Exception {
     fill(db);
-    String text = plan(sql.completionsPerMinute, ps -> ps.setLong(1, HOUR_MS));
+    String text =
+        plan(
+            sql.completionsPerMinute,
+            ps -> {
+              ps.setLong(1, HOUR_MS);
+              ps.setLong(2, HOUR_MS);
+            });
     assertNoWorkTableScan(text);
     assertThat(text).as(text).contains("outbox_finished_idx");
     // 30,000 done rows over 30 days put ~45 in the last hour, and ~60 failed: read those only.
