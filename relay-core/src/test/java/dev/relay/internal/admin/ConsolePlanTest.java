@@ -213,7 +213,8 @@ class ConsolePlanTest {
       // Known gap: ready work is the newest, and no index orders it by creation, so the first
       // page walks outbox_created_idx past the finished rows. A partial index on (created_at,
       // work_id) WHERE state = 'ready' would fix it at the cost of one index entry per enqueue
-      // and retry; left for a benchmarked decision (see docs/operations.md).
+      // and retry; measured and left for the next migration (docs/performance.md, "Console
+      // overview").
     }
   }
 
