@@ -326,6 +326,7 @@ class ConsoleTest {
               .andExpect(header().string("X-Content-Type-Options", "nosniff"))
               .andReturn()
               .getResponse();
+      assertThat(response.getHeaders("X-Content-Type-Options")).containsExactly("nosniff");
       assertThat(response.getContentType()).startsWith("application/json");
       assertThat(response.getHeader("Content-Disposition"))
           .startsWith("attachment")
