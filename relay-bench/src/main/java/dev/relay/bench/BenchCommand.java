@@ -115,7 +115,8 @@ public final class BenchCommand implements Callable<Integer> {
       description =
           "Relay's parts to run (default all): enqueue, burn-down, growth, steady, memory,"
               + " kafka (needs --kafka), rabbitmq, nats (these two run only when named here or"
-              + " given --rabbitmq / --nats); the peers run with --peers whatever this says.")
+              + " given --rabbitmq / --nats), console-overview (only when named here; 1M rows"
+              + " and --retained); the peers run with --peers whatever this says.")
   Set<String> only;
 
   private final PrintStream out;
@@ -175,7 +176,16 @@ public final class BenchCommand implements Callable<Integer> {
   }
 
   private static final Set<String> PARTS =
-      Set.of("enqueue", "burn-down", "growth", "steady", "memory", "kafka", "rabbitmq", "nats");
+      Set.of(
+          "enqueue",
+          "burn-down",
+          "growth",
+          "steady",
+          "memory",
+          "kafka",
+          "rabbitmq",
+          "nats",
+          "console-overview");
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -272,6 +282,10 @@ public final class BenchCommand implements Callable<Integer> {
                 sizes,
                 report)
             .publish();
+      }
+      if (only != null && only.contains("console-overview")) {
+        step(report, "console overview: 1M rows, then --retained (5M with --full)");
+        new ConsoleOverviewBench(db, sizes, report).run();
       }
       if (named("nats", nats)) {
         step(report, "nats publish: raw client, relay no-op, relay + NatsTransport");

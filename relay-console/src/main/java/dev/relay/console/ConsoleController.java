@@ -1,12 +1,15 @@
 package dev.relay.console;
 
 import dev.relay.CancelResult;
+import dev.relay.FlowLimits;
 import dev.relay.InvalidWorkException;
 import dev.relay.KindPolicy;
 import dev.relay.Work;
 import dev.relay.WorkConflictException;
 import dev.relay.WorkState;
 import dev.relay.admin.Admin;
+import dev.relay.admin.CompletionMinute;
+import dev.relay.admin.FailureGroup;
 import dev.relay.admin.InvalidAdminRequestException;
 import dev.relay.admin.PurgePolicy;
 import dev.relay.admin.PurgeResult;
@@ -14,6 +17,7 @@ import dev.relay.admin.QueueHealth;
 import dev.relay.admin.RedrivePreview;
 import dev.relay.admin.RedriveRefusedException;
 import dev.relay.admin.RedriveRequest;
+import dev.relay.admin.RegisteredKind;
 import dev.relay.admin.SupersedeRefusedException;
 import dev.relay.admin.SupersedeResult;
 import dev.relay.admin.WorkDetail;
@@ -28,11 +32,14 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.security.Principal;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import org.springframework.http.CacheControl;
+import org.springframework.http.ContentDisposition;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
@@ -57,6 +64,9 @@ import tools.jackson.databind.json.JsonMapper;
 final class ConsoleController {
   /** Payloads longer than this are shown cut, with their length. */
   static final int MAX_SHOWN_PAYLOAD = 64 * 1024;
+
+  /** The overview chart's span: completions and failures per minute over the last hour. */
+  static final Duration CHART_WINDOW = Duration.ofHours(1);
 
   private static final JsonMapper PRETTY =
       JsonMapper.builder().enable(SerializationFeature.INDENT_OUTPUT).build();
@@ -99,7 +109,8 @@ final class ConsoleController {
     List<QueueHealth> health = admin.health(properties.getHealthWindow());
     Html h = start(request, "Overview");
     h.tag(
-            "<h1>Overview</h1><p class=\"note\">Per queue and kind, on the database clock. Failures and completions over the last ")
+            "<h1>Overview</h1><p class=\"note\">Per queue and kind, on the database clock. Failures"
+                + " and completions over the last ")
         .text(properties.getHealthWindow())
         .tag(
             ". Ready, running and failed counts are exact now; done and cancelled are counted by"
@@ -111,14 +122,14 @@ final class ConsoleController {
       h.tag("<strong class=\"as-of\">").text("as of " + asOf).tag("</strong>");
     }
     h.tag(".</p>");
+    chart(h, admin.completionsPerMinute(CHART_WINDOW));
     if (health.isEmpty()) {
       h.tag("<p>No work yet.</p>");
     } else {
       h.tag(
-          "<table><thead><tr><th>Queue</th><th>Kind</th><th>Ready</th><th>Running</th><th>Done</th>"
-              + "<th>Failed</th><th>Cancelled</th><th>Oldest eligible</th><th>Expired leases</th>"
-              + "<th>Blocked keys</th><th>Failures in window (by reason)</th><th>Done in window</th>"
-              + "<th>p50 / p95</th></tr></thead><tbody>");
+          "<table><thead><tr><th>Queue</th><th>Kind</th><th>Ready</th><th>Running</th><th>Done</th><th>Failed</th><th>Cancelled</th><th>Oldest"
+              + " eligible</th><th>Expired leases</th><th>Blocked keys</th><th>Failures in window"
+              + " (by reason)</th><th>Done in window</th><th>p50 / p95</th></tr></thead><tbody>");
       for (QueueHealth q : health) {
         h.tag("<tr>").cell(q.queue()).cell(q.kind());
         countCell(h, q, "ready", q.ready());
@@ -154,6 +165,203 @@ final class ConsoleController {
       h.tag("</tbody></table>");
     }
     return page(h, HttpStatus.OK);
+  }
+
+  /**
+   * Completions and failures per minute as an inline SVG of stacked bars (done below, failed on
+   * top), drawn here on the server: no script, no style attribute, so the page keeps its CSP. Each
+   * bar carries its numbers as a title (escaped like every other text).
+   */
+  private static void chart(Html h, List<CompletionMinute> minutes) {
+    long done = minutes.stream().mapToLong(CompletionMinute::done).sum();
+    long failed = minutes.stream().mapToLong(CompletionMinute::failed).sum();
+    long max = minutes.stream().mapToLong(m -> m.done() + m.failed()).max().orElse(0);
+    int bar = 10;
+    int height = 120;
+    int width = Math.max(1, minutes.size()) * bar;
+    h.tag("<h2>Last hour</h2><figure class=\"chart\"><svg xmlns=\"http://www.w3.org/2000/svg\"")
+        .tag(" role=\"img\" class=\"chart\" width=\"")
+        .attr(width + 40)
+        .tag("\" height=\"")
+        .attr(height + 20)
+        .tag("\" viewBox=\"0 0 ")
+        .attr(width + 40)
+        .tag(" ")
+        .attr(height + 20)
+        .tag("\" aria-label=\"")
+        .attr(
+            "Completions and failures per minute over the last hour: "
+                + done
+                + " done, "
+                + failed
+                + " failed")
+        .tag("\"><line class=\"axis\" x1=\"0\" y1=\"")
+        .attr(height)
+        .tag("\" x2=\"")
+        .attr(width)
+        .tag("\" y2=\"")
+        .attr(height)
+        .tag("\"/>");
+    for (int i = 0; i < minutes.size(); i++) {
+      CompletionMinute m = minutes.get(i);
+      int doneHeight = scaled(m.done(), max, height);
+      int failedHeight = scaled(m.done() + m.failed(), max, height) - doneHeight;
+      h.tag("<g><title>")
+          .text(m.minute() + ": " + m.done() + " done, " + m.failed() + " failed")
+          .tag("</title>");
+      rect(h, "done", i * bar + 1, height - doneHeight, bar - 2, doneHeight);
+      rect(h, "failed", i * bar + 1, height - doneHeight - failedHeight, bar - 2, failedHeight);
+      h.tag("</g>");
+    }
+    h.tag("<text class=\"label\" x=\"")
+        .attr(width + 4)
+        .tag("\" y=\"12\">")
+        .text(max)
+        .tag("</text><text class=\"label\" x=\"")
+        .attr(width + 4)
+        .tag("\" y=\"")
+        .attr(height)
+        .tag("\">0</text><text class=\"label\" x=\"0\" y=\"")
+        .attr(height + 16)
+        .tag("\">")
+        .text(minutes.isEmpty() ? null : minutes.get(0).minute())
+        .tag("</text></svg><figcaption>Per minute on the database clock: ")
+        .tag("<span class=\"key-done\">done</span> ")
+        .text(done)
+        .tag(", <span class=\"key-failed\">failed</span> ")
+        .text(failed)
+        .tag(" (work still in the table; the last minute is the current one).</figcaption>")
+        .tag("</figure>");
+  }
+
+  private static int scaled(long value, long max, int height) {
+    return max == 0 ? 0 : (int) Math.round((double) value * height / max);
+  }
+
+  private static void rect(Html h, String cls, int x, int y, int w, int height) {
+    if (height <= 0) {
+      return;
+    }
+    h.tag("<rect class=\"")
+        .attr(cls)
+        .tag("\" x=\"")
+        .attr(x)
+        .tag("\" y=\"")
+        .attr(y)
+        .tag("\" width=\"")
+        .attr(w)
+        .tag("\" height=\"")
+        .attr(height)
+        .tag("\"/>");
+  }
+
+  @GetMapping("/failures")
+  ResponseEntity<String> failures(HttpServletRequest request) {
+    guard(request, false);
+    List<FailureGroup> groups = admin.failureGroups();
+    Html h = start(request, "Failures by reason");
+    h.tag("<h1>Failed work by reason</h1><p class=\"note\">Work failed now, per queue, kind and")
+        .tag(" recorded error kind, largest first. Each count opens the matching list.</p>");
+    if (groups.isEmpty()) {
+      h.tag("<p>No failed work.</p>");
+      return page(h, HttpStatus.OK);
+    }
+    h.tag(
+        "<table class=\"failures\"><thead><tr><th>Queue</th><th>Kind</th><th>Reason</th>"
+            + "<th>Failed</th><th>Latest failure</th></tr></thead><tbody>");
+    for (FailureGroup g : groups) {
+      Map<String, String> p = new LinkedHashMap<>();
+      p.put("state", "failed");
+      p.put("queue", g.queue());
+      p.put("kind", g.kind());
+      p.put("errorKind", g.reason());
+      h.tag("<tr>").cell(g.queue()).cell(g.kind());
+      h.cell(g.reason() == null ? "none recorded" : g.reason());
+      h.tag("<td>").link(Html.url(mount + "/work", p), g.count());
+      if (g.reason() == null) {
+        // The list cannot filter on a missing error kind: the link lists all failed of the kind.
+        h.tag(" <span class=\"note\">(all failed of the kind)</span>");
+      }
+      h.tag("</td>").cell(g.latestFailedAt()).tag("</tr>");
+    }
+    h.tag("</tbody></table>");
+    if (groups.size() >= Admin.MAX_FAILURE_GROUPS) {
+      h.tag("<p class=\"note\">Only the largest ")
+          .text(Admin.MAX_FAILURE_GROUPS)
+          .tag(" groups are shown.</p>");
+    }
+    return page(h, HttpStatus.OK);
+  }
+
+  @GetMapping("/kinds")
+  ResponseEntity<String> kinds(HttpServletRequest request) {
+    guard(request, false);
+    List<RegisteredKind> kinds = admin.kinds();
+    Html h = start(request, "Kinds");
+    h.tag("<h1>Kinds</h1><p class=\"note\">Each kind's policy as its workers registered it (the")
+        .tag(" last registration wins); the console and the CLI apply the same. A kind no worker")
+        .tag(" registered is judged by the defaults: ")
+        .text(
+            "max attempts "
+                + dev.relay.KindPolicy.DEFAULT_MAX_ATTEMPTS
+                + ", deduplication horizon "
+                + Html.age(dev.relay.KindPolicy.DEFAULT_DEDUP_HORIZON)
+                + ", retry window "
+                + Html.age(dev.relay.KindPolicy.DEFAULT_MAX_ELAPSED))
+        .tag(".</p>");
+    if (kinds.isEmpty()) {
+      h.tag("<p>No kind is registered yet (workers register theirs when they start).</p>");
+      return page(h, HttpStatus.OK);
+    }
+    h.tag(
+        "<table class=\"kinds\"><thead><tr><th>Kind</th><th>Max attempts</th>"
+            + "<th>Backoff (first, largest)</th><th>Retry window</th><th>Max run time</th>"
+            + "<th>Deduplication horizon</th><th>Unknown outcome</th><th>Limits</th>"
+            + "<th>Registered</th></tr></thead><tbody>");
+    for (RegisteredKind k : kinds) {
+      h.tag("<tr><td>").link(Html.url(mount + "/work", "kind", k.kind()), k.kind()).tag("</td>");
+      h.cell(k.maxAttempts());
+      h.cell(age(k.backoffBase()) + ", " + age(k.backoffCap()));
+      h.cell(age(k.maxElapsed())).cell(age(k.maxRunTime()));
+      h.cell(
+          k.dedupHorizon() != null && k.dedupHorizon().isZero()
+              ? "none (the receiver does not deduplicate)"
+              : age(k.dedupHorizon()));
+      h.cell(unknownOutcome(k.unknownOutcome())).cell(limits(k.limits()));
+      h.cell(k.registeredBy() + ", " + k.registeredAt()).tag("</tr>");
+    }
+    h.tag("</tbody></table>");
+    return page(h, HttpStatus.OK);
+  }
+
+  private static String age(Duration d) {
+    return d == null ? "\u2014" : Html.age(d);
+  }
+
+  private static String unknownOutcome(String stored) {
+    return switch (stored) {
+      case "retry" -> "retry (a duplicate is possible)";
+      case "park" -> "park as failed, outcome unknown (an omission is possible)";
+      case "reconcile" -> "reconcile: ask the receiver first";
+      default -> stored;
+    };
+  }
+
+  private static String limits(FlowLimits l) {
+    if (l == null || !l.limited()) {
+      return "none";
+    }
+    List<String> parts = new java.util.ArrayList<>();
+    if (l.maxRunning() != null) {
+      parts.add("at most " + l.maxRunning() + " running");
+    }
+    if (l.maxRunningPerGroup() != null) {
+      parts.add("at most " + l.maxRunningPerGroup() + " running per group");
+    }
+    if (l.rateLimit() != null) {
+      parts.add(l.rateLimit() + " claims per " + Html.age(l.rateInterval()));
+    }
+    return String.join("; ", parts);
   }
 
   private void countCell(Html h, QueueHealth q, String state, long count) {
@@ -340,9 +548,9 @@ final class ConsoleController {
       refusalPanel(request, h, i, refusal);
     }
 
-    h.tag("<h2>Payload</h2><pre class=\"payload\">").text(pretty(d.payload())).tag("</pre>");
+    shownJson(h, i.workId(), "payload", "Payload", d.payload());
     if (d.result() != null) {
-      h.tag("<h2>Result</h2><pre class=\"payload\">").text(pretty(d.result())).tag("</pre>");
+      shownJson(h, i.workId(), "result", "Result", d.result());
     }
 
     h.tag("<h2>Attempt timeline</h2>");
@@ -428,11 +636,14 @@ final class ConsoleController {
         h.hidden("force", "true");
       }
       h.tag(
-          "<label>Type the work ID to confirm the override <input name=\"confirm\" required></label>");
+          "<label>Type the work ID to confirm the override <input name=\"confirm\""
+              + " required></label>");
       h.tag(
-          "<label>Reason <textarea name=\"reason\" required maxlength=\"2000\"></textarea></label>");
+          "<label>Reason <textarea name=\"reason\" required"
+              + " maxlength=\"2000\"></textarea></label>");
       h.tag(
-          "<button type=\"submit\" name=\"action\" value=\"override\">Redrive anyway</button></form>");
+          "<button type=\"submit\" name=\"action\" value=\"override\">Redrive"
+              + " anyway</button></form>");
     }
     h.tag("</div>");
   }
@@ -475,6 +686,75 @@ final class ConsoleController {
     h.tag("</div>");
   }
 
+  /**
+   * A payload or result, pretty-printed and escaped; over {@link #MAX_SHOWN_PAYLOAD} characters
+   * cut, with its length. The download link is always there: the stored JSON as a file.
+   */
+  private void shownJson(Html h, String workId, String part, String title, String json) {
+    String shown = pretty(json);
+    Map<String, String> p = new LinkedHashMap<>();
+    p.put("id", workId);
+    p.put("part", part);
+    h.tag("<h2>").text(title).tag("</h2>");
+    if (shown != null && shown.length() > MAX_SHOWN_PAYLOAD) {
+      h.tag("<p class=\"cut\" role=\"note\">")
+          .text(
+              "Shown cut to the first "
+                  + MAX_SHOWN_PAYLOAD
+                  + " of "
+                  + shown.length()
+                  + " characters; download it whole: ")
+          .link(Html.url(mount + "/item/download", p), "download " + part)
+          .tag("</p>");
+      shown = shown.substring(0, MAX_SHOWN_PAYLOAD) + "\n\u2026 cut";
+    }
+    h.tag("<pre class=\"payload\">").text(shown).tag("</pre><p class=\"download\">");
+    h.tag("<a download href=\"")
+        .attr(Html.url(mount + "/item/download", p))
+        .tag("\">")
+        .text("Download the " + part + " (JSON)")
+        .tag("</a></p>");
+  }
+
+  /**
+   * The stored payload or result of one item as a file: always an attachment, {@code
+   * application/json} and {@code nosniff}, so a browser saves it and never renders or runs it. For
+   * viewers too (reading is all it does).
+   */
+  @GetMapping("/item/download")
+  ResponseEntity<byte[]> download(
+      HttpServletRequest request,
+      @RequestParam String id,
+      @RequestParam(defaultValue = "payload") String part) {
+    guard(request, false);
+    if (!part.equals("payload") && !part.equals("result")) {
+      throw new InvalidAdminRequestException("part", "must be payload or result, was " + part);
+    }
+    WorkDetail d = admin.show(id).orElseThrow(() -> new WorkNotFoundException(id));
+    String json = part.equals("payload") ? d.payload() : d.result();
+    if (json == null) {
+      throw new ResponseStatusException(HttpStatus.NOT_FOUND, "the work has no " + part);
+    }
+    HttpHeaders headers = new HttpHeaders();
+    headers.setContentType(MediaType.APPLICATION_JSON);
+    headers.setContentDisposition(
+        ContentDisposition.attachment()
+            .filename(fileName(id) + "." + part + ".json", StandardCharsets.UTF_8)
+            .build());
+    headers.set("X-Content-Type-Options", "nosniff");
+    headers.setCacheControl(CacheControl.noStore());
+    return new ResponseEntity<>(json.getBytes(StandardCharsets.UTF_8), headers, HttpStatus.OK);
+  }
+
+  /** A work ID as a file name: letters, digits, dot, dash and underscore; anything else is _. */
+  static String fileName(String workId) {
+    String name = workId.replaceAll("[^A-Za-z0-9._-]", "_");
+    if (name.startsWith(".")) {
+      name = "_" + name.substring(1);
+    }
+    return name.length() > 100 ? name.substring(0, 100) : name;
+  }
+
   @GetMapping("/purge")
   ResponseEntity<String> purgeForm(HttpServletRequest request) {
     guard(request, false);
@@ -486,7 +766,8 @@ final class ConsoleController {
       h.tag("<form method=\"post\" action=\"").attr(mount + "/purge").tag("\">");
       csrfField(request, h);
       h.tag(
-          "<label>Reason <textarea name=\"reason\" required maxlength=\"2000\"></textarea></label>");
+          "<label>Reason <textarea name=\"reason\" required"
+              + " maxlength=\"2000\"></textarea></label>");
       h.tag("<button type=\"submit\">Count</button></form>");
     }
     return page(h, HttpStatus.OK);
@@ -509,7 +790,8 @@ final class ConsoleController {
     csrfField(request, h);
     h.tag("<label>User <input name=\"username\" autocomplete=\"username\" required></label>");
     h.tag(
-        "<label>Password <input type=\"password\" name=\"password\" autocomplete=\"current-password\" required></label>");
+        "<label>Password <input type=\"password\" name=\"password\""
+            + " autocomplete=\"current-password\" required></label>");
     h.tag("<button type=\"submit\">Sign in</button></form>");
     return page(h, HttpStatus.OK);
   }
@@ -594,7 +876,8 @@ final class ConsoleController {
     PurgeResult r = admin.purge(PurgePolicy.DEFAULT, true, actor(user), reason);
     Html h = start(request, "Purge dry run");
     h.tag(
-        "<h1>Purge dry run</h1><p role=\"status\">Nothing was deleted. Eligible now:</p><dl class=\"facts\">");
+        "<h1>Purge dry run</h1><p role=\"status\">Nothing was deleted. Eligible now:</p><dl"
+            + " class=\"facts\">");
     fact(h, "Done and cancelled work", r.work());
     fact(h, "Tombstones", r.tombstones());
     fact(h, "Attempt history rows", r.attempts());
@@ -682,7 +965,8 @@ final class ConsoleController {
       case "redriven" -> "Redriven: the work is ready again with a new attempt budget.";
       case "cancel-cancelled" -> "Cancelled.";
       case "cancel-cancel_requested" ->
-          "Cancel requested: the worker stops at its next renewal; an in-flight call is not recalled.";
+          "Cancel requested: the worker stops at its next renewal; an in-flight call is not"
+              + " recalled.";
       case "cancel-already_finished" -> "Already finished: nothing to cancel.";
       case "superseded" -> "This work supersedes the old one, which was cancelled.";
       default -> "Done.";
@@ -711,12 +995,6 @@ final class ConsoleController {
     } catch (RuntimeException e) {
       shown = json;
     }
-    if (shown.length() > MAX_SHOWN_PAYLOAD) {
-      return shown.substring(0, MAX_SHOWN_PAYLOAD)
-          + "\n\u2026 cut: "
-          + shown.length()
-          + " characters in all";
-    }
     return shown;
   }
 
@@ -734,6 +1012,8 @@ final class ConsoleController {
     h.link(mount, "Overview").tag(" ");
     h.link(mount + "/work", "Work").tag(" ");
     h.link(Html.url(mount + "/work", "state", "failed"), "Failed").tag(" ");
+    h.link(mount + "/failures", "Failures by reason").tag(" ");
+    h.link(mount + "/kinds", "Kinds").tag(" ");
     h.link(mount + "/purge", "Purge dry run");
     h.tag("</nav>");
     Principal user = request.getUserPrincipal();

@@ -46,6 +46,23 @@ class ConsoleBrowserTest {
               + " does); the test is not skipped without them");
     }
     ConsoleTest.failed(db, "order-9-ack", "{\"note\": \"<script>alert(1)</script>\"}");
+    // An hour of traffic for the overview's chart: done work spread unevenly over the last hour,
+    // and a few failures of another reason.
+    db.execute(
+        "INSERT INTO {schema}.outbox (work_id, kind, payload, state, created_at, completed_at,"
+            + " first_attempt_at, attempts, claim_generation, outcome)"
+            + " SELECT 'order-' || (1000 + g) || '-ack', 'order_ack', '{}', 'done',"
+            + " now() - ((g * g * 37) % 3540) * interval '1 second' - interval '2 seconds',"
+            + " now() - ((g * g * 37) % 3540) * interval '1 second', now(), 1, 1, 'delivered'"
+            + " FROM generate_series(1, 600) g;"
+            + "INSERT INTO {schema}.outbox (work_id, kind, payload, state, created_at,"
+            + " completed_at, first_attempt_at, attempts, claim_generation, last_error_kind,"
+            + " last_error, outcome)"
+            + " SELECT 'mail-' || g, 'mail', '{}', 'failed', now() - g * interval '4 minutes',"
+            + " now() - g * interval '4 minutes', now(), 8, 8, 'deadline',"
+            + " 'business deadline passed', 'unknown' FROM generate_series(1, 9) g");
+    ConsoleTest.registerKind(db, "order_ack");
+    ConsoleTest.registerKind(db, "mail");
     Path profile = Files.createTempDirectory("relay-console-chromium-");
     ChromeDriverService service =
         new ChromeDriverService.Builder()
@@ -92,7 +109,24 @@ class ConsoleBrowserTest {
 
       wait.until(ExpectedConditions.titleContains("Overview"));
       assertThat(web.findElement(By.cssSelector("span.user")).getText()).contains("olga");
+      assertThat(web.findElements(By.cssSelector("svg.chart rect.done"))).isNotEmpty();
+      assertThat(web.findElements(By.cssSelector("svg.chart rect.failed"))).isNotEmpty();
       screenshot(web, "overview");
+
+      web.findElement(By.linkText("Failures by reason")).click();
+      wait.until(ExpectedConditions.titleContains("Failures by reason"));
+      assertThat(web.findElement(By.cssSelector("table.failures")).getText())
+          .contains("deadline")
+          .contains("http_500");
+      screenshot(web, "failures");
+      web.findElement(By.linkText("Kinds")).click();
+      wait.until(ExpectedConditions.titleContains("Kinds"));
+      assertThat(web.findElement(By.cssSelector("table.kinds")).getText())
+          .contains("order_ack")
+          .contains("park as failed");
+      screenshot(web, "kinds");
+      web.findElement(By.linkText("Overview")).click();
+      wait.until(ExpectedConditions.titleContains("Overview"));
       web.findElement(By.cssSelector("main table a[href*='errorKind=http_500']")).click();
 
       wait.until(ExpectedConditions.titleContains("Work"));

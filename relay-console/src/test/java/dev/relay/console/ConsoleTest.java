@@ -35,15 +35,16 @@ class ConsoleTest {
 
   static void failed(TestDatabase db, String workId, String kind, String payload) throws Exception {
     db.execute(
-        "INSERT INTO {schema}.outbox (work_id, kind, payload, state, completed_at, first_attempt_at,"
-            + " attempts, max_attempts, claim_generation, last_error_kind, last_error, outcome)"
-            + " VALUES ('"
+        "INSERT INTO {schema}.outbox (work_id, kind, payload, state, completed_at,"
+            + " first_attempt_at, attempts, max_attempts, claim_generation, last_error_kind,"
+            + " last_error, outcome) VALUES ('"
             + workId
             + "', '"
             + kind
             + "', '"
             + payload
-            + "', 'failed', now(), now(), 3, 3, 3, 'http_500', 'provider said 500', 'not_delivered')");
+            + "', 'failed', now(), now(), 3, 3, 3, 'http_500', 'provider said 500',"
+            + " 'not_delivered')");
   }
 
   /** A POST by the operator with a valid CSRF token and the given name, value pairs. */
@@ -97,7 +98,13 @@ class ConsoleTest {
     try (ConsoleApp app = ConsoleApp.start(db)) {
       MockMvc mvc = app.mvc();
       for (String page :
-          List.of("/relay", "/relay/work", "/relay/item?id=order-2-ack", "/relay/login")) {
+          List.of(
+              "/relay",
+              "/relay/work",
+              "/relay/item?id=order-2-ack",
+              "/relay/failures",
+              "/relay/kinds",
+              "/relay/login")) {
         String csp =
             mvc.perform(get(page).with(VIEWER))
                 .andExpect(status().isOk())
@@ -204,10 +211,16 @@ class ConsoleTest {
     db.execute(
         "UPDATE {schema}.outbox SET last_error = '<img src=x onerror=alert(2)>'"
             + " WHERE work_id = 'order-4-ack'");
+    registerKind(db, "<b>kind</b>");
     try (ConsoleApp app = ConsoleApp.start(db)) {
       MockMvc mvc = app.mvc();
       for (String page :
-          List.of("/relay", "/relay/work?state=failed", "/relay/item?id=order-4-ack")) {
+          List.of(
+              "/relay",
+              "/relay/work?state=failed",
+              "/relay/item?id=order-4-ack",
+              "/relay/failures",
+              "/relay/kinds")) {
         String html = body(mvc.perform(get(page).with(OPERATOR)).andExpect(status().isOk()));
         assertThat(html)
             .as(page)
@@ -223,6 +236,120 @@ class ConsoleTest {
           // pretty-printed: one field per line
           .containsPattern("\\{\\n\\s+&quot;\\w+&quot; : ");
     }
+  }
+
+  static void registerKind(TestDatabase db, String kind) throws Exception {
+    db.execute(
+        "INSERT INTO {schema}.kind (kind, backoff_base, backoff_cap, max_attempts, max_elapsed,"
+            + " handler_timeout, dedup_horizon, unknown_outcome, registered_by) VALUES ('"
+            + kind
+            + "', '2 seconds', '10 minutes', 8, '12 hours', '30 minutes', '24 hours', 'park',"
+            + " 'worker-7')");
+  }
+
+  @Test
+  void overviewChartsTheLastHourAndTheFailuresAndKindsPagesLinkToTheList(TestDatabase db)
+      throws Exception {
+    failed(db, "order-20-ack", "{}");
+    failed(db, "order-21-ack", "{}");
+    failed(db, "order-22-ack", "mail", "{}");
+    db.execute(
+        "UPDATE {schema}.outbox SET last_error_kind = 'deadline' WHERE work_id = 'order-22-ack';"
+            + "INSERT INTO {schema}.outbox (work_id, kind, payload, state, completed_at,"
+            + " first_attempt_at, attempts, claim_generation, outcome) VALUES ('order-23-ack',"
+            + " 'order_ack', '{}', 'done', now(), now(), 1, 1, 'delivered')");
+    registerKind(db, "order_ack");
+    db.execute(
+        "INSERT INTO {schema}.limiter (kind, max_running, rate_limit, rate_interval)"
+            + " VALUES ('order_ack', 4, 10, interval '1 minute')");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      String overview = body(mvc.perform(get("/relay").with(VIEWER)).andExpect(status().isOk()));
+      assertThat(overview)
+          .contains("<svg")
+          .containsPattern("<rect class=\"done\" x=\"\\d+\" y=\"\\d+\"")
+          .containsPattern("<rect class=\"failed\" x=\"\\d+\" y=\"\\d+\"")
+          .contains("<span class=\"key-done\">done</span> 1")
+          .contains("<span class=\"key-failed\">failed</span> 3")
+          .doesNotContain("style=");
+
+      String failures =
+          body(mvc.perform(get("/relay/failures").with(VIEWER)).andExpect(status().isOk()));
+      String link = "/relay/work?state=failed&amp;queue=default&amp;kind=order_ack&amp;errorKind=";
+      assertThat(failures)
+          .contains("href=\"" + link + "http_500\">2</a>")
+          .contains(
+              "href=\"/relay/work?state=failed&amp;queue=default&amp;kind=mail&amp;"
+                  + "errorKind=deadline\">1</a>");
+      String listed =
+          body(
+              mvc.perform(
+                      get("/relay/work?state=failed&queue=default&kind=order_ack&errorKind=http_500")
+                          .with(VIEWER))
+                  .andExpect(status().isOk()));
+      assertThat(listed)
+          .contains("order-20-ack")
+          .contains("order-21-ack")
+          .doesNotContain("order-22-ack");
+
+      String kinds = body(mvc.perform(get("/relay/kinds").with(VIEWER)).andExpect(status().isOk()));
+      assertThat(kinds)
+          .contains("order_ack")
+          .contains("<td>8</td>")
+          .contains("2 s, 10 min 0 s")
+          .contains("12 h 0 min")
+          .contains("1 d 0 h")
+          .contains("park as failed, outcome unknown")
+          .contains("at most 4 running; 10 claims per 1 min 0 s")
+          .contains("worker-7");
+    }
+  }
+
+  @Test
+  void aLargePayloadIsShownCutWithADownloadThatIsAnAttachmentForViewersToo(TestDatabase db)
+      throws Exception {
+    String blob = "x".repeat(ConsoleController.MAX_SHOWN_PAYLOAD + 5_000);
+    failed(db, "big-1", "{\"blob\": \"" + blob + "\", \"tail\": \"<script>alert(1)</script>\"}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      String item =
+          body(mvc.perform(get("/relay/item?id=big-1").with(VIEWER)).andExpect(status().isOk()));
+      assertThat(item)
+          .contains("Shown cut to the first " + ConsoleController.MAX_SHOWN_PAYLOAD + " of ")
+          .contains("href=\"/relay/item/download?id=big-1&amp;part=payload\"")
+          .doesNotContain(blob)
+          .doesNotContain("alert(1)");
+
+      var response =
+          mvc.perform(get("/relay/item/download?id=big-1&part=payload").with(VIEWER))
+              .andExpect(status().isOk())
+              .andExpect(header().string("X-Content-Type-Options", "nosniff"))
+              .andReturn()
+              .getResponse();
+      assertThat(response.getHeaders("X-Content-Type-Options")).containsExactly("nosniff");
+      assertThat(response.getContentType()).startsWith("application/json");
+      assertThat(response.getHeader("Content-Disposition"))
+          .startsWith("attachment")
+          .contains("filename=\"big-1.payload.json\"");
+      assertThat(response.getContentAsString())
+          .isEqualTo(
+              db.queryString("SELECT payload::text FROM {schema}.outbox WHERE work_id = 'big-1'"))
+          .contains(blob)
+          .contains("<script>alert(1)</script>");
+
+      mvc.perform(get("/relay/item/download?id=big-1&part=result").with(VIEWER))
+          .andExpect(status().isNotFound());
+      mvc.perform(get("/relay/item/download?id=big-1&part=secrets").with(VIEWER))
+          .andExpect(status().isBadRequest());
+      mvc.perform(get("/relay/item/download?id=big-1")).andExpect(status().isFound());
+    }
+  }
+
+  @Test
+  void aDownloadsFileNameKeepsOnlySafeCharacters() {
+    assertThat(ConsoleController.fileName("order-103/ack\"; x=..\\y"))
+        .isEqualTo("order-103_ack___x_.._y");
+    assertThat(ConsoleController.fileName(".hidden")).isEqualTo("_hidden");
   }
 
   @Test

@@ -58,6 +58,9 @@ public final class Admin {
   /** Most items one batch redrive or cancel touches. */
   public static final int MAX_BATCH = 10_000;
 
+  /** Most groups {@link #failureGroups()} returns. */
+  public static final int MAX_FAILURE_GROUPS = 1_000;
+
   /** Longest actor name, in characters. */
   public static final int MAX_ACTOR_LENGTH = 200;
 
@@ -111,6 +114,39 @@ public final class Admin {
   public List<QueueHealth> health(Duration window) {
     requireDuration("window", window, Duration.ofSeconds(1), Duration.ofDays(365));
     return withConnection("queue health", c -> store.health(c, window));
+  }
+
+  /**
+   * Work done and failed per minute over {@code window}, on the database clock: one entry per
+   * minute from the window's start (rounded down to the minute) to the current, partial minute,
+   * oldest first, minutes without any as zeros. For a chart of the last hour. It reads a range of
+   * the index of finished work, so its cost grows with the work that ended within the window, never
+   * with the table. Purged work is no longer counted.
+   *
+   * @param window how far back (1 min to 24 h)
+   */
+  public List<CompletionMinute> completionsPerMinute(Duration window) {
+    requireDuration("window", window, Duration.ofMinutes(1), Duration.ofHours(24));
+    return withConnection("completions per minute", c -> store.completionsPerMinute(c, window));
+  }
+
+  /**
+   * Failed work now, counted per (queue, kind, reason), largest groups first, at most {@link
+   * #MAX_FAILURE_GROUPS}. It reads failed work only (through a partial index), never the whole work
+   * table. The reason is the recorded {@code last_error_kind}, which {@link
+   * WorkFilter#errorKind(String)} filters on.
+   */
+  public List<FailureGroup> failureGroups() {
+    return withConnection("failure groups", c -> store.failureGroups(c, MAX_FAILURE_GROUPS));
+  }
+
+  /**
+   * Every kind's policy as the workers registered it (the {@code kind} table, with flow limits from
+   * the {@code limiter} table), by kind. Kinds that no worker registered are absent: tools judge
+   * them by {@link dev.relay.KindPolicy#DEFAULT}.
+   */
+  public List<RegisteredKind> kinds() {
+    return withConnection("kinds", store::kinds);
   }
 
   /**

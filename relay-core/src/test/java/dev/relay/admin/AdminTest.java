@@ -506,6 +506,94 @@ class AdminTest {
   }
 
   @Nested
+  class Overview {
+    @Test
+    void completionsPerMinuteCountWhatEndedInEachMinuteOfTheWindowWithZerosBetween() {
+      f.done("d-1", "k");
+      f.done("d-2", "k");
+      f.failed("x-1", "k");
+      // Ended two hours ago: outside an hour's window.
+      f.done("old", "k");
+      dev.relay.Rows.update(
+          f.ds,
+          f.schema,
+          "UPDATE {schema}.outbox SET completed_at = clock_timestamp() - interval '2 hours',"
+              + " created_at = clock_timestamp() - interval '3 hours' WHERE work_id = 'old'");
+      f.enqueue(Work.of("r-1", "k", "{}"));
+
+      List<CompletionMinute> minutes = admin.completionsPerMinute(Duration.ofHours(1));
+
+      assertThat(minutes).hasSizeBetween(60, 62);
+      for (int i = 1; i < minutes.size(); i++) {
+        assertThat(Duration.between(minutes.get(i - 1).minute(), minutes.get(i).minute()))
+            .isEqualTo(Duration.ofMinutes(1));
+      }
+      assertThat(minutes.stream().mapToLong(CompletionMinute::done).sum()).isEqualTo(2);
+      assertThat(minutes.stream().mapToLong(CompletionMinute::failed).sum()).isEqualTo(1);
+      // all of it ended just now: in the last (current) minute or, across a minute's turn, the one
+      // before
+      CompletionMinute last = minutes.get(minutes.size() - 1);
+      CompletionMinute before = minutes.get(minutes.size() - 2);
+      assertThat(last.done() + before.done()).isEqualTo(2);
+      assertThatThrownBy(() -> admin.completionsPerMinute(Duration.ofDays(2)))
+          .isInstanceOf(InvalidAdminRequestException.class)
+          .hasMessageContaining("window");
+    }
+
+    @Test
+    void failureGroupsCountFailedWorkPerQueueKindAndReasonLargestFirst() {
+      f.failed("a-1", "k");
+      f.failed("a-2", "k");
+      f.failed("b-1", "other");
+      f.enqueue(Work.of("c-1", "k", "{}"));
+      f.fail(f.claimOne("k"), "deadline");
+      f.done("d-1", "k");
+
+      List<FailureGroup> groups = admin.failureGroups();
+
+      assertThat(groups)
+          .extracting(FailureGroup::kind, FailureGroup::reason, FailureGroup::count)
+          .containsExactly(
+              org.assertj.core.groups.Tuple.tuple("k", "http_500", 2L),
+              org.assertj.core.groups.Tuple.tuple("k", "deadline", 1L),
+              org.assertj.core.groups.Tuple.tuple("other", "http_500", 1L));
+      assertThat(groups.get(0).queue()).isEqualTo("default");
+      assertThat(groups.get(0).latestFailedAt()).isNotNull();
+      // each group is what the list's filter returns
+      assertThat(
+              admin
+                  .list(WorkFilter.all().state("failed").kind("k").errorKind("http_500"), null, 10)
+                  .items())
+          .hasSize(2);
+    }
+
+    @Test
+    void kindsShowTheRegisteredPolicyWithItsLimits() {
+      f.registerKind("mail", Duration.ofHours(48));
+      dev.relay.Rows.update(
+          f.ds,
+          f.schema,
+          "INSERT INTO {schema}.limiter (kind, max_running, rate_limit, rate_interval)"
+              + " VALUES ('mail', 4, 10, interval '1 minute')");
+      f.registerKind("sms", Duration.ofHours(1));
+
+      List<RegisteredKind> kinds = admin.kinds();
+
+      assertThat(kinds).extracting(RegisteredKind::kind).containsExactly("mail", "sms");
+      RegisteredKind mail = kinds.get(0);
+      assertThat(mail.dedupHorizon()).isEqualTo(Duration.ofHours(48));
+      assertThat(mail.maxRunTime()).isEqualTo(Duration.ofSeconds(30));
+      assertThat(mail.maxAttempts()).isEqualTo(dev.relay.KindPolicy.DEFAULT_MAX_ATTEMPTS);
+      assertThat(mail.backoffBase()).isEqualTo(dev.relay.KindPolicy.DEFAULT_BACKOFF_BASE);
+      assertThat(mail.unknownOutcome()).isEqualTo("retry");
+      assertThat(mail.registeredBy()).isEqualTo("test");
+      assertThat(mail.limits())
+          .isEqualTo(new dev.relay.FlowLimits(4, null, 10, Duration.ofMinutes(1)));
+      assertThat(kinds.get(1).limits()).isEqualTo(dev.relay.FlowLimits.NONE);
+    }
+  }
+
+  @Nested
   class Purge {
     private final PurgePolicy policy =
         PurgePolicy.DEFAULT

@@ -237,8 +237,9 @@ final class ServeCommand implements Callable<Integer> {
     if (settings.users().isEmpty()) {
       org.slf4j.LoggerFactory.getLogger("relay.serve")
           .warn(
-              "console NOT mounted: the config has no \"console\": {\"users\": [...]} (add users"
-                  + " with a bcrypt hash from `relay passwd` and a role, viewer or operator)");
+              "console NOT mounted: the config turns it off (\"console\": {\"enabled\": false});"
+                  + " give \"console\": {\"users\": [...]} with a bcrypt hash from `relay passwd`"
+                  + " and a role, viewer or operator, to serve it");
     }
     try {
       return app.run();

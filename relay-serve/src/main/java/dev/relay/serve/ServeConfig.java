@@ -65,7 +65,9 @@ import org.springframework.boot.convert.DurationStyle;
  * Every field but {@code kinds} is optional. Unknown fields are refused, so a typo is an error and
  * not a silent default. {@code http_port}, the name of {@code port} before {@code relay serve}
  * became a Spring Boot application, is still read. A console user has a bcrypt {@code hash} ({@code
- * relay passwd} prints one), never a password, and the role {@code viewer} or {@code operator}.
+ * relay passwd} prints one), never a password, and the role {@code viewer} or {@code operator}. A
+ * config must name at least one console user or turn the console off with {@code "console":
+ * {"enabled": false}}; without a {@code console} section {@code relay serve} refuses to start.
  */
 record ServeConfig(
     List<String> queues,
@@ -127,7 +129,7 @@ record ServeConfig(
           "retention",
           "kinds",
           "schedules");
-  private static final Set<String> CONSOLE = Set.of("users");
+  private static final Set<String> CONSOLE = Set.of("users", "enabled");
   private static final Set<String> USER = Set.of("name", "hash", "role");
   private static final Set<String> SCHEDULE = Set.of("kind", "cron", "zone", "every", "missed");
   private static final Set<String> RETENTION = Set.of("work", "history", "identity");
@@ -244,16 +246,37 @@ record ServeConfig(
         schedules);
   }
 
-  /** The console users, or an empty list when the config has no {@code console}. */
+  /**
+   * The console users; an empty list only when the config turns the console off explicitly ({@code
+   * "console": {"enabled": false}}). A config without a {@code console} section is refused: the
+   * console never runs without sign-in, and a server that silently starts without the console it
+   * was meant to have is a surprise found late.
+   */
   private static List<User> users(JsonNode console, String source) {
     if (console == null) {
-      return List.of();
+      throw new IllegalArgumentException(
+          source
+              + ": console is missing: give the console's users, like \"console\": {\"users\":"
+              + " [{\"name\": \"ops\", \"hash\": \"<relay passwd prints it>\", \"role\":"
+              + " \"operator\"}]} (the console never runs without sign-in), or run without a"
+              + " console with \"console\": {\"enabled\": false}");
     }
     String where = source + " console";
     if (!console.isObject()) {
       throw new IllegalArgumentException(where + " must be an object like {\"users\": [...]}");
     }
     known(console, CONSOLE, where);
+    JsonNode enabled = console.get("enabled");
+    if (enabled != null && !enabled.isBoolean()) {
+      throw new IllegalArgumentException(where + ".enabled must be true or false");
+    }
+    if (enabled != null && !enabled.booleanValue()) {
+      if (console.has("users")) {
+        throw new IllegalArgumentException(
+            where + ".enabled is false but users are given: remove one of them");
+      }
+      return List.of();
+    }
     JsonNode list = console.get("users");
     if (list == null || !list.isArray() || list.isEmpty()) {
       throw new IllegalArgumentException(

@@ -22,7 +22,8 @@ class ServeCommandTest {
   private static final String KINDS = "\"kinds\": {\"k\": {\"handler\": \"log\"}}";
 
   private static String config(String more) {
-    return "{" + KINDS + more + "}";
+    String console = more.contains("\"console\"") ? "" : ", \"console\": {\"enabled\": false}";
+    return "{" + KINDS + console + more + "}";
   }
 
   private static String user(String fields) {
@@ -68,7 +69,18 @@ class ServeCommandTest {
     assertRefused(dir, config(", \"console\": {\"users\": []}"), "console.users must list");
     assertRefused(dir, config(", \"bind\": \"\""), "bind must be an IP address");
     assertRefused(dir, config(", \"port\": 70000"), "port must be 0-65535");
-    assertRefused(dir, "{\"kinds\": {\"k\": {\"handler\": \"smtp\"}}}", "handler 'smtp'");
+    assertRefused(
+        dir,
+        "{\"kinds\": {\"k\": {\"handler\": \"smtp\"}}, \"console\": {\"enabled\": false}}",
+        "handler 'smtp'");
+    // No console section: refused, saying how to give users or turn the console off.
+    assertRefused(dir, "{" + KINDS + "}", "console is missing");
+    assertRefused(dir, "{" + KINDS + "}", "\"console\": {\"enabled\": false}");
+    assertRefused(dir, config(", \"console\": {\"enabled\": \"no\"}"), "console.enabled must be");
+    assertRefused(
+        dir,
+        config(", \"console\": {\"enabled\": false, \"users\": []}"),
+        "console.enabled is false but users are given");
   }
 
   @Test

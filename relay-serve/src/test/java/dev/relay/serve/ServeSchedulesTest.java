@@ -9,7 +9,8 @@ import org.junit.jupiter.api.Test;
 
 /** Schedules in the {@code relay serve} config file. */
 class ServeSchedulesTest {
-  private static final String KINDS = "\"kinds\": {\"tick\": {\"handler\": \"log\"}}";
+  private static final String KINDS =
+      "\"kinds\": {\"tick\": {\"handler\": \"log\"}}, \"console\": {\"enabled\": false}";
 
   private static ServeConfig parse(String schedules) {
     return ServeConfig.parse("{" + KINDS + ", \"schedules\": " + schedules + "}", "relay.json");
@@ -44,7 +45,8 @@ class ServeSchedulesTest {
       assertThatThrownBy(
               () ->
                   parse(
-                      "{\"n\": {\"kind\": \"k\", \"cron\": \"0 * * * *\", \"zone\": \"Mars/Base\"}}"))
+                      "{\"n\": {\"kind\": \"k\", \"cron\": \"0 * * * *\", \"zone\":"
+                          + " \"Mars/Base\"}}"))
           .hasMessageContaining("unknown_zone");
       assertThatThrownBy(() -> parse("{\"n\": {\"kind\": \"k\", \"cron\": \"0 * * * *\"}}"))
           .hasMessageContaining("cron needs zone");

@@ -200,13 +200,13 @@ class ServeTest {
   }
 
   @Test
-  void aConfigWrittenBeforeTheConsoleStillServesWithoutIt(TestDatabase db, @TempDir Path dir)
+  void aConfigThatTurnsTheConsoleOffServesWithoutIt(TestDatabase db, @TempDir Path dir)
       throws Exception {
     Path config = dir.resolve("old.json");
     Files.writeString(
         config,
         "{\"http_port\": 0, \"poll_interval\": \"200ms\", \"shutdown_grace\": \"5s\","
-            + " \"kinds\": {\"tick\": {\"handler\": \"log\"}}}");
+            + " \"kinds\": {\"tick\": {\"handler\": \"log\"}}, \"console\": {\"enabled\": false}}");
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     try (Serving serving = serve(db, config, out)) {
       String base = "http://127.0.0.1:" + serving.port();
@@ -223,7 +223,8 @@ class ServeTest {
       throws Exception {
     Path config =
         Files.writeString(
-            dir.resolve("relay.json"), "{\"kinds\": {\"tick\": {\"handler\": \"log\"}}}");
+            dir.resolve("relay.json"),
+            "{\"kinds\": {\"tick\": {\"handler\": \"log\"}}, \"console\": {\"enabled\": false}}");
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     ServeMain main =
         new ServeMain(InputStream.nullInputStream(), new PrintStream(new ByteArrayOutputStream()));

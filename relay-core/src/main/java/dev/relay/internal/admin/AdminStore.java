@@ -3,12 +3,15 @@ package dev.relay.internal.admin;
 import dev.relay.CancelResult;
 import dev.relay.Outbox;
 import dev.relay.Work;
+import dev.relay.admin.CompletionMinute;
+import dev.relay.admin.FailureGroup;
 import dev.relay.admin.PurgePolicy;
 import dev.relay.admin.PurgeResult;
 import dev.relay.admin.QueueHealth;
 import dev.relay.admin.RedrivePreview;
 import dev.relay.admin.RedriveRequest;
 import dev.relay.admin.RedriveResult;
+import dev.relay.admin.RegisteredKind;
 import dev.relay.admin.SupersedeResult;
 import dev.relay.admin.WorkDetail;
 import dev.relay.admin.WorkFilter;
@@ -39,6 +42,7 @@ public final class AdminStore {
   private final RedriveOperation redrive;
   private final SupersedeOperation supersede;
   private final Retention retention;
+  private final OverviewQueries overview;
 
   /** A store for {@code schema}. */
   public AdminStore(SchemaName schema, Timeouts timeouts) {
@@ -52,6 +56,7 @@ public final class AdminStore {
     this.redrive = new RedriveOperation(sql, timeouts, schema);
     this.supersede = new SupersedeOperation(sql, timeouts, store, outbox);
     this.retention = new Retention(sql, timeouts);
+    this.overview = new OverviewQueries(sql, timeouts);
   }
 
   /** The schema name. */
@@ -67,6 +72,21 @@ public final class AdminStore {
   /** Recounts done and cancelled work into the summary; returns when the counts were taken. */
   public Instant refreshSummary(Connection c) {
     return health.refreshSummary(c);
+  }
+
+  /** Work done and failed per minute of the window, every minute listed, oldest first. */
+  public List<CompletionMinute> completionsPerMinute(Connection c, Duration window) {
+    return overview.completionsPerMinute(c, window);
+  }
+
+  /** Failed work counted per (queue, kind, reason), largest first, at most {@code limit}. */
+  public List<FailureGroup> failureGroups(Connection c, int limit) {
+    return overview.failureGroups(c, limit);
+  }
+
+  /** Every registered kind's policy, by kind. */
+  public List<RegisteredKind> kinds(Connection c) {
+    return overview.kinds(c);
   }
 
   /** The redrive checks without the lock, or {@code null} when no row has the ID. */

@@ -39,6 +39,7 @@ final class HealthQueries {
           OffsetDateTime now = null;
           try (PreparedStatement ps = tx.prepareStatement(sql.health)) {
             ps.setLong(1, window.toMillis());
+            ps.setLong(2, window.toMillis());
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
                 now = rs.getObject("now", OffsetDateTime.class);

@@ -1,0 +1,117 @@
+package dev.relay.internal.admin;
+
+import dev.relay.FlowLimits;
+import dev.relay.admin.CompletionMinute;
+import dev.relay.admin.FailureGroup;
+import dev.relay.admin.RegisteredKind;
+import dev.relay.internal.jdbc.Timeouts;
+import dev.relay.internal.jdbc.Tx;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The console's overview reads beside queue health: completions and failures per minute, failed
+ * work grouped by reason, and the registered kinds. Each is one read-only statement through an
+ * index (see {@link AdminSql}).
+ */
+final class OverviewQueries {
+  private final AdminSql sql;
+  private final Timeouts timeouts;
+
+  OverviewQueries(AdminSql sql, Timeouts timeouts) {
+    this.sql = sql;
+    this.timeouts = timeouts;
+  }
+
+  List<CompletionMinute> completionsPerMinute(Connection c, Duration window) {
+    return Tx.run(
+        c,
+        timeouts,
+        "completions per minute",
+        tx -> {
+          List<CompletionMinute> result = new ArrayList<>();
+          try (PreparedStatement ps = tx.prepareStatement(sql.completionsPerMinute)) {
+            ps.setLong(1, window.toMillis());
+            ps.setLong(2, window.toMillis());
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                result.add(
+                    new CompletionMinute(
+                        AdminRows.instant(rs, "minute"), rs.getLong("done"), rs.getLong("failed")));
+              }
+            }
+          }
+          return result;
+        });
+  }
+
+  List<FailureGroup> failureGroups(Connection c, int limit) {
+    return Tx.run(
+        c,
+        timeouts,
+        "failure groups",
+        tx -> {
+          List<FailureGroup> result = new ArrayList<>();
+          try (PreparedStatement ps = tx.prepareStatement(sql.failureGroups)) {
+            ps.setInt(1, limit);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                result.add(
+                    new FailureGroup(
+                        rs.getString("queue"),
+                        rs.getString("kind"),
+                        rs.getString("reason"),
+                        rs.getLong("n"),
+                        AdminRows.instant(rs, "latest")));
+              }
+            }
+          }
+          return result;
+        });
+  }
+
+  List<RegisteredKind> kinds(Connection c) {
+    return Tx.run(
+        c,
+        timeouts,
+        "kinds",
+        tx -> {
+          List<RegisteredKind> result = new ArrayList<>();
+          try (PreparedStatement ps = tx.prepareStatement(sql.kinds);
+              ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+              FlowLimits limits =
+                  new FlowLimits(
+                      integer(rs, "max_running"),
+                      integer(rs, "max_running_per_group"),
+                      integer(rs, "rate_limit"),
+                      AdminRows.seconds(rs, "rate_interval_s"));
+              result.add(
+                  new RegisteredKind(
+                      rs.getString("kind"),
+                      AdminRows.seconds(rs, "backoff_base_s"),
+                      AdminRows.seconds(rs, "backoff_cap_s"),
+                      rs.getInt("max_attempts"),
+                      AdminRows.seconds(rs, "max_elapsed_s"),
+                      AdminRows.seconds(rs, "handler_timeout_s"),
+                      AdminRows.seconds(rs, "dedup_horizon_s"),
+                      rs.getString("unknown_outcome"),
+                      limits.limited() ? limits : FlowLimits.NONE,
+                      rs.getString("registered_by"),
+                      AdminRows.instant(rs, "registered_at")));
+            }
+          }
+          return result;
+        });
+  }
+
+  private static Integer integer(ResultSet rs, String column) throws SQLException {
+    int v = rs.getInt(column);
+    return rs.wasNull() ? null : v;
+  }
+}
