@@ -13,7 +13,8 @@ final class DependencySql {
    * Enqueue, before the insert: which of the named IDs exist as work or as a tombstone, locking
    * each found row FOR KEY SHARE until the producer's transaction ends, so a concurrent purge (a
    * DELETE) waits instead of removing a dependency the new work is about to name. Rows are locked
-   * in ID order, as every other multi-row lock. Returns each found ID once.
+   * in ID order, as every other multi-row lock. Returns each found ID once. Runs through the
+   * function {@code lock_dependencies} (V11), so a producer needs EXECUTE on it, not UPDATE.
    */
   final String lockExisting;
 
@@ -41,22 +42,11 @@ final class DependencySql {
   }
 
   DependencySql(SchemaName schema) {
+    // The check and the lock run in a SECURITY DEFINER function (migration V11): a row lock needs
+    // UPDATE on the table, which a producer role does not have.
     lockExisting =
         schema.inject(
-            """
-            WITH present AS (
-                SELECT o.work_id FROM ${relay_schema}.outbox o
-                 WHERE o.work_id = ANY (?::text[])
-                 ORDER BY o.work_id
-                   FOR KEY SHARE
-            ), kept AS (
-                SELECT t.work_id FROM ${relay_schema}.tombstone t
-                 WHERE t.work_id = ANY (?::text[])
-                 ORDER BY t.work_id
-                   FOR KEY SHARE
-            )
-            SELECT work_id FROM present UNION SELECT work_id FROM kept
-            """);
+            "SELECT f.work_id FROM ${relay_schema}.lock_dependencies(?::text[]) AS f(work_id)");
     insert =
         schema.inject(
             """
