@@ -11,6 +11,7 @@ import dev.relay.internal.admin.Cursor;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
 import dev.relay.internal.jdbc.Timeouts;
+import dev.relay.internal.store.BlockedReason;
 import dev.relay.internal.store.DependencyReader;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -420,6 +421,11 @@ public final class Admin {
     if (f.outcome() != null && !OUTCOMES.contains(f.outcome())) {
       throw new InvalidAdminRequestException(
           "filter.outcome", "'" + f.outcome() + "' is not one of " + OUTCOMES);
+    }
+    if (f.blockedReason() != null && !BlockedReason.REASONS.contains(f.blockedReason())) {
+      throw new InvalidAdminRequestException(
+          "filter.blockedReason",
+          "'" + f.blockedReason() + "' is not one of " + BlockedReason.REASONS);
     }
     for (Duration d : new Duration[] {f.olderThan(), f.newerThan()}) {
       if (d != null && (d.isNegative() || d.toDays() > 36_500)) {
