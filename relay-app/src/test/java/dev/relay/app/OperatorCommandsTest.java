@@ -130,6 +130,35 @@ class OperatorCommandsTest {
     }
 
     @Test
+    void statusCountsAndListFindsWorkHeldByADependency(TestDatabase db) throws Exception {
+      insert(db, "dep-a", "mail", "default");
+      fail(db, "dep-a", "1 minute");
+      insert(db, "dep-b", "mail", "default");
+      insert(db, "dep-c", "mail", "default");
+      insert(db, "free", "mail", "default");
+      db.execute(
+          "UPDATE {schema}.outbox SET has_dependencies = true"
+              + " WHERE work_id IN ('dep-b', 'dep-c');"
+              + " INSERT INTO {schema}.dependency (work_id, depends_on)"
+              + " VALUES ('dep-b', 'dep-a'), ('dep-c', 'dep-b')");
+      JsonNode mail = json(Cli.run(on(db, "status", "--json"))).get("queues").get(0);
+      assertThat(mail.get("blocked").asLong()).isEqualTo(2);
+      assertThat(mail.get("blocked_by_reason").get("dependency_failed").asLong()).isEqualTo(2);
+      Cli.Result table = Cli.run(on(db, "status"));
+      assertThat(table.out().lines().findFirst().orElseThrow()).contains("BLOCKED");
+      assertThat(table.out()).contains("dependency_failed=2");
+
+      Cli.Result blocked = Cli.run(on(db, "list", "--blocked"));
+      assertThat(blocked.exitCode()).as(blocked.toString()).isZero();
+      assertThat(blocked.out()).contains("dep-b", "dep-c").doesNotContain("free", "dep-a");
+      Cli.Result none = Cli.run(on(db, "list", "--blocked-reason", "dependency_cancelled"));
+      assertThat(none.out()).doesNotContain("dep-b");
+      Cli.Result bad = Cli.run(on(db, "list", "--blocked-reason", "late"));
+      assertThat(bad.exitCode()).as(bad.toString()).isEqualTo(2);
+      assertThat(bad.err()).contains("blockedReason");
+    }
+
+    @Test
     void showsWhatWorkDependsOnAndWhyItIsBlocked(TestDatabase db) throws Exception {
       insert(db, "dep-a", "mail", "default");
       fail(db, "dep-a", "1 minute");
