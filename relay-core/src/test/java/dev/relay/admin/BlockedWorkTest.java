@@ -3,6 +3,7 @@ package dev.relay.admin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.relay.CancelResult;
 import dev.relay.Work;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
@@ -105,6 +106,18 @@ class BlockedWorkTest {
   @Test
   void redrivingTheDependencyReleasesItsDependentsFromTheCount() throws Exception {
     f.admin.redrive("a", RedriveRequest.of("mina@ops", "order back").forced());
+    assertThat(ids(f.admin.list(WorkFilter.all().blocked(), null, 10))).containsExactly("z", "w");
+  }
+
+  @Test
+  void cancellingByTheReasonEndsTheWholeHeldChainInOneCall() {
+    List<CancelResult> results =
+        f.admin.cancel(
+            WorkFilter.all().blockedReason("dependency_cancelled"), "mina@ops", "withdrawn", 100);
+    assertThat(results).extracting(CancelResult::workId).containsExactly("b", "c");
+    assertThat(results)
+        .extracting(CancelResult::status)
+        .containsOnly(CancelResult.Status.CANCELLED);
     assertThat(ids(f.admin.list(WorkFilter.all().blocked(), null, 10))).containsExactly("z", "w");
   }
 
