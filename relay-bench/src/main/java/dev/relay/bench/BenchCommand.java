@@ -113,7 +113,7 @@ public final class BenchCommand implements Callable<Integer> {
       names = "--only",
       split = ",",
       description =
-          "Relay's parts to run (default all): enqueue, burn-down, growth, steady, memory,"
+          "Relay's parts to run (default all): enqueue, burn-down, limits, growth, steady, memory,"
               + " kafka (needs --kafka), rabbitmq, nats (these two run only when named here or"
               + " given --rabbitmq / --nats); the peers run with --peers whatever this says.")
   Set<String> only;
@@ -175,7 +175,16 @@ public final class BenchCommand implements Callable<Integer> {
   }
 
   private static final Set<String> PARTS =
-      Set.of("enqueue", "burn-down", "growth", "steady", "memory", "kafka", "rabbitmq", "nats");
+      Set.of(
+          "enqueue",
+          "burn-down",
+          "limits",
+          "growth",
+          "steady",
+          "memory",
+          "kafka",
+          "rabbitmq",
+          "nats");
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -245,6 +254,10 @@ public final class BenchCommand implements Callable<Integer> {
             txno.steady(rate);
           }
         }
+      }
+      if (runs("limits")) {
+        step(report, "claim cost: unlimited, max_running and rate-limited kinds");
+        new FlowLimitBench(db, sizes, report).claimCost(relay);
       }
       if (runs("growth")) {
         step(report, "growth: relay");
