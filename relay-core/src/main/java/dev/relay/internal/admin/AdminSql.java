@@ -164,6 +164,12 @@ final class AdminSql {
   /** Dry run of {@link #purgeTombstones}. */
   final String countTombstones;
 
+  /**
+   * The longest catch-up window ({@code missed=each(<ISO-8601 duration>)} in a schedule's stored
+   * definition) in milliseconds, 0 without one: tombstones are kept at least that long.
+   */
+  final String longestCatchUp;
+
   /** Attempt history past retention whose work is purged or ended done or cancelled. */
   final String purgeAttempts;
 
@@ -447,6 +453,14 @@ final class AdminSql {
     countPurgeableWork = schema.inject("SELECT count(*)\n" + purgeablePredicate);
     purgeTombstones = agePurge(schema, "tombstone", "work_id", "purged_at");
     countTombstones = ageCount(schema, "tombstone", "purged_at");
+    longestCatchUp =
+        schema.inject(
+            """
+            SELECT coalesce(max(extract(epoch FROM
+                       substring(s.definition FROM 'missed=each\\(([^)]+)\\)')::interval)), 0)
+                   * 1000
+              FROM ${relay_schema}.schedule_state s
+            """);
     purgeAttempts = historyPurge(schema, "attempt", "id", "ended_at", "work_id");
     countAttempts = historyCount(schema, "attempt", "ended_at", "work_id");
     purgeRedriveAudit = historyPurge(schema, "redrive_audit", "id", "redriven_at", "work_id");
