@@ -159,6 +159,48 @@ class OperatorCommandsTest {
     }
 
     @Test
+    void cancelWithDependentsEndsTheWaitingChain(TestDatabase db) throws Exception {
+      insert(db, "dep-a", "mail", "default");
+      fail(db, "dep-a", "1 minute");
+      insert(db, "dep-b", "mail", "default");
+      insert(db, "dep-c", "mail", "default");
+      db.execute(
+          "UPDATE {schema}.outbox SET has_dependencies = true"
+              + " WHERE work_id IN ('dep-b', 'dep-c');"
+              + " INSERT INTO {schema}.dependency (work_id, depends_on)"
+              + " VALUES ('dep-b', 'dep-a'), ('dep-c', 'dep-b')");
+      Cli.Result r =
+          Cli.run(
+              on(
+                  db,
+                  "cancel",
+                  "dep-a",
+                  "--with-dependents",
+                  "--actor",
+                  "mina@ops",
+                  "--reason",
+                  "order withdrawn"));
+      assertThat(r.exitCode()).as(r.toString()).isZero();
+      assertThat(r.out()).contains("dep-a", "dep-b", "dep-c");
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'cancelled'"))
+          .isEqualTo(3);
+      Cli.Result noId =
+          Cli.run(
+              on(
+                  db,
+                  "cancel",
+                  "--kind",
+                  "mail",
+                  "--with-dependents",
+                  "--actor",
+                  "a",
+                  "--reason",
+                  "r"));
+      assertThat(noId.exitCode()).as(noId.toString()).isEqualTo(2);
+      assertThat(noId.err()).contains("--with-dependents needs a work ID");
+    }
+
+    @Test
     void showsWhatWorkDependsOnAndWhyItIsBlocked(TestDatabase db) throws Exception {
       insert(db, "dep-a", "mail", "default");
       fail(db, "dep-a", "1 minute");

@@ -122,6 +122,23 @@ class BlockedWorkTest {
   }
 
   @Test
+  void cancellingWithDependentsEndsTheItemAndEverythingThatWaitsForIt() throws Exception {
+    f.enqueue(Work.of("waits-2", "step", "{}").dependsOn("waits"));
+    List<CancelResult> results = f.admin.cancelWithDependents("s", "mina@ops", "withdrawn");
+    assertThat(results)
+        .extracting(CancelResult::workId, CancelResult::status)
+        .containsExactly(
+            org.assertj.core.groups.Tuple.tuple("s", CancelResult.Status.CANCELLED),
+            org.assertj.core.groups.Tuple.tuple("waits", CancelResult.Status.CANCELLED),
+            org.assertj.core.groups.Tuple.tuple("waits-2", CancelResult.Status.CANCELLED));
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.cancel_audit WHERE actor = 'mina@ops'"))
+        .isEqualTo(4); // a (set-up), s, waits, waits-2
+    // work that waits for other, unrelated dependencies is untouched
+    assertThat(ids(f.admin.list(WorkFilter.all().state("ready").kind("step"), null, 10)))
+        .containsExactly("b", "c", "z", "plain");
+  }
+
+  @Test
   void anUnknownReasonIsRefusedNamingTheFilter() {
     assertThatThrownBy(
             () -> f.admin.list(WorkFilter.all().blockedReason("dependency_late"), null, 10))

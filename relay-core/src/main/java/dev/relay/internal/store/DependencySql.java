@@ -35,6 +35,13 @@ final class DependencySql {
    */
   final String blockedBy;
 
+  /**
+   * The dependents of one item that still wait (ready), direct and through other waiting
+   * dependents, nearest first, each once; for a cascading cancel. Bounded by the limit and a depth
+   * guard; found through {@code dependency_depends_on_idx}.
+   */
+  final String waitingDependents;
+
   private static final PerSchema<DependencySql> CATALOG = new PerSchema<>(DependencySql::new);
 
   static DependencySql of(SchemaName schema) {
@@ -55,6 +62,23 @@ final class DependencySql {
               FROM unnest(?::text[], ?::text[]) AS u(work_id, depends_on)
              ORDER BY u.work_id, u.depends_on
                 ON CONFLICT DO NOTHING
+            """);
+    waitingDependents =
+        schema.inject(
+            """
+            WITH RECURSIVE down (work_id, depth) AS (
+                SELECT d.work_id, 1
+                  FROM ${relay_schema}.dependency d
+                  JOIN ${relay_schema}.outbox w ON w.work_id = d.work_id AND w.state = 'ready'
+                 WHERE d.depends_on = ?
+                UNION
+                SELECT d.work_id, n.depth + 1
+                  FROM down n
+                  JOIN ${relay_schema}.dependency d ON d.depends_on = n.work_id
+                  JOIN ${relay_schema}.outbox w ON w.work_id = d.work_id AND w.state = 'ready'
+                 WHERE n.depth < 1000
+            )
+            SELECT work_id FROM down GROUP BY work_id ORDER BY min(depth), work_id LIMIT ?
             """);
     statesOf =
         schema.inject(
