@@ -26,14 +26,22 @@ public final class BlockedReason {
   /** The reason the {@code outbox} row named {@code alias} is held, as a scalar subquery. */
   public static String of(SchemaName schema, String alias) {
     String s = schema.sql();
+    // Every lookup is by key, as a scalar subquery or a LATERAL with a LIMIT (at most
+    // Outbox.MAX_DEPENDENCIES rows per item), which the planner cannot turn into a merge or hash
+    // join: it runs once per waiting dependent, and a join strategy that suits one call (a sorted
+    // scan of outbox_pkey) would repeat a range scan of the work table for each of them.
     return """
         (WITH RECURSIVE up (work_id, depth) AS (
              SELECT d.depends_on, 1 FROM %1$s.dependency d WHERE d.work_id = %2$s.work_id
              UNION
-             SELECT d.depends_on, u.depth + 1
+             SELECT x.depends_on, u.depth + 1
                FROM up u
-               JOIN %1$s.outbox w ON w.work_id = u.work_id AND w.state IN ('ready', 'running')
-               JOIN %1$s.dependency d ON d.work_id = u.work_id
+              CROSS JOIN LATERAL (
+                    SELECT d.depends_on FROM %1$s.dependency d
+                     WHERE d.work_id = u.work_id
+                       AND (SELECT w.state FROM %1$s.outbox w WHERE w.work_id = u.work_id)
+                           IN ('ready', 'running')
+                     LIMIT 100) x
               WHERE u.depth < 1000
          )
          SELECT CASE WHEN b.state IS NULL THEN 'dependency_missing'
@@ -42,10 +50,11 @@ public final class BlockedReason {
                                        WHERE s.supersedes_work_id = b.work_id)
                      THEN 'dependency_superseded'
                      ELSE 'dependency_' || b.state END
-           FROM (SELECT u.work_id, u.depth, coalesce(p.state, t.final_state) AS state
-                   FROM up u
-                   LEFT JOIN %1$s.outbox p ON p.work_id = u.work_id
-                   LEFT JOIN %1$s.tombstone t ON t.work_id = u.work_id) b
+           FROM (SELECT u.work_id, u.depth,
+                        coalesce((SELECT p.state FROM %1$s.outbox p WHERE p.work_id = u.work_id),
+                                 (SELECT t.final_state FROM %1$s.tombstone t
+                                   WHERE t.work_id = u.work_id)) AS state
+                   FROM up u) b
           WHERE b.state IS NULL OR b.state NOT IN ('ready', 'running', 'done')
           ORDER BY b.depth, b.work_id
           LIMIT 1)"""

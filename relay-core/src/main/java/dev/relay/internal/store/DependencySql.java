@@ -69,16 +69,24 @@ final class DependencySql {
             WITH RECURSIVE down (work_id, depth) AS (
                 SELECT d.work_id, 1
                   FROM ${relay_schema}.dependency d
-                  JOIN ${relay_schema}.outbox w ON w.work_id = d.work_id AND w.state = 'ready'
                  WHERE d.depends_on = ?
                 UNION
-                SELECT d.work_id, n.depth + 1
+                -- by key, once per found dependent (see BlockedReason)
+                SELECT x.work_id, n.depth + 1
                   FROM down n
-                  JOIN ${relay_schema}.dependency d ON d.depends_on = n.work_id
-                  JOIN ${relay_schema}.outbox w ON w.work_id = d.work_id AND w.state = 'ready'
+                 CROSS JOIN LATERAL (
+                       SELECT d.work_id FROM ${relay_schema}.dependency d
+                        WHERE d.depends_on = n.work_id
+                          AND (SELECT w.state FROM ${relay_schema}.outbox w
+                                WHERE w.work_id = n.work_id) = 'ready'
+                        LIMIT 10000) x
                  WHERE n.depth < 1000
+            ), waiting AS (
+                SELECT n.work_id, n.depth FROM down n
+                 WHERE (SELECT w.state FROM ${relay_schema}.outbox w
+                         WHERE w.work_id = n.work_id) = 'ready'
             )
-            SELECT work_id FROM down GROUP BY work_id ORDER BY min(depth), work_id LIMIT ?
+            SELECT work_id FROM waiting GROUP BY work_id ORDER BY min(depth), work_id LIMIT ?
             """);
     statesOf =
         schema.inject(
