@@ -29,6 +29,7 @@ class SqlCatalogArchitectureTest {
       Set.of(
           "dev/relay/internal/store/WorkSql.java",
           "dev/relay/internal/store/AttemptCap.java",
+          "dev/relay/internal/store/BlockedReason.java",
           "dev/relay/internal/store/DependencySql.java",
           "dev/relay/internal/store/MigratorSql.java",
           "dev/relay/internal/admin/AdminSql.java",

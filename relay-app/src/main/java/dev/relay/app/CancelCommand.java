@@ -30,6 +30,13 @@ final class CancelCommand extends DbCommand {
   @Mixin FilterOptions filters;
 
   @Option(
+      names = "--with-dependents",
+      description =
+          "With an ID: also cancel every dependent that waits for it, directly or through other"
+              + " waiting dependents (each audited).")
+  boolean withDependents;
+
+  @Option(
       names = "--limit",
       paramLabel = "N",
       defaultValue = "100",
@@ -42,12 +49,23 @@ final class CancelCommand extends DbCommand {
       throw new ParameterException(
           spec.commandLine(), "give one work ID, or filters such as --kind K --queue Q");
     }
+    if (withDependents && workId == null) {
+      throw new ParameterException(spec.commandLine(), "--with-dependents needs a work ID");
+    }
   }
 
   @Override
   int run(Database db) throws Exception {
     requireCurrentSchema(db);
     Admin admin = Admin.create(db.dataSource(), schema);
+    if (workId != null && withDependents) {
+      List<CancelResult> results = admin.cancelWithDependents(workId, audit.actor, audit.reason);
+      if (results.get(0).status() == CancelResult.Status.NOT_FOUND) {
+        throw CommandFailure.refused("no work has ID '" + workId + "' (never enqueued, or purged)");
+      }
+      results.forEach(r -> out().println(describe(r)));
+      return ExitCodes.OK;
+    }
     if (workId != null) {
       CancelResult r = admin.cancel(workId, audit.actor, audit.reason);
       switch (r.status()) {

@@ -50,6 +50,21 @@ final class FilterOptions {
       description = "Only work with outcome evidence OUTCOME: delivered, not_delivered, unknown.")
   String outcome;
 
+  @Option(
+      names = "--blocked",
+      description =
+          "Only ready work held by a dependency that failed, was cancelled or superseded, or is"
+              + " gone (directly or through the work it waits for).")
+  boolean blocked;
+
+  @Option(
+      names = "--blocked-reason",
+      paramLabel = "REASON",
+      description =
+          "Only work held for REASON: dependency_failed, dependency_cancelled,"
+              + " dependency_superseded, dependency_missing (implies --blocked).")
+  String blockedReason;
+
   /** Whether any criterion was given. */
   boolean any() {
     return state != null
@@ -59,7 +74,9 @@ final class FilterOptions {
         || olderThan != null
         || newerThan != null
         || errorKind != null
-        || outcome != null;
+        || outcome != null
+        || blocked
+        || blockedReason != null;
   }
 
   WorkFilter filter() {
@@ -87,6 +104,11 @@ final class FilterOptions {
     }
     if (outcome != null) {
       f = f.outcome(outcome);
+    }
+    if (blockedReason != null) {
+      f = f.blockedReason(blockedReason);
+    } else if (blocked) {
+      f = f.blocked();
     }
     return f;
   }

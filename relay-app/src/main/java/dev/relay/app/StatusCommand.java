@@ -20,9 +20,11 @@ import picocli.CommandLine.Option;
     description = {
       "Shows the health of every (queue, kind) that has work: counts by state, the age of the oldest eligible work (what an alert should watch), running work whose lease expired, and over the window: failures by reason and creation-to-completion p50/p95.",
       "",
+      "BLOCKED counts ready work held by a dependency, by reason (dependency_failed, dependency_cancelled, dependency_superseded, dependency_missing); it is part of READY. relay list --blocked lists that work, relay show ID says which dependency holds it.",
+      "",
       "Ready, running and failed counts are exact now; done and cancelled come from the summary the maintenance leader recounts on each run, and the output says as of when (--refresh recounts it first, which reads every done and cancelled row).",
       "",
-      "--json prints one object: {\"schema\", \"window_seconds\", \"finished_counts_as_of\", \"queues\": [{\"queue\", \"kind\", \"ready\", \"running\", \"done\", \"failed\", \"cancelled\", \"oldest_eligible_age_seconds\", \"expired_leases\", \"blocked_keys\", \"failures_by_reason\", \"completed_in_window\", \"completion_p50_seconds\", \"completion_p95_seconds\"}]}; finished_counts_as_of is null before the first count.",
+      "--json prints one object: {\"schema\", \"window_seconds\", \"finished_counts_as_of\", \"queues\": [{\"queue\", \"kind\", \"ready\", \"running\", \"done\", \"failed\", \"cancelled\", \"oldest_eligible_age_seconds\", \"expired_leases\", \"blocked_keys\", \"blocked\", \"blocked_by_reason\", \"failures_by_reason\", \"completed_in_window\", \"completion_p50_seconds\", \"completion_p95_seconds\"}]}; finished_counts_as_of is null before the first count.",
       ""
     })
 final class StatusCommand extends DbCommand {
@@ -70,6 +72,9 @@ final class StatusCommand extends DbCommand {
         q.put("oldest_eligible_age_seconds", seconds(h.oldestEligibleAge()));
         q.put("expired_leases", h.expiredLeases());
         q.put("blocked_keys", h.blockedKeys());
+        q.put("blocked", h.blocked());
+        ObjectNode blocked = q.putObject("blocked_by_reason");
+        new TreeMap<>(h.blockedByReason()).forEach(blocked::put);
         ObjectNode reasons = q.putObject("failures_by_reason");
         new TreeMap<>(h.failuresByReason()).forEach(reasons::put);
         q.put("completed_in_window", h.completedInWindow());
@@ -88,6 +93,7 @@ final class StatusCommand extends DbCommand {
             "QUEUE",
             "KIND",
             "READY",
+            "BLOCKED",
             "RUNNING",
             "DONE",
             "FAILED",
@@ -102,6 +108,7 @@ final class StatusCommand extends DbCommand {
           h.queue(),
           h.kind(),
           h.ready(),
+          reasons(h.blockedByReason()),
           h.running(),
           h.done(),
           h.failed(),

@@ -130,6 +130,77 @@ class OperatorCommandsTest {
     }
 
     @Test
+    void statusCountsAndListFindsWorkHeldByADependency(TestDatabase db) throws Exception {
+      insert(db, "dep-a", "mail", "default");
+      fail(db, "dep-a", "1 minute");
+      insert(db, "dep-b", "mail", "default");
+      insert(db, "dep-c", "mail", "default");
+      insert(db, "free", "mail", "default");
+      db.execute(
+          "UPDATE {schema}.outbox SET has_dependencies = true"
+              + " WHERE work_id IN ('dep-b', 'dep-c');"
+              + " INSERT INTO {schema}.dependency (work_id, depends_on)"
+              + " VALUES ('dep-b', 'dep-a'), ('dep-c', 'dep-b')");
+      JsonNode mail = json(Cli.run(on(db, "status", "--json"))).get("queues").get(0);
+      assertThat(mail.get("blocked").asLong()).isEqualTo(2);
+      assertThat(mail.get("blocked_by_reason").get("dependency_failed").asLong()).isEqualTo(2);
+      Cli.Result table = Cli.run(on(db, "status"));
+      assertThat(table.out().lines().findFirst().orElseThrow()).contains("BLOCKED");
+      assertThat(table.out()).contains("dependency_failed=2");
+
+      Cli.Result blocked = Cli.run(on(db, "list", "--blocked"));
+      assertThat(blocked.exitCode()).as(blocked.toString()).isZero();
+      assertThat(blocked.out()).contains("dep-b", "dep-c").doesNotContain("free", "dep-a");
+      Cli.Result none = Cli.run(on(db, "list", "--blocked-reason", "dependency_cancelled"));
+      assertThat(none.out()).doesNotContain("dep-b");
+      Cli.Result bad = Cli.run(on(db, "list", "--blocked-reason", "late"));
+      assertThat(bad.exitCode()).as(bad.toString()).isEqualTo(2);
+      assertThat(bad.err()).contains("blockedReason");
+    }
+
+    @Test
+    void cancelWithDependentsEndsTheWaitingChain(TestDatabase db) throws Exception {
+      insert(db, "dep-a", "mail", "default");
+      fail(db, "dep-a", "1 minute");
+      insert(db, "dep-b", "mail", "default");
+      insert(db, "dep-c", "mail", "default");
+      db.execute(
+          "UPDATE {schema}.outbox SET has_dependencies = true"
+              + " WHERE work_id IN ('dep-b', 'dep-c');"
+              + " INSERT INTO {schema}.dependency (work_id, depends_on)"
+              + " VALUES ('dep-b', 'dep-a'), ('dep-c', 'dep-b')");
+      Cli.Result r =
+          Cli.run(
+              on(
+                  db,
+                  "cancel",
+                  "dep-a",
+                  "--with-dependents",
+                  "--actor",
+                  "mina@ops",
+                  "--reason",
+                  "order withdrawn"));
+      assertThat(r.exitCode()).as(r.toString()).isZero();
+      assertThat(r.out()).contains("dep-a", "dep-b", "dep-c");
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'cancelled'"))
+          .isEqualTo(3);
+      Cli.Result noId =
+          Cli.run(
+              on(
+                  db,
+                  "cancel",
+                  "--kind",
+                  "mail",
+                  "--with-dependents",
+                  "--actor",
+                  "a",
+                  "--reason",
+                  "r"));
+      assertThat(noId.exitCode()).as(noId.toString()).isEqualTo(2);
+      assertThat(noId.err()).contains("--with-dependents needs a work ID");
+    }
+
+    @Test
     void showsWhatWorkDependsOnAndWhyItIsBlocked(TestDatabase db) throws Exception {
       insert(db, "dep-a", "mail", "default");
       fail(db, "dep-a", "1 minute");

@@ -113,7 +113,7 @@ public final class BenchCommand implements Callable<Integer> {
       names = "--only",
       split = ",",
       description =
-          "Relay's parts to run (default all): enqueue, burn-down, growth, steady, memory,"
+          "Relay's parts to run (default all): enqueue, burn-down, limits, growth, steady, memory,"
               + " kafka (needs --kafka), rabbitmq, nats (these two run only when named here or"
               + " given --rabbitmq / --nats), console-overview (only when named here; 1M rows"
               + " and --retained); the peers run with --peers whatever this says.")
@@ -179,6 +179,7 @@ public final class BenchCommand implements Callable<Integer> {
       Set.of(
           "enqueue",
           "burn-down",
+          "limits",
           "growth",
           "steady",
           "memory",
@@ -255,6 +256,10 @@ public final class BenchCommand implements Callable<Integer> {
             txno.steady(rate);
           }
         }
+      }
+      if (runs("limits")) {
+        step(report, "claim cost: unlimited, max_running and rate-limited kinds");
+        new FlowLimitBench(db, sizes, report).claimCost(relay);
       }
       if (runs("growth")) {
         step(report, "growth: relay");

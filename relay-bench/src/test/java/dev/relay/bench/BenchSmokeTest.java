@@ -40,6 +40,8 @@ class BenchSmokeTest {
           "\"burn-down\"",
           "\"burn-down-xact-per-job\"",
           "\"claim-complete\"",
+          "\"claim-p50\"",
+          "\"claim-p90\"",
           "\"steady-pickup-p50\"",
           "\"steady-completion-p99\"",
           "\"growth-retained\"",

@@ -11,6 +11,7 @@ import dev.relay.internal.admin.Cursor;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
 import dev.relay.internal.jdbc.Timeouts;
+import dev.relay.internal.store.BlockedReason;
 import dev.relay.internal.store.DependencyReader;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -325,6 +326,31 @@ public final class Admin {
   }
 
   /**
+   * Cancels {@code workId} as {@link #cancel(String, String, String)} does, then every dependent
+   * that waits for it (ready), directly or through other waiting dependents, nearest first, at most
+   * {@link #MAX_BATCH}: the cascading form for a dependency that will not be done. Each cancel is
+   * its own transaction and audit row, with the same actor and reason. Returns the item's result
+   * first, then each dependent's; a dependent enqueued while this runs is not included.
+   */
+  public List<CancelResult> cancelWithDependents(String workId, String actor, String reason) {
+    requireWorkId(workId);
+    requireText("actor", actor, MAX_ACTOR_LENGTH);
+    requireText("reason", reason, MAX_REASON_LENGTH);
+    List<CancelResult> results = new ArrayList<>();
+    results.add(withConnection("cancel " + workId, c -> store.cancel(c, workId, actor, reason)));
+    List<String> dependents;
+    try (Connection c = dataSource.getConnection()) {
+      dependents = dependencyReader.waitingDependents(c, workId, MAX_BATCH);
+    } catch (SQLException e) {
+      throw SqlErrors.translate("dependents of " + workId, e);
+    }
+    for (String id : dependents) {
+      results.add(withConnection("cancel " + id, c -> store.cancel(c, id, actor, reason)));
+    }
+    return results;
+  }
+
+  /**
    * Cancels up to {@code limit} items that are ready, running or failed and match {@code filter},
    * oldest first, each in its own transaction as {@link #cancel(String, String, String)}.
    */
@@ -456,6 +482,11 @@ public final class Admin {
     if (f.outcome() != null && !OUTCOMES.contains(f.outcome())) {
       throw new InvalidAdminRequestException(
           "filter.outcome", "'" + f.outcome() + "' is not one of " + OUTCOMES);
+    }
+    if (f.blockedReason() != null && !BlockedReason.REASONS.contains(f.blockedReason())) {
+      throw new InvalidAdminRequestException(
+          "filter.blockedReason",
+          "'" + f.blockedReason() + "' is not one of " + BlockedReason.REASONS);
     }
     for (Duration d : new Duration[] {f.olderThan(), f.newerThan()}) {
       if (d != null && (d.isNegative() || d.toDays() > 36_500)) {

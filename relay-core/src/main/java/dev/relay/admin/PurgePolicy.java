@@ -20,7 +20,9 @@ import java.time.Duration;
  *
  * @param workRetention how long done and cancelled work stays after it ended (at least 1 minute)
  * @param historyRetention how long attempt history and audit rows stay (at least 1 minute)
- * @param identityHorizon how long a tombstone stays after its work was purged (at least 1 minute)
+ * @param identityHorizon how long a tombstone stays after its work was purged (at least 1 minute;
+ *     never shorter, in effect, than the longest {@code each} catch-up window of a schedule in the
+ *     schema, see docs/scheduling.md)
  * @param batchSize rows per batch, each batch its own short transaction (1-10,000)
  * @param maxBatches batches per table and run (1-100,000); the rest waits for the next run
  */

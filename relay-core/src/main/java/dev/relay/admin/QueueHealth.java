@@ -33,6 +33,10 @@ import java.util.Map;
  * @param finishedCountsAsOf when {@code done} and {@code cancelled} were counted (the last summary
  *     refresh by {@link Maintenance} or {@link Admin#refreshSummary()}), or {@code null} if the
  *     summary was never refreshed
+ * @param blockedByReason ready work held by a dependency (docs/dependencies.md), counted by reason:
+ *     {@code dependency_failed}, {@code dependency_cancelled}, {@code dependency_superseded},
+ *     {@code dependency_missing}; exact at the same instant, read through the index of waiting
+ *     dependents. Included in {@code ready}
  */
 public record QueueHealth(
     String queue,
@@ -49,10 +53,53 @@ public record QueueHealth(
     long completedInWindow,
     Duration completionP50,
     Duration completionP95,
-    Instant finishedCountsAsOf) {
-  /** Copies the failure map (unmodifiable, never null). */
+    Instant finishedCountsAsOf,
+    Map<String, Long> blockedByReason) {
+  /** Copies the maps (unmodifiable, never null). */
   public QueueHealth {
     failuresByReason = failuresByReason == null ? Map.of() : Map.copyOf(failuresByReason);
+    blockedByReason = blockedByReason == null ? Map.of() : Map.copyOf(blockedByReason);
+  }
+
+  /** The health without blocked-work counts (as before they were reported). */
+  public QueueHealth(
+      String queue,
+      String kind,
+      long ready,
+      long running,
+      long done,
+      long failed,
+      long cancelled,
+      Duration oldestEligibleAge,
+      long expiredLeases,
+      long blockedKeys,
+      Map<String, Long> failuresByReason,
+      long completedInWindow,
+      Duration completionP50,
+      Duration completionP95,
+      Instant finishedCountsAsOf) {
+    this(
+        queue,
+        kind,
+        ready,
+        running,
+        done,
+        failed,
+        cancelled,
+        oldestEligibleAge,
+        expiredLeases,
+        blockedKeys,
+        failuresByReason,
+        completedInWindow,
+        completionP50,
+        completionP95,
+        finishedCountsAsOf,
+        Map.of());
+  }
+
+  /** Ready work held by a dependency, whatever the reason: the sum of {@link #blockedByReason}. */
+  public long blocked() {
+    return blockedByReason.values().stream().mapToLong(Long::longValue).sum();
   }
 
   /** Work that has not ended: ready plus running. */

@@ -17,7 +17,7 @@ import java.util.Objects;
  */
 public final class WorkFilter {
   private static final WorkFilter ALL =
-      new WorkFilter(null, null, null, null, null, null, null, null);
+      new WorkFilter(null, null, null, null, null, null, null, null, false, null);
 
   private final String state;
   private final String kind;
@@ -27,6 +27,8 @@ public final class WorkFilter {
   private final Duration newerThan;
   private final String errorKind;
   private final String outcome;
+  private final boolean blockedOnly;
+  private final String blockedReason;
 
   private WorkFilter(
       String state,
@@ -36,7 +38,9 @@ public final class WorkFilter {
       Duration olderThan,
       Duration newerThan,
       String errorKind,
-      String outcome) {
+      String outcome,
+      boolean blockedOnly,
+      String blockedReason) {
     this.state = state;
     this.kind = kind;
     this.queue = queue;
@@ -45,6 +49,8 @@ public final class WorkFilter {
     this.newerThan = newerThan;
     this.errorKind = errorKind;
     this.outcome = outcome;
+    this.blockedOnly = blockedOnly;
+    this.blockedReason = blockedReason;
   }
 
   /** A filter that matches all work. */
@@ -58,7 +64,16 @@ public final class WorkFilter {
    */
   public WorkFilter state(String state) {
     return new WorkFilter(
-        state, kind, queue, orderingKey, olderThan, newerThan, errorKind, outcome);
+        state,
+        kind,
+        queue,
+        orderingKey,
+        olderThan,
+        newerThan,
+        errorKind,
+        outcome,
+        blockedOnly,
+        blockedReason);
   }
 
   /** Only work in {@code state}. */
@@ -69,34 +84,91 @@ public final class WorkFilter {
   /** Only work of {@code kind}. */
   public WorkFilter kind(String kind) {
     return new WorkFilter(
-        state, kind, queue, orderingKey, olderThan, newerThan, errorKind, outcome);
+        state,
+        kind,
+        queue,
+        orderingKey,
+        olderThan,
+        newerThan,
+        errorKind,
+        outcome,
+        blockedOnly,
+        blockedReason);
   }
 
   /** Only work in {@code queue}. */
   public WorkFilter queue(String queue) {
     return new WorkFilter(
-        state, kind, queue, orderingKey, olderThan, newerThan, errorKind, outcome);
+        state,
+        kind,
+        queue,
+        orderingKey,
+        olderThan,
+        newerThan,
+        errorKind,
+        outcome,
+        blockedOnly,
+        blockedReason);
   }
 
   /** Only work with ordering key {@code key}. */
   public WorkFilter orderingKey(String key) {
-    return new WorkFilter(state, kind, queue, key, olderThan, newerThan, errorKind, outcome);
+    return new WorkFilter(
+        state,
+        kind,
+        queue,
+        key,
+        olderThan,
+        newerThan,
+        errorKind,
+        outcome,
+        blockedOnly,
+        blockedReason);
   }
 
   /** Only work created at least {@code age} ago. */
   public WorkFilter olderThan(Duration age) {
-    return new WorkFilter(state, kind, queue, orderingKey, age, newerThan, errorKind, outcome);
+    return new WorkFilter(
+        state,
+        kind,
+        queue,
+        orderingKey,
+        age,
+        newerThan,
+        errorKind,
+        outcome,
+        blockedOnly,
+        blockedReason);
   }
 
   /** Only work created less than {@code age} ago. */
   public WorkFilter newerThan(Duration age) {
-    return new WorkFilter(state, kind, queue, orderingKey, olderThan, age, errorKind, outcome);
+    return new WorkFilter(
+        state,
+        kind,
+        queue,
+        orderingKey,
+        olderThan,
+        age,
+        errorKind,
+        outcome,
+        blockedOnly,
+        blockedReason);
   }
 
   /** Only work whose last error kind is {@code errorKind} (for example {@code deadline}). */
   public WorkFilter errorKind(String errorKind) {
     return new WorkFilter(
-        state, kind, queue, orderingKey, olderThan, newerThan, errorKind, outcome);
+        state,
+        kind,
+        queue,
+        orderingKey,
+        olderThan,
+        newerThan,
+        errorKind,
+        outcome,
+        blockedOnly,
+        blockedReason);
   }
 
   /**
@@ -105,7 +177,46 @@ public final class WorkFilter {
    */
   public WorkFilter outcome(String outcome) {
     return new WorkFilter(
-        state, kind, queue, orderingKey, olderThan, newerThan, errorKind, outcome);
+        state,
+        kind,
+        queue,
+        orderingKey,
+        olderThan,
+        newerThan,
+        errorKind,
+        outcome,
+        blockedOnly,
+        blockedReason);
+  }
+
+  /**
+   * Only work held by a dependency: ready, waiting for a dependency that failed, was cancelled or
+   * superseded, or is gone, directly or through the work it waits for (docs/dependencies.md). Such
+   * work is listed through the index of waiting dependents.
+   */
+  public WorkFilter blocked() {
+    return new WorkFilter(
+        state, kind, queue, orderingKey, olderThan, newerThan, errorKind, outcome, true, null);
+  }
+
+  /**
+   * Only work held by a dependency for {@code reason}: {@code dependency_failed}, {@code
+   * dependency_cancelled}, {@code dependency_superseded} or {@code dependency_missing} (implies
+   * {@link #blocked()}).
+   */
+  public WorkFilter blockedReason(String reason) {
+    return new WorkFilter(
+        state, kind, queue, orderingKey, olderThan, newerThan, errorKind, outcome, true, reason);
+  }
+
+  /** Whether only work held by a dependency matches ({@link #blocked()}). */
+  public boolean blockedOnly() {
+    return blockedOnly;
+  }
+
+  /** The blocked-reason criterion, or {@code null} (any reason, when {@link #blockedOnly()}). */
+  public String blockedReason() {
+    return blockedReason;
   }
 
   /** The state criterion, or {@code null}. */
@@ -158,12 +269,24 @@ public final class WorkFilter {
         && Objects.equals(olderThan, f.olderThan)
         && Objects.equals(newerThan, f.newerThan)
         && Objects.equals(errorKind, f.errorKind)
-        && Objects.equals(outcome, f.outcome);
+        && Objects.equals(outcome, f.outcome)
+        && blockedOnly == f.blockedOnly
+        && Objects.equals(blockedReason, f.blockedReason);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(state, kind, queue, orderingKey, olderThan, newerThan, errorKind, outcome);
+    return Objects.hash(
+        state,
+        kind,
+        queue,
+        orderingKey,
+        olderThan,
+        newerThan,
+        errorKind,
+        outcome,
+        blockedOnly,
+        blockedReason);
   }
 
   @Override
@@ -184,6 +307,10 @@ public final class WorkFilter {
         + errorKind
         + ", outcome="
         + outcome
+        + ", blockedOnly="
+        + blockedOnly
+        + ", blockedReason="
+        + blockedReason
         + "]";
   }
 }

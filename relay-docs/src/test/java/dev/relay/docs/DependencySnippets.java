@@ -39,6 +39,8 @@ final class DependencySnippets {
     admin.redrive("order-103-charge", RedriveRequest.of("mina@ops", "card provider back, INC-7"));
     // or give up on a dependent
     admin.cancel("order-103-invoice", "mina@ops", "order withdrawn");
+    // or give up on the charge and everything that waits for it
+    admin.cancelWithDependents("order-103-charge", "mina@ops", "order withdrawn");
     // docs:end
   }
 }

@@ -101,6 +101,12 @@ class RoleGrantsTest {
         assertDenied(role, "UPDATE " + db.schema() + ".outbox SET payload = '{}'");
         assertDenied(role, "DELETE FROM " + db.schema() + ".outbox");
       }
+      // The producer locks dependencies only through lock_dependencies: it holds no UPDATE, so
+      // it cannot lock rows of its own choosing, and no other role may call the function.
+      assertDenied(asProducer, "SELECT work_id FROM " + db.schema() + ".outbox FOR KEY SHARE");
+      assertDenied(asProducer, "SELECT work_id FROM " + db.schema() + ".tombstone FOR KEY SHARE");
+      assertDenied(
+          asWorker, "SELECT " + db.schema() + ".lock_dependencies(ARRAY['order-103-ack'])");
     }
   }
 

@@ -3,6 +3,7 @@ package dev.relay.serve;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.relay.FlowLimits;
 import dev.relay.KindPolicy;
 import dev.relay.Milestone;
 import dev.relay.Relay;
@@ -45,7 +46,9 @@ import org.springframework.boot.convert.DurationStyle;
  *   "kinds": {
  *     "order_received": {"handler": "log", "max_attempts": 8, "backoff_base": "2s",
  *                        "backoff_cap": "10m", "max_elapsed": "12h", "max_run_time": "30m",
- *                        "dedup_horizon": "24h", "unknown_outcome": "retry"},
+ *                        "dedup_horizon": "24h", "unknown_outcome": "retry",
+ *                        "max_running": 4, "max_running_per_group": 1,
+ *                        "rate_limit": 100, "rate_interval": "1m"},
  *     "mail": {"handler": "http", "url": "http://127.0.0.1:8025/mail",
  *              "receiver_ref_field": "email_id", "milestone": "queued",
  *              "connect_timeout": "2s", "request_timeout": "10s", "fencing": "generation"}
@@ -143,6 +146,10 @@ record ServeConfig(
           "max_run_time",
           "dedup_horizon",
           "unknown_outcome",
+          "max_running",
+          "max_running_per_group",
+          "rate_limit",
+          "rate_interval",
           "url",
           "connect_timeout",
           "request_timeout",
@@ -416,7 +423,47 @@ record ServeConfig(
                   throw new IllegalArgumentException(
                       where + ": unknown_outcome must be retry or park, was '" + unknown + "'");
             });
+    p = p.withLimits(limits(node, where));
     return new KindConfig(handler, p, handler.equals("http") ? route(name, node, where) : null);
+  }
+
+  /**
+   * A kind's global flow limits (docs/limits.md), each optional: {@code max_running}, {@code
+   * max_running_per_group} and {@code rate_limit} (1-1,000,000), {@code rate_interval} (1s-1d, set
+   * exactly when {@code rate_limit} is). Checked here, so a bad value is refused naming its key
+   * before anything connects.
+   */
+  private static FlowLimits limits(JsonNode node, String where) {
+    Integer maxRunning = limit(node, "max_running", where);
+    Integer perGroup = limit(node, "max_running_per_group", where);
+    Integer rate = limit(node, "rate_limit", where);
+    Duration interval = duration(node, "rate_interval", null, where);
+    if ((rate == null) != (interval == null)) {
+      throw new IllegalArgumentException(
+          where
+              + ": "
+              + (rate == null ? "rate_interval needs rate_limit" : "rate_limit needs rate_interval")
+              + " (at most rate_limit claims within any rate_interval)");
+    }
+    within(
+        interval,
+        "rate_interval",
+        FlowLimits.MIN_RATE_INTERVAL,
+        FlowLimits.MAX_RATE_INTERVAL,
+        where);
+    return new FlowLimits(maxRunning, perGroup, rate, interval);
+  }
+
+  private static Integer limit(JsonNode node, String field, String where) {
+    if (!node.has(field) || node.get(field).isNull()) {
+      return null;
+    }
+    int n = integer(node, field, where);
+    if (n < 1 || n > FlowLimits.MAX_LIMIT) {
+      throw new IllegalArgumentException(
+          where + ": " + field + " must be between 1 and " + FlowLimits.MAX_LIMIT + ", was " + n);
+    }
+    return n;
   }
 
   /** The HTTP route of a kind whose handler is {@code http}. */

@@ -3,12 +3,14 @@ package dev.relay.serve;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.relay.FlowLimits;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.security.crypto.bcrypt.BCrypt;
@@ -81,6 +83,40 @@ class ServeCommandTest {
         dir,
         config(", \"console\": {\"enabled\": false, \"users\": []}"),
         "console.enabled is false but users are given");
+  }
+
+  @Test
+  void flowLimitsOfAKindReachItsPolicy() {
+    ServeConfig c =
+        ServeConfig.parse(
+            "{\"kinds\": {\"k\": {\"handler\": \"log\", \"max_running\": 2,"
+                + " \"max_running_per_group\": 1, \"rate_limit\": 50,"
+                + " \"rate_interval\": \"10s\"}, \"free\": {}}}",
+            "relay.json");
+    assertThat(c.kinds().get("k").policy().limits())
+        .isEqualTo(new FlowLimits(2, 1, 50, Duration.ofSeconds(10)));
+    assertThat(c.kinds().get("free").policy().limits()).isEqualTo(FlowLimits.NONE);
+  }
+
+  @Test
+  void badLimitsAreRefusedNamingTheKey(@TempDir Path dir) throws Exception {
+    assertRefused(dir, limits("\"max_running\": 0"), "kind k: max_running must be between 1 and");
+    assertRefused(
+        dir,
+        limits("\"max_running_per_group\": 1000001"),
+        "kind k: max_running_per_group must be between 1 and 1000000");
+    assertRefused(dir, limits("\"rate_limit\": \"many\""), "kind k: rate_limit must be an integer");
+    assertRefused(dir, limits("\"rate_limit\": 5"), "kind k: rate_limit needs rate_interval");
+    assertRefused(
+        dir, limits("\"rate_interval\": \"1m\""), "kind k: rate_interval needs rate_limit");
+    assertRefused(
+        dir,
+        limits("\"rate_limit\": 5, \"rate_interval\": \"500ms\""),
+        "kind k: rate_interval must be between 1s and 24h");
+  }
+
+  private static String limits(String fields) {
+    return "{\"kinds\": {\"k\": {\"handler\": \"log\", " + fields + "}}}";
   }
 
   @Test

@@ -3,6 +3,7 @@ package dev.relay.internal.admin;
 import dev.relay.internal.jdbc.PerSchema;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.store.AttemptCap;
+import dev.relay.internal.store.BlockedReason;
 
 /**
  * Every statement of the admin API and of retention, one constant per operation, with the validated
@@ -22,23 +23,32 @@ final class AdminSql {
    * each row again under its lock. Followed by the keyset cursor (created_at, work_id), the states
    * an operation may touch, and the limit.
    */
-  private static final String FILTER_WHERE =
-      """
-       WHERE (?::text IS NULL OR o.state = ?::text)
-         AND (?::text IS NULL OR o.kind = ?::text)
-         AND (?::text IS NULL OR o.queue = ?::text)
-         AND (?::text IS NULL OR o.ordering_key = ?::text)
-         AND (?::int8 IS NULL
-              OR o.created_at <= statement_timestamp() - ?::int8 * interval '1 millisecond')
-         AND (?::int8 IS NULL
-              OR o.created_at > statement_timestamp() - ?::int8 * interval '1 millisecond')
-         AND (?::text IS NULL OR o.last_error_kind = ?::text)
-         AND (?::text IS NULL OR o.outcome = ?::text)
-         AND (?::timestamptz IS NULL OR (o.created_at, o.work_id) > (?::timestamptz, ?::text))
-         AND (?::text[] IS NULL OR o.state = ANY (?::text[]))
-       ORDER BY o.created_at, o.work_id
-       LIMIT ?
-      """;
+  private static String filterWhere(SchemaName schema) {
+    return """
+         WHERE (?::text IS NULL OR o.state = ?::text)
+           AND (?::text IS NULL OR o.kind = ?::text)
+           AND (?::text IS NULL OR o.queue = ?::text)
+           AND (?::text IS NULL OR o.ordering_key = ?::text)
+           AND (?::int8 IS NULL
+                OR o.created_at <= statement_timestamp() - ?::int8 * interval '1 millisecond')
+           AND (?::int8 IS NULL
+                OR o.created_at > statement_timestamp() - ?::int8 * interval '1 millisecond')
+           AND (?::text IS NULL OR o.last_error_kind = ?::text)
+           AND (?::text IS NULL OR o.outcome = ?::text)
+        """
+        // blocked work: a LIKE pattern, 'dependency%' for any reason; the first two conjuncts
+        // are the predicate of outbox_waiting_idx, so the reason is derived for waiting
+        // dependents only
+        + "   AND (?::text IS NULL OR (o.has_dependencies AND o.state = 'ready' AND "
+        + BlockedReason.of(schema, "o")
+        + " LIKE ?::text))\n"
+        + """
+           AND (?::timestamptz IS NULL OR (o.created_at, o.work_id) > (?::timestamptz, ?::text))
+           AND (?::text[] IS NULL OR o.state = ANY (?::text[]))
+         ORDER BY o.created_at, o.work_id
+         LIMIT ?
+        """;
+  }
 
   /** The columns of a {@link dev.relay.admin.WorkItem}, from the outbox row {@code o}. */
   private static String itemColumns(SchemaName schema) {
@@ -104,6 +114,13 @@ final class AdminSql {
   /** Every registered kind's policy, with its flow limits when it has any, by kind. */
   final String kinds;
 
+  /**
+   * Dependents held by a dependency, counted per (queue, kind, reason): read through the partial
+   * index of waiting dependents, so the cost follows them, not the work table. The MATERIALIZED CTE
+   * derives each row's reason once (a flattened subquery would repeat it in the filter).
+   */
+  final String blockedByReason;
+
   /** The whole row of one item. */
   final String showWork;
 
@@ -166,6 +183,12 @@ final class AdminSql {
   /** Dry run of {@link #purgeTombstones}. */
   final String countTombstones;
 
+  /**
+   * The longest catch-up window ({@code missed=each(<ISO-8601 duration>)} in a schedule's stored
+   * definition) in milliseconds, 0 without one: tombstones are kept at least that long.
+   */
+  final String longestCatchUp;
+
   /** Attempt history past retention whose work is purged or ended done or cancelled. */
   final String purgeAttempts;
 
@@ -206,7 +229,10 @@ final class AdminSql {
   AdminSql(SchemaName schema) {
     listWork =
         schema.inject(
-            "SELECT " + itemColumns(schema) + " FROM ${relay_schema}.outbox o" + FILTER_WHERE);
+            "SELECT "
+                + itemColumns(schema)
+                + " FROM ${relay_schema}.outbox o"
+                + filterWhere(schema));
     health =
         schema.inject(
             """
@@ -368,6 +394,23 @@ final class AdminSql {
               LEFT JOIN ${relay_schema}.limiter l ON l.kind = k.kind
              ORDER BY k.kind
             """);
+    blockedByReason =
+        schema.inject(
+            """
+            WITH waiting AS MATERIALIZED (
+                SELECT o.queue, o.kind,
+            """
+                + BlockedReason.of(schema, "o")
+                + """
+                        AS reason
+                  FROM ${relay_schema}.outbox o
+                 WHERE o.has_dependencies AND o.state = 'ready'
+            )
+            SELECT queue, kind, reason, count(*) AS n
+              FROM waiting
+             WHERE reason IS NOT NULL
+             GROUP BY 1, 2, 3
+            """);
     showWork =
         schema.inject(
             "SELECT "
@@ -488,6 +531,14 @@ final class AdminSql {
     countPurgeableWork = schema.inject("SELECT count(*)\n" + purgeablePredicate);
     purgeTombstones = agePurge(schema, "tombstone", "work_id", "purged_at");
     countTombstones = ageCount(schema, "tombstone", "purged_at");
+    longestCatchUp =
+        schema.inject(
+            """
+            SELECT coalesce(max(extract(epoch FROM
+                       substring(s.definition FROM 'missed=each\\(([^)]+)\\)')::interval)), 0)
+                   * 1000
+              FROM ${relay_schema}.schedule_state s
+            """);
     purgeAttempts = historyPurge(schema, "attempt", "id", "ended_at", "work_id");
     countAttempts = historyCount(schema, "attempt", "ended_at", "work_id");
     purgeRedriveAudit = historyPurge(schema, "redrive_audit", "id", "redriven_at", "work_id");

@@ -16,8 +16,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Queue health: counts, ages, percentiles and failure reasons per (queue, kind), measured at one
- * instant of the database clock, and the refresh of the done/cancelled summary.
+ * Queue health: counts, ages, percentiles, failure reasons and blocked dependents per (queue,
+ * kind), measured in one transaction on the database clock, and the refresh of the done/cancelled
+ * summary.
  */
 final class HealthQueries {
   private final Timeouts timeouts;
@@ -78,6 +79,17 @@ final class HealthQueries {
               }
             }
           }
+          Map<String, Map<String, Long>> blocked = new HashMap<>();
+          try (PreparedStatement ps = tx.prepareStatement(sql.blockedByReason);
+              ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+              blocked
+                  .computeIfAbsent(
+                      rs.getString("queue") + "\u0000" + rs.getString("kind"),
+                      k -> new LinkedHashMap<>())
+                  .put(rs.getString("reason"), rs.getLong("n"));
+            }
+          }
           List<QueueHealth> result = new ArrayList<>();
           for (HealthRow r : rows) {
             result.add(
@@ -96,7 +108,8 @@ final class HealthQueries {
                     r.completedInWindow(),
                     r.p50(),
                     r.p95(),
-                    r.summaryAsOf()));
+                    r.summaryAsOf(),
+                    blocked.getOrDefault(r.queue() + "\u0000" + r.kind(), Map.of())));
           }
           return result;
         });

@@ -29,7 +29,9 @@ final class Retention {
     long retention = p.workRetention().toMillis();
     long defaultHorizon = KindPolicy.DEFAULT_DEDUP_HORIZON.toMillis();
     long history = p.historyRetention().toMillis();
-    long identity = p.identityHorizon().toMillis();
+    // A tombstone outlives every schedule's catch-up window: a late slot enqueued again must meet
+    // its tombstone, not run as new work (docs/scheduling.md, missed slots).
+    long identity = Math.max(p.identityHorizon().toMillis(), longestCatchUpMillis(c));
     if (dryRun) {
       return Tx.run(
           c,
@@ -58,6 +60,21 @@ final class Retention {
             + batches(c, "purge supersedes", sql.purgeSupersedes, p, complete, history)
             + batches(c, "purge purge audit", sql.purgePurgeAudit, p, complete, history);
     return new PurgeResult(false, work, tombs, attempts, audits, complete[0]);
+  }
+
+  /** The longest {@code each(window)} missed-slot window of the schedules in this schema, or 0. */
+  private long longestCatchUpMillis(Connection c) {
+    return Tx.run(
+        c,
+        timeouts,
+        "read catch-up windows",
+        tx -> {
+          try (PreparedStatement ps = tx.prepareStatement(sql.longestCatchUp);
+              ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getLong(1);
+          }
+        });
   }
 
   /**

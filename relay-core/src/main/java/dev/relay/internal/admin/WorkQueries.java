@@ -94,6 +94,10 @@ final class WorkQueries {
     setMillis(ps, i++, f.newerThan());
     i = twice(ps, i, f.errorKind());
     i = twice(ps, i, f.outcome());
+    // blocked work: a LIKE pattern over the derived reason ('dependency%' for any reason)
+    String blocked =
+        !f.blockedOnly() ? null : f.blockedReason() != null ? f.blockedReason() : "dependency%";
+    i = twice(ps, i, blocked);
     if (after == null) {
       ps.setNull(i++, Types.TIMESTAMP_WITH_TIMEZONE);
       ps.setNull(i++, Types.TIMESTAMP_WITH_TIMEZONE);

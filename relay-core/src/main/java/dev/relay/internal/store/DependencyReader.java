@@ -43,6 +43,25 @@ public final class DependencyReader {
     }
   }
 
+  /**
+   * The dependents of {@code workId} that wait (ready), directly or through other waiting
+   * dependents, nearest first, at most {@code limit}.
+   */
+  public List<String> waitingDependents(Connection c, String workId, int limit)
+      throws SQLException {
+    List<String> ids = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(sql.waitingDependents)) {
+      ps.setString(1, workId);
+      ps.setInt(2, limit);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          ids.add(rs.getString(1));
+        }
+      }
+    }
+    return ids;
+  }
+
   private static Dependency row(ResultSet rs) throws SQLException {
     return new Dependency(
         rs.getString("depends_on"), rs.getString("state"), rs.getBoolean("superseded"));

@@ -13,7 +13,8 @@ final class DependencySql {
    * Enqueue, before the insert: which of the named IDs exist as work or as a tombstone, locking
    * each found row FOR KEY SHARE until the producer's transaction ends, so a concurrent purge (a
    * DELETE) waits instead of removing a dependency the new work is about to name. Rows are locked
-   * in ID order, as every other multi-row lock. Returns each found ID once.
+   * in ID order, as every other multi-row lock. Returns each found ID once. Runs through the
+   * function {@code lock_dependencies} (V11), so a producer needs EXECUTE on it, not UPDATE.
    */
   final String lockExisting;
 
@@ -34,6 +35,13 @@ final class DependencySql {
    */
   final String blockedBy;
 
+  /**
+   * The dependents of one item that still wait (ready), direct and through other waiting
+   * dependents, nearest first, each once; for a cascading cancel. Bounded by the limit and a depth
+   * guard; found through {@code dependency_depends_on_idx}.
+   */
+  final String waitingDependents;
+
   private static final PerSchema<DependencySql> CATALOG = new PerSchema<>(DependencySql::new);
 
   static DependencySql of(SchemaName schema) {
@@ -41,22 +49,11 @@ final class DependencySql {
   }
 
   DependencySql(SchemaName schema) {
+    // The check and the lock run in a SECURITY DEFINER function (migration V11): a row lock needs
+    // UPDATE on the table, which a producer role does not have.
     lockExisting =
         schema.inject(
-            """
-            WITH present AS (
-                SELECT o.work_id FROM ${relay_schema}.outbox o
-                 WHERE o.work_id = ANY (?::text[])
-                 ORDER BY o.work_id
-                   FOR KEY SHARE
-            ), kept AS (
-                SELECT t.work_id FROM ${relay_schema}.tombstone t
-                 WHERE t.work_id = ANY (?::text[])
-                 ORDER BY t.work_id
-                   FOR KEY SHARE
-            )
-            SELECT work_id FROM present UNION SELECT work_id FROM kept
-            """);
+            "SELECT f.work_id FROM ${relay_schema}.lock_dependencies(?::text[]) AS f(work_id)");
     insert =
         schema.inject(
             """
@@ -65,6 +62,31 @@ final class DependencySql {
               FROM unnest(?::text[], ?::text[]) AS u(work_id, depends_on)
              ORDER BY u.work_id, u.depends_on
                 ON CONFLICT DO NOTHING
+            """);
+    waitingDependents =
+        schema.inject(
+            """
+            WITH RECURSIVE down (work_id, depth) AS (
+                SELECT d.work_id, 1
+                  FROM ${relay_schema}.dependency d
+                 WHERE d.depends_on = ?
+                UNION
+                -- by key, once per found dependent (see BlockedReason)
+                SELECT x.work_id, n.depth + 1
+                  FROM down n
+                 CROSS JOIN LATERAL (
+                       SELECT d.work_id FROM ${relay_schema}.dependency d
+                        WHERE d.depends_on = n.work_id
+                          AND (SELECT w.state FROM ${relay_schema}.outbox w
+                                WHERE w.work_id = n.work_id) = 'ready'
+                        LIMIT 10000) x
+                 WHERE n.depth < 1000
+            ), waiting AS (
+                SELECT n.work_id, n.depth FROM down n
+                 WHERE (SELECT w.state FROM ${relay_schema}.outbox w
+                         WHERE w.work_id = n.work_id) = 'ready'
+            )
+            SELECT work_id FROM waiting GROUP BY work_id ORDER BY min(depth), work_id LIMIT ?
             """);
     statesOf =
         schema.inject(

@@ -127,9 +127,7 @@ public final class Enqueuer {
   private Set<String> lockExisting(Connection c, Set<String> ids) throws SQLException {
     Set<String> found = new HashSet<>();
     try (PreparedStatement ps = c.prepareStatement(dependencies.lockExisting)) {
-      Object[] array = ids.toArray();
-      ps.setArray(1, c.createArrayOf("text", array));
-      ps.setArray(2, c.createArrayOf("text", array));
+      ps.setArray(1, c.createArrayOf("text", ids.toArray()));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           found.add(rs.getString(1));

@@ -197,6 +197,8 @@ class ConsolePlanTest {
                     }
                   }
                 }
+                ps.setNull(p++, Types.VARCHAR); // blocked: BlockedPlanTest
+                ps.setNull(p++, Types.VARCHAR);
                 ps.setNull(p++, Types.TIMESTAMP_WITH_TIMEZONE);
                 ps.setNull(p++, Types.TIMESTAMP_WITH_TIMEZONE);
                 ps.setNull(p++, Types.VARCHAR);

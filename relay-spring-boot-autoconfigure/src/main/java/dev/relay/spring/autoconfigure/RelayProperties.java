@@ -142,6 +142,27 @@ public class RelayProperties {
     /** What an attempt whose effect is unknown gets. */
     private UnknownOutcome unknownOutcome = UnknownOutcome.RETRY;
 
+    /**
+     * At most this many live claims of the kind across every worker (1-1000000; unset: no limit).
+     * Enforced in the database; see docs/limits.md.
+     */
+    private Integer maxRunning;
+
+    /**
+     * At most this many live claims of the kind per group key across every worker (1-1000000;
+     * unset: no limit).
+     */
+    private Integer maxRunningPerGroup;
+
+    /**
+     * At most this many claims of the kind within any rate-interval across every worker (1-1000000;
+     * unset: no rate limit). Needs rate-interval.
+     */
+    private Integer rateLimit;
+
+    /** The sliding window of rate-limit (1s-1d); set exactly when rate-limit is. */
+    private Duration rateInterval;
+
     public Duration getBackoffBase() {
       return backoffBase;
     }
@@ -196,6 +217,38 @@ public class RelayProperties {
 
     public void setUnknownOutcome(UnknownOutcome unknownOutcome) {
       this.unknownOutcome = unknownOutcome;
+    }
+
+    public Integer getMaxRunning() {
+      return maxRunning;
+    }
+
+    public void setMaxRunning(Integer maxRunning) {
+      this.maxRunning = maxRunning;
+    }
+
+    public Integer getMaxRunningPerGroup() {
+      return maxRunningPerGroup;
+    }
+
+    public void setMaxRunningPerGroup(Integer maxRunningPerGroup) {
+      this.maxRunningPerGroup = maxRunningPerGroup;
+    }
+
+    public Integer getRateLimit() {
+      return rateLimit;
+    }
+
+    public void setRateLimit(Integer rateLimit) {
+      this.rateLimit = rateLimit;
+    }
+
+    public Duration getRateInterval() {
+      return rateInterval;
+    }
+
+    public void setRateInterval(Duration rateInterval) {
+      this.rateInterval = rateInterval;
     }
   }
 

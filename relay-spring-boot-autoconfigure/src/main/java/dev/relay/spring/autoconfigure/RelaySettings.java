@@ -1,5 +1,6 @@
 package dev.relay.spring.autoconfigure;
 
+import dev.relay.FlowLimits;
 import dev.relay.InvalidConfigurationException;
 import dev.relay.KindPolicy;
 import dev.relay.Relay;
@@ -66,7 +67,14 @@ final class RelaySettings {
         .withUnknownOutcome(
             k.getUnknownOutcome() == RelayProperties.UnknownOutcome.PARK
                 ? UnknownOutcomePolicy.park()
-                : UnknownOutcomePolicy.retry());
+                : UnknownOutcomePolicy.retry())
+        // ranges (and a rate-interval without rate-limit) are checked by Relay.Builder.build()
+        .withLimits(
+            new FlowLimits(
+                k.getMaxRunning(),
+                k.getMaxRunningPerGroup(),
+                k.getRateLimit(),
+                k.getRateInterval()));
   }
 
   /**

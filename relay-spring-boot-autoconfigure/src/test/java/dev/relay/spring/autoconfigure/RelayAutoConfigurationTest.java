@@ -1,6 +1,7 @@
 package dev.relay.spring.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.relay.Handler;
 import dev.relay.Outbox;
@@ -11,6 +12,7 @@ import dev.relay.spring.RelayHandler;
 import dev.relay.spring.RelayOutbox;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
+import java.time.Duration;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
@@ -107,6 +109,84 @@ class RelayAutoConfigurationTest {
         "no handler");
     assertRefused(
         db, "relay.shutdown-grace=30s", "relay.shutdown-grace", "timeout-per-shutdown-phase");
+  }
+
+  @Test
+  void flowLimitsFromPropertiesReachTheKindsPolicyInTheDatabase(TestDatabase db) {
+    Contexts.on(db)
+        .withUserConfiguration(OneHandler.class)
+        .withPropertyValues(
+            "relay.kinds.order_received.max-running=2",
+            "relay.kinds.order_received.max-running-per-group=1",
+            "relay.kinds.order_received.rate-limit=50",
+            "relay.kinds.order_received.rate-interval=10s")
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              // Relay.start() registers the kind's limits in the limiter table, read by every
+              // worker's claim
+              await()
+                  .atMost(Duration.ofSeconds(30))
+                  .untilAsserted(
+                      () ->
+                          assertThat(
+                                  db.queryString(
+                                      "SELECT max_running || ' ' || max_running_per_group || ' '"
+                                          + " || rate_limit || ' ' || rate_interval"
+                                          + " FROM {schema}.limiter"
+                                          + " WHERE kind = 'order_received'"))
+                              .isEqualTo("2 1 50 00:00:10"));
+            });
+  }
+
+  @Test
+  void anOutOfRangeLimitFailsStartUpNamingTheProperty(TestDatabase db) {
+    assertRefused(
+        db,
+        "relay.kinds.order_received.max-running=0",
+        "relay.kinds.order_received.max-running",
+        "between 1 and 1000000");
+    assertRefused(
+        db,
+        "relay.kinds.order_received.max-running-per-group=1000001",
+        "relay.kinds.order_received.max-running-per-group",
+        "between 1 and 1000000");
+    assertRefused(
+        db,
+        "relay.kinds.order_received.rate-limit=0",
+        "relay.kinds.order_received.rate-limit",
+        "between 1 and 1000000");
+    assertRefused(
+        db,
+        "relay.kinds.order_received.rate-interval=10s",
+        "relay.kinds.order_received.rate-limit",
+        "missing");
+    assertRefused(
+        db,
+        new String[] {
+          "relay.kinds.order_received.rate-limit=5",
+          "relay.kinds.order_received.rate-interval=500ms"
+        },
+        "relay.kinds.order_received.rate-interval",
+        "between PT1S and PT24H");
+  }
+
+  private static void assertRefused(
+      TestDatabase db, String[] settings, String property, String problem) {
+    Contexts.on(db)
+        .withUserConfiguration(OneHandler.class)
+        .withPropertyValues(settings)
+        .run(
+            context -> {
+              Throwable e = context.getStartupFailure();
+              while (e != null && !(e instanceof InvalidConfigurationPropertyValueException)) {
+                e = e.getCause();
+              }
+              assertThat(e).as("refusal of " + String.join(", ", settings)).isNotNull();
+              assertThat(((InvalidConfigurationPropertyValueException) e).getName())
+                  .isEqualTo(property);
+              assertThat(e).hasMessageContaining(problem);
+            });
   }
 
   private static void assertRefused(
