@@ -128,7 +128,8 @@ final class ConsoleController {
     } else {
       h.tag(
           "<table><thead><tr><th>Queue</th><th>Kind</th><th>Ready</th><th>Running</th><th>Done</th><th>Failed</th><th>Cancelled</th><th>Oldest"
-              + " eligible</th><th>Expired leases</th><th>Blocked keys</th><th>Failures in window"
+              + " eligible</th><th>Expired leases</th><th>Blocked keys</th><th>Held by a dependency"
+              + " (by reason)</th><th>Failures in window"
               + " (by reason)</th><th>Done in window</th><th>p50 / p95</th></tr></thead><tbody>");
       for (QueueHealth q : health) {
         h.tag("<tr>").cell(q.queue()).cell(q.kind());
@@ -138,6 +139,7 @@ final class ConsoleController {
         countCell(h, q, "failed", q.failed());
         countCell(h, q, "cancelled", q.cancelled());
         h.cell(q.oldestEligibleAge()).cell(q.expiredLeases()).cell(q.blockedKeys());
+        blockedCell(h, q);
         h.tag("<td>");
         if (q.failuresByReason().isEmpty()) {
           h.text("none");
@@ -372,6 +374,28 @@ final class ConsoleController {
     h.tag("<td>").link(Html.url(mount + "/work", p), count).tag("</td>");
   }
 
+  /**
+   * Ready work held by a failed, cancelled, superseded or missing dependency, per reason, each
+   * linking to the list of those dependents.
+   */
+  private void blockedCell(Html h, QueueHealth q) {
+    h.tag("<td>");
+    if (q.blockedByReason().isEmpty()) {
+      h.text("none");
+    }
+    q.blockedByReason().entrySet().stream()
+        .sorted(Map.Entry.comparingByKey())
+        .forEach(
+            e -> {
+              Map<String, String> p = new LinkedHashMap<>();
+              p.put("queue", q.queue());
+              p.put("kind", q.kind());
+              p.put("blocked", e.getKey());
+              h.link(Html.url(mount + "/work", p), e.getKey() + ": " + e.getValue()).tag("<br>");
+            });
+    h.tag("</td>");
+  }
+
   @GetMapping("/work")
   ResponseEntity<String> list(
       HttpServletRequest request,
@@ -381,6 +405,7 @@ final class ConsoleController {
       @RequestParam(required = false) String key,
       @RequestParam(required = false) String errorKind,
       @RequestParam(required = false) String outcome,
+      @RequestParam(required = false) String blocked,
       @RequestParam(required = false) String after) {
     guard(request, false);
     Map<String, String> filters = new LinkedHashMap<>();
@@ -390,6 +415,7 @@ final class ConsoleController {
     filters.put("key", blankToNull(key));
     filters.put("errorKind", blankToNull(errorKind));
     filters.put("outcome", blankToNull(outcome));
+    filters.put("blocked", blankToNull(blocked));
     WorkFilter f = WorkFilter.all();
     if (filters.get("state") != null) {
       f = f.state(filters.get("state"));
@@ -408,6 +434,11 @@ final class ConsoleController {
     }
     if (filters.get("outcome") != null) {
       f = f.outcome(filters.get("outcome"));
+    }
+    if ("any".equals(filters.get("blocked"))) {
+      f = f.blocked();
+    } else if (filters.get("blocked") != null) {
+      f = f.blockedReason(filters.get("blocked")); // an unknown reason is refused by name
     }
     WorkPage page = admin.list(f, blankToNull(after), properties.getPageSize());
 
@@ -430,7 +461,8 @@ final class ConsoleController {
           {"queue", "Queue"},
           {"key", "Ordering key"},
           {"errorKind", "Error kind"},
-          {"outcome", "Outcome"}
+          {"outcome", "Outcome"},
+          {"blocked", "Held by a dependency (any or a reason)"}
         }) {
       h.tag("<label>").text(field[1]).tag(" <input name=\"").attr(field[0]).tag("\" value=\"");
       h.attr(filters.get(field[0])).tag("\"></label>");

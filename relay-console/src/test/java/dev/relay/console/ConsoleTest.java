@@ -306,6 +306,50 @@ class ConsoleTest {
   }
 
   @Test
+  void overviewCountsWorkHeldByADependencyAndTheListShowsItByReason(TestDatabase db)
+      throws Exception {
+    try (java.sql.Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      dev.relay.Outbox outbox = dev.relay.Outbox.builder().schema(db.schema()).build();
+      outbox.enqueueAll(
+          c,
+          List.of(
+              dev.relay.Work.of("order-30-pay", "manual", "{}"),
+              dev.relay.Work.of("order-31-pay", "manual", "{}")));
+      outbox.enqueue(c, dev.relay.Work.of("order-30-ship", "ship", "{}").dependsOn("order-30-pay"));
+      outbox.enqueue(c, dev.relay.Work.of("order-31-ship", "ship", "{}").dependsOn("order-31-pay"));
+      c.commit();
+    }
+    Admin.create(db.dataSource(), db.schema()).cancel("order-30-pay", "mina@ops", "withdrawn");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      String overview = body(mvc.perform(get("/relay").with(VIEWER)).andExpect(status().isOk()));
+      assertThat(overview)
+          .contains("Held by a dependency")
+          .contains(
+              "href=\"/relay/work?queue=default&amp;kind=ship&amp;blocked=dependency_cancelled\">"
+                  + "dependency_cancelled: 1</a>");
+      String held =
+          body(
+              mvc.perform(get("/relay/work?kind=ship&blocked=dependency_cancelled").with(VIEWER))
+                  .andExpect(status().isOk()));
+      // order-31-ship only waits (its dependency is ready): it is not held
+      assertThat(held).contains("order-30-ship").doesNotContain("order-31-ship");
+      assertThat(
+              body(
+                  mvc.perform(get("/relay/work?blocked=any").with(VIEWER))
+                      .andExpect(status().isOk())))
+          .contains("order-30-ship")
+          .doesNotContain("order-31-ship");
+      assertThat(
+              body(
+                  mvc.perform(get("/relay/work?blocked=dependency_lost").with(VIEWER))
+                      .andExpect(status().isBadRequest())))
+          .contains("blockedReason");
+    }
+  }
+
+  @Test
   void aLargePayloadIsShownCutWithADownloadThatIsAnAttachmentForViewersToo(TestDatabase db)
       throws Exception {
     String blob = "x".repeat(ConsoleController.MAX_SHOWN_PAYLOAD + 5_000);
