@@ -91,7 +91,8 @@ class ServeCommandTest {
         ServeConfig.parse(
             "{\"kinds\": {\"k\": {\"handler\": \"log\", \"max_running\": 2,"
                 + " \"max_running_per_group\": 1, \"rate_limit\": 50,"
-                + " \"rate_interval\": \"10s\"}, \"free\": {}}}",
+                + " \"rate_interval\": \"10s\"}, \"free\": {}},"
+                + " \"console\": {\"enabled\": false}}",
             "relay.json");
     assertThat(c.kinds().get("k").policy().limits())
         .isEqualTo(new FlowLimits(2, 1, 50, Duration.ofSeconds(10)));
