@@ -116,7 +116,9 @@ public final class BenchCommand implements Callable<Integer> {
           "Relay's parts to run (default all): enqueue, burn-down, limits, growth, steady, memory,"
               + " kafka (needs --kafka), rabbitmq, nats (these two run only when named here or"
               + " given --rabbitmq / --nats), console-overview (only when named here; 1M rows"
-              + " and --retained); the peers run with --peers whatever this says.")
+              + " and --retained), ready-index (only when named here: WAL per write and paired"
+              + " throughput with and without the ready list's partial index); the peers run"
+              + " with --peers whatever this says.")
   Set<String> only;
 
   private final PrintStream out;
@@ -186,7 +188,8 @@ public final class BenchCommand implements Callable<Integer> {
           "kafka",
           "rabbitmq",
           "nats",
-          "console-overview");
+          "console-overview",
+          "ready-index");
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -291,6 +294,10 @@ public final class BenchCommand implements Callable<Integer> {
       if (only != null && only.contains("console-overview")) {
         step(report, "console overview: 1M rows, then --retained (5M with --full)");
         new ConsoleOverviewBench(db, sizes, report).run();
+      }
+      if (only != null && only.contains("ready-index")) {
+        step(report, "ready index: WAL per write and paired enqueue throughput, with and without");
+        new ReadyIndexBench(db, sizes, report).run();
       }
       if (named("nats", nats)) {
         step(report, "nats publish: raw client, relay no-op, relay + NatsTransport");

@@ -214,9 +214,10 @@ class ConsolePlanTest {
       }
       // Known gap: ready work is the newest, and no index orders it by creation, so the first
       // page walks outbox_created_idx past the finished rows. A partial index on (created_at,
-      // work_id) WHERE state = 'ready' would fix it at the cost of one index entry per enqueue
-      // and retry; measured and left for the next migration (docs/performance.md, "Console
-      // overview").
+      // work_id) WHERE state = 'ready' would fix it at the cost of one index entry per enqueue,
+      // retry and redrive: +75 bytes (+16 %) of WAL per enqueue, measured by relay bench --only
+      // ready-index and judged too much for one list filter (docs/performance.md, "Write cost,
+      // measured without the noise"). A deployment may create it itself; the planner uses it.
     }
   }
 
