@@ -61,42 +61,6 @@ public record QueueHealth(
     blockedByReason = blockedByReason == null ? Map.of() : Map.copyOf(blockedByReason);
   }
 
-  /** The health without blocked-work counts (as before they were reported). */
-  public QueueHealth(
-      String queue,
-      String kind,
-      long ready,
-      long running,
-      long done,
-      long failed,
-      long cancelled,
-      Duration oldestEligibleAge,
-      long expiredLeases,
-      long blockedKeys,
-      Map<String, Long> failuresByReason,
-      long completedInWindow,
-      Duration completionP50,
-      Duration completionP95,
-      Instant finishedCountsAsOf) {
-    this(
-        queue,
-        kind,
-        ready,
-        running,
-        done,
-        failed,
-        cancelled,
-        oldestEligibleAge,
-        expiredLeases,
-        blockedKeys,
-        failuresByReason,
-        completedInWindow,
-        completionP50,
-        completionP95,
-        finishedCountsAsOf,
-        Map.of());
-  }
-
   /** Ready work held by a dependency, whatever the reason: the sum of {@link #blockedByReason}. */
   public long blocked() {
     return blockedByReason.values().stream().mapToLong(Long::longValue).sum();
