@@ -10,10 +10,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -24,7 +20,6 @@ import org.junit.jupiter.api.Test;
  */
 @RelayDatabaseTest
 class BlockedPlanTest {
-  private static final String EXPLAIN = "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ";
 
   private TestDatabase db;
   private AdminSql sql;
@@ -69,7 +64,7 @@ class BlockedPlanTest {
     String text = plan(sql.blockedByReason, ps -> {});
     assertThat(text).as(text).doesNotContain("Seq Scan on outbox");
     assertThat(text).as(text).contains("outbox_waiting_idx");
-    assertThat(maxRowsOfOneNode(text)).as(text).isLessThan(1_000);
+    assertThat(Plans.maxWorkTableRows(text)).as(text).isLessThan(1_000);
     try (Connection c = db.connection();
         PreparedStatement ps = c.prepareStatement(sql.blockedByReason);
         ResultSet rs = ps.executeQuery()) {
@@ -102,51 +97,10 @@ class BlockedPlanTest {
             });
     assertThat(text).as(text).doesNotContain("Seq Scan on outbox");
     assertThat(text).as(text).contains("outbox_waiting_idx");
-    assertThat(maxRowsOfOneNode(text)).as(text).isLessThan(1_000);
+    assertThat(Plans.maxWorkTableRows(text)).as(text).isLessThan(1_000);
   }
 
-  /** The most rows any one node reading the work table produced or filtered out, over its loops. */
-  private static long maxRowsOfOneNode(String text) {
-    long max = 0;
-    String[] lines = text.split("\n");
-    for (int i = 0; i < lines.length; i++) {
-      String l = lines[i];
-      if (!l.contains(" on outbox ")) {
-        continue;
-      }
-      Matcher m = Pattern.compile("actual rows=([\\d.]+) loops=(\\d+)").matcher(l);
-      long rows =
-          m.find() ? Math.round(Double.parseDouble(m.group(1)) * Long.parseLong(m.group(2))) : 0;
-      long removed = 0;
-      for (int j = i + 1; j < lines.length && lines[j].trim().indexOf("->") != 0; j++) {
-        Matcher rm = Pattern.compile("Rows Removed by \\w+: (\\d+)").matcher(lines[j]);
-        if (rm.find()) {
-          removed += Long.parseLong(rm.group(1));
-        }
-      }
-      max = Math.max(max, rows + removed);
-    }
-    return max;
-  }
-
-  private interface Binder {
-    void bind(PreparedStatement ps) throws SQLException;
-  }
-
-  private String plan(String query, Binder binder) throws SQLException {
-    List<String> plan = new ArrayList<>();
-    try (Connection c = db.connection()) {
-      c.setAutoCommit(false);
-      try (PreparedStatement ps = c.prepareStatement(EXPLAIN + query)) {
-        binder.bind(ps);
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            plan.add(rs.getString(1));
-          }
-        }
-      }
-      c.rollback();
-    }
-    return String.join("\n", plan);
+  private String plan(String query, Plans.Binder binder) throws SQLException {
+    return Plans.explain(db, query, binder);
   }
 }

@@ -7,12 +7,9 @@ import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.time.OffsetDateTime;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,7 +23,6 @@ import org.junit.jupiter.api.Test;
  */
 @RelayDatabaseTest
 class ConsolePlanTest {
-  private static final String EXPLAIN = "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ";
   private static final long HOUR_MS = 3_600_000L;
 
   private TestDatabase db;
@@ -107,7 +103,7 @@ class ConsolePlanTest {
     assertThat(text).as(text).contains("outbox_claim_idx").contains("outbox_finished_idx");
     assertThat(text).as(text).contains("finished_summary");
     // No scan of the work table produces more rows than the unfinished, failed and recent work.
-    assertThat(maxWorkTableRows(text)).as(text).isLessThan(3_500);
+    assertThat(Plans.maxWorkTableRows(text)).as(text).isLessThan(3_500);
   }
 
   @Test
@@ -122,7 +118,7 @@ class ConsolePlanTest {
             });
     assertNoWorkTableScan(text);
     assertThat(text).as(text).contains("outbox_finished_idx");
-    assertThat(maxWorkTableRows(text)).as(text).isLessThanOrEqualTo(60);
+    assertThat(Plans.maxWorkTableRows(text)).as(text).isLessThanOrEqualTo(60);
   }
 
   @Test
@@ -139,7 +135,7 @@ class ConsolePlanTest {
     assertNoWorkTableScan(text);
     assertThat(text).as(text).contains("outbox_finished_idx");
     // 30,000 done rows over 30 days put ~45 in the last hour, and ~60 failed: read those only.
-    assertThat(maxWorkTableRows(text)).as(text).isLessThan(500);
+    assertThat(Plans.maxWorkTableRows(text)).as(text).isLessThan(500);
   }
 
   @Test
@@ -148,7 +144,7 @@ class ConsolePlanTest {
     String text = plan(sql.failureGroups, ps -> ps.setInt(1, 1_000));
     assertNoWorkTableScan(text);
     assertThat(text).as(text).containsPattern("Index (Only )?Scan (using|on) outbox_\\w+_idx");
-    assertThat(maxWorkTableRows(text)).as(text).isLessThanOrEqualTo(500);
+    assertThat(Plans.maxWorkTableRows(text)).as(text).isLessThanOrEqualTo(500);
   }
 
   @Test
@@ -210,7 +206,7 @@ class ConsolePlanTest {
       assertThat(text).as(e.getKey() + "\n" + text).containsPattern("Index (Only )?Scan using");
       if (!e.getKey().equals("ready")) {
         // A page reads about a page of rows, not the table (or the whole created-order index).
-        assertThat(maxWorkTableRows(text)).as(e.getKey() + "\n" + text).isLessThan(1_000);
+        assertThat(Plans.maxWorkTableRows(text)).as(e.getKey() + "\n" + text).isLessThan(1_000);
       }
       // Known gap: ready work is the newest, and no index orders it by creation, so the first
       // page walks outbox_created_idx past the finished rows. A partial index on (created_at,
@@ -249,53 +245,7 @@ class ConsolePlanTest {
     assertThat(text).as(text).doesNotContain("Seq Scan on outbox");
   }
 
-  /** The most rows any one node reading the work table produced or filtered out. */
-  private static long maxWorkTableRows(String text) {
-    long max = 0;
-    String[] lines = text.split("\n");
-    for (int i = 0; i < lines.length; i++) {
-      String l = lines[i];
-      if (!l.contains(" on outbox ") || l.contains("Bitmap Index Scan")) {
-        continue;
-      }
-      java.util.regex.Matcher m = java.util.regex.Pattern.compile("actual rows=(\\d+)").matcher(l);
-      long rows = m.find() ? Long.parseLong(m.group(1)) : 0;
-      long loops = 1;
-      java.util.regex.Matcher lm = java.util.regex.Pattern.compile("loops=(\\d+)").matcher(l);
-      if (lm.find()) {
-        loops = Long.parseLong(lm.group(1));
-      }
-      long removed = 0;
-      for (int j = i + 1; j < lines.length && lines[j].trim().indexOf("->") != 0; j++) {
-        java.util.regex.Matcher rm =
-            java.util.regex.Pattern.compile("Rows Removed by \\w+: (\\d+)").matcher(lines[j]);
-        if (rm.find()) {
-          removed += Long.parseLong(rm.group(1));
-        }
-      }
-      max = Math.max(max, rows * loops + removed);
-    }
-    return max;
-  }
-
-  private interface Binder {
-    void bind(PreparedStatement ps) throws SQLException;
-  }
-
-  private String plan(String query, Binder binder) throws SQLException {
-    List<String> plan = new ArrayList<>();
-    try (Connection c = db.connection()) {
-      c.setAutoCommit(false);
-      try (PreparedStatement ps = c.prepareStatement(EXPLAIN + query)) {
-        binder.bind(ps);
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            plan.add(rs.getString(1));
-          }
-        }
-      }
-      c.rollback();
-    }
-    return String.join("\n", plan);
+  private String plan(String query, Plans.Binder binder) throws SQLException {
+    return Plans.explain(db, query, binder);
   }
 }
