@@ -2,7 +2,9 @@ package dev.relay.admin;
 
 import dev.relay.WorkState;
 import java.time.Duration;
-import java.util.Objects;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * Which work an admin operation applies to. Every criterion is optional and they combine with AND;
@@ -16,41 +18,13 @@ import java.util.Objects;
  * filter is used (an unknown state or a negative age is refused before anything is sent).
  */
 public final class WorkFilter {
-  private static final WorkFilter ALL =
-      new WorkFilter(null, null, null, null, null, null, null, null, false, null);
+  private static final WorkFilter ALL = new WorkFilter(new Criteria());
 
-  private final String state;
-  private final String kind;
-  private final String queue;
-  private final String orderingKey;
-  private final Duration olderThan;
-  private final Duration newerThan;
-  private final String errorKind;
-  private final String outcome;
-  private final boolean blockedOnly;
-  private final String blockedReason;
+  /** The criteria; never changed once a filter holds them (each method changes a copy). */
+  private final Criteria c;
 
-  private WorkFilter(
-      String state,
-      String kind,
-      String queue,
-      String orderingKey,
-      Duration olderThan,
-      Duration newerThan,
-      String errorKind,
-      String outcome,
-      boolean blockedOnly,
-      String blockedReason) {
-    this.state = state;
-    this.kind = kind;
-    this.queue = queue;
-    this.orderingKey = orderingKey;
-    this.olderThan = olderThan;
-    this.newerThan = newerThan;
-    this.errorKind = errorKind;
-    this.outcome = outcome;
-    this.blockedOnly = blockedOnly;
-    this.blockedReason = blockedReason;
+  private WorkFilter(Criteria c) {
+    this.c = c;
   }
 
   /** A filter that matches all work. */
@@ -58,22 +32,18 @@ public final class WorkFilter {
     return ALL;
   }
 
+  private WorkFilter with(Consumer<Criteria> change) {
+    Criteria copy = c.copy();
+    change.accept(copy);
+    return new WorkFilter(copy);
+  }
+
   /**
    * Only work in {@code state}: {@code ready}, {@code running}, {@code done}, {@code failed} or
    * {@code cancelled}.
    */
   public WorkFilter state(String state) {
-    return new WorkFilter(
-        state,
-        kind,
-        queue,
-        orderingKey,
-        olderThan,
-        newerThan,
-        errorKind,
-        outcome,
-        blockedOnly,
-        blockedReason);
+    return with(n -> n.state = state);
   }
 
   /** Only work in {@code state}. */
@@ -83,92 +53,32 @@ public final class WorkFilter {
 
   /** Only work of {@code kind}. */
   public WorkFilter kind(String kind) {
-    return new WorkFilter(
-        state,
-        kind,
-        queue,
-        orderingKey,
-        olderThan,
-        newerThan,
-        errorKind,
-        outcome,
-        blockedOnly,
-        blockedReason);
+    return with(n -> n.kind = kind);
   }
 
   /** Only work in {@code queue}. */
   public WorkFilter queue(String queue) {
-    return new WorkFilter(
-        state,
-        kind,
-        queue,
-        orderingKey,
-        olderThan,
-        newerThan,
-        errorKind,
-        outcome,
-        blockedOnly,
-        blockedReason);
+    return with(n -> n.queue = queue);
   }
 
   /** Only work with ordering key {@code key}. */
   public WorkFilter orderingKey(String key) {
-    return new WorkFilter(
-        state,
-        kind,
-        queue,
-        key,
-        olderThan,
-        newerThan,
-        errorKind,
-        outcome,
-        blockedOnly,
-        blockedReason);
+    return with(n -> n.orderingKey = key);
   }
 
   /** Only work created at least {@code age} ago. */
   public WorkFilter olderThan(Duration age) {
-    return new WorkFilter(
-        state,
-        kind,
-        queue,
-        orderingKey,
-        age,
-        newerThan,
-        errorKind,
-        outcome,
-        blockedOnly,
-        blockedReason);
+    return with(n -> n.olderThan = age);
   }
 
   /** Only work created less than {@code age} ago. */
   public WorkFilter newerThan(Duration age) {
-    return new WorkFilter(
-        state,
-        kind,
-        queue,
-        orderingKey,
-        olderThan,
-        age,
-        errorKind,
-        outcome,
-        blockedOnly,
-        blockedReason);
+    return with(n -> n.newerThan = age);
   }
 
   /** Only work whose last error kind is {@code errorKind} (for example {@code deadline}). */
   public WorkFilter errorKind(String errorKind) {
-    return new WorkFilter(
-        state,
-        kind,
-        queue,
-        orderingKey,
-        olderThan,
-        newerThan,
-        errorKind,
-        outcome,
-        blockedOnly,
-        blockedReason);
+    return with(n -> n.errorKind = errorKind);
   }
 
   /**
@@ -176,17 +86,7 @@ public final class WorkFilter {
    * or {@code unknown}.
    */
   public WorkFilter outcome(String outcome) {
-    return new WorkFilter(
-        state,
-        kind,
-        queue,
-        orderingKey,
-        olderThan,
-        newerThan,
-        errorKind,
-        outcome,
-        blockedOnly,
-        blockedReason);
+    return with(n -> n.outcome = outcome);
   }
 
   /**
@@ -195,8 +95,11 @@ public final class WorkFilter {
    * work is listed through the index of waiting dependents.
    */
   public WorkFilter blocked() {
-    return new WorkFilter(
-        state, kind, queue, orderingKey, olderThan, newerThan, errorKind, outcome, true, null);
+    return with(
+        n -> {
+          n.blockedOnly = true;
+          n.blockedReason = null;
+        });
   }
 
   /**
@@ -205,112 +108,139 @@ public final class WorkFilter {
    * {@link #blocked()}).
    */
   public WorkFilter blockedReason(String reason) {
-    return new WorkFilter(
-        state, kind, queue, orderingKey, olderThan, newerThan, errorKind, outcome, true, reason);
+    return with(
+        n -> {
+          n.blockedOnly = true;
+          n.blockedReason = reason;
+        });
   }
 
   /** Whether only work held by a dependency matches ({@link #blocked()}). */
   public boolean blockedOnly() {
-    return blockedOnly;
+    return c.blockedOnly;
   }
 
   /** The blocked-reason criterion, or {@code null} (any reason, when {@link #blockedOnly()}). */
   public String blockedReason() {
-    return blockedReason;
+    return c.blockedReason;
   }
 
   /** The state criterion, or {@code null}. */
   public String state() {
-    return state;
+    return c.state;
   }
 
   /** The kind criterion, or {@code null}. */
   public String kind() {
-    return kind;
+    return c.kind;
   }
 
   /** The queue criterion, or {@code null}. */
   public String queue() {
-    return queue;
+    return c.queue;
   }
 
   /** The ordering-key criterion, or {@code null}. */
   public String orderingKey() {
-    return orderingKey;
+    return c.orderingKey;
   }
 
   /** The minimum age, or {@code null}. */
   public Duration olderThan() {
-    return olderThan;
+    return c.olderThan;
   }
 
   /** The maximum age, or {@code null}. */
   public Duration newerThan() {
-    return newerThan;
+    return c.newerThan;
   }
 
   /** The error-kind criterion, or {@code null}. */
   public String errorKind() {
-    return errorKind;
+    return c.errorKind;
   }
 
   /** The outcome criterion, or {@code null}. */
   public String outcome() {
-    return outcome;
+    return c.outcome;
   }
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof WorkFilter f
-        && Objects.equals(state, f.state)
-        && Objects.equals(kind, f.kind)
-        && Objects.equals(queue, f.queue)
-        && Objects.equals(orderingKey, f.orderingKey)
-        && Objects.equals(olderThan, f.olderThan)
-        && Objects.equals(newerThan, f.newerThan)
-        && Objects.equals(errorKind, f.errorKind)
-        && Objects.equals(outcome, f.outcome)
-        && blockedOnly == f.blockedOnly
-        && Objects.equals(blockedReason, f.blockedReason);
+    return o instanceof WorkFilter f && c.values().equals(f.c.values());
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(
-        state,
-        kind,
-        queue,
-        orderingKey,
-        olderThan,
-        newerThan,
-        errorKind,
-        outcome,
-        blockedOnly,
-        blockedReason);
+    return c.values().hashCode();
   }
 
   @Override
   public String toString() {
     return "WorkFilter[state="
-        + state
+        + c.state
         + ", kind="
-        + kind
+        + c.kind
         + ", queue="
-        + queue
+        + c.queue
         + ", orderingKey="
-        + orderingKey
+        + c.orderingKey
         + ", olderThan="
-        + olderThan
+        + c.olderThan
         + ", newerThan="
-        + newerThan
+        + c.newerThan
         + ", errorKind="
-        + errorKind
+        + c.errorKind
         + ", outcome="
-        + outcome
+        + c.outcome
         + ", blockedOnly="
-        + blockedOnly
+        + c.blockedOnly
         + ", blockedReason="
-        + blockedReason
+        + c.blockedReason
         + "]";
+  }
+
+  /** The criteria as fields; a filter's copy is changed only before the filter is made. */
+  private static final class Criteria {
+    String state;
+    String kind;
+    String queue;
+    String orderingKey;
+    Duration olderThan;
+    Duration newerThan;
+    String errorKind;
+    String outcome;
+    boolean blockedOnly;
+    String blockedReason;
+
+    Criteria copy() {
+      Criteria n = new Criteria();
+      n.state = state;
+      n.kind = kind;
+      n.queue = queue;
+      n.orderingKey = orderingKey;
+      n.olderThan = olderThan;
+      n.newerThan = newerThan;
+      n.errorKind = errorKind;
+      n.outcome = outcome;
+      n.blockedOnly = blockedOnly;
+      n.blockedReason = blockedReason;
+      return n;
+    }
+
+    /** Every criterion, in order, for equality (nulls kept). */
+    List<Object> values() {
+      return Arrays.asList(
+          state,
+          kind,
+          queue,
+          orderingKey,
+          olderThan,
+          newerThan,
+          errorKind,
+          outcome,
+          blockedOnly,
+          blockedReason);
+    }
   }
 }
