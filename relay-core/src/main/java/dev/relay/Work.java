@@ -3,8 +3,10 @@ package dev.relay;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * One intention to enqueue: a stable work ID, a kind that selects the handler, and a JSON payload
@@ -28,44 +30,11 @@ public final class Work {
   /** Attempts allowed when none are named (the kind's policy may stop earlier). */
   public static final int DEFAULT_MAX_ATTEMPTS = 25;
 
-  private final String workId;
-  private final String kind;
-  private final String payload;
-  private final String queue;
-  private final int priority;
-  private final Instant availableAt;
-  private final Duration delay;
-  private final Instant deadline;
-  private final Integer maxAttempts; // null: not named by the producer
-  private final String orderingKey;
-  private final String group; // "" : no group
-  private final List<String> dependsOn; // never null; empty: waits for nothing
+  /** The fields; never changed once a work item holds them (each method changes a copy). */
+  private final Fields f;
 
-  private Work(
-      String workId,
-      String kind,
-      String payload,
-      String queue,
-      int priority,
-      Instant availableAt,
-      Duration delay,
-      Instant deadline,
-      Integer maxAttempts,
-      String orderingKey,
-      String group,
-      List<String> dependsOn) {
-    this.workId = workId;
-    this.kind = kind;
-    this.payload = payload;
-    this.queue = queue;
-    this.priority = priority;
-    this.availableAt = availableAt;
-    this.delay = delay;
-    this.deadline = deadline;
-    this.maxAttempts = maxAttempts;
-    this.orderingKey = orderingKey;
-    this.group = group;
-    this.dependsOn = dependsOn;
+  private Work(Fields f) {
+    this.f = f;
   }
 
   /**
@@ -77,59 +46,36 @@ public final class Work {
    * @param payloadJson one JSON value (at most the outbox's payload limit, 1 MiB by default)
    */
   public static Work of(String workId, String kind, String payloadJson) {
-    return new Work(
-        workId, kind, payloadJson, DEFAULT_QUEUE, 0, null, null, null, null, null, "", List.of());
+    Fields n = new Fields();
+    n.workId = workId;
+    n.kind = kind;
+    n.payload = payloadJson;
+    return new Work(n);
+  }
+
+  private Work with(Consumer<Fields> change) {
+    Fields copy = f.copy();
+    change.accept(copy);
+    return new Work(copy);
   }
 
   /** A copy in {@code queue} (1-100 characters from {@code A-Z a-z 0-9 . _ - :}). */
   public Work queue(String queue) {
-    return new Work(
-        workId,
-        kind,
-        payload,
-        queue,
-        priority,
-        availableAt,
-        delay,
-        deadline,
-        maxAttempts,
-        orderingKey,
-        group,
-        dependsOn);
+    return with(n -> n.queue = queue);
   }
 
   /** A copy with a claim priority: higher is claimed first among eligible work of a queue. */
   public Work priority(int priority) {
-    return new Work(
-        workId,
-        kind,
-        payload,
-        queue,
-        priority,
-        availableAt,
-        delay,
-        deadline,
-        maxAttempts,
-        orderingKey,
-        group,
-        dependsOn);
+    return with(n -> n.priority = priority);
   }
 
   /** A copy that no worker claims before {@code instant} (replaces any delay). */
   public Work availableAt(Instant instant) {
-    return new Work(
-        workId,
-        kind,
-        payload,
-        queue,
-        priority,
-        instant,
-        null,
-        deadline,
-        maxAttempts,
-        orderingKey,
-        group,
-        dependsOn);
+    return with(
+        n -> {
+          n.availableAt = instant;
+          n.delay = null;
+        });
   }
 
   /**
@@ -137,19 +83,11 @@ public final class Work {
    * from the enqueue (replaces any {@link #availableAt(Instant)}).
    */
   public Work delay(Duration delay) {
-    return new Work(
-        workId,
-        kind,
-        payload,
-        queue,
-        priority,
-        null,
-        delay,
-        deadline,
-        maxAttempts,
-        orderingKey,
-        group,
-        dependsOn);
+    return with(
+        n -> {
+          n.availableAt = null;
+          n.delay = delay;
+        });
   }
 
   /**
@@ -158,36 +96,12 @@ public final class Work {
    * receiver already accepted.
    */
   public Work deadline(Instant deadline) {
-    return new Work(
-        workId,
-        kind,
-        payload,
-        queue,
-        priority,
-        availableAt,
-        delay,
-        deadline,
-        maxAttempts,
-        orderingKey,
-        group,
-        dependsOn);
+    return with(n -> n.deadline = deadline);
   }
 
   /** A copy allowing at most {@code maxAttempts} claims (1-10,000). */
   public Work maxAttempts(int maxAttempts) {
-    return new Work(
-        workId,
-        kind,
-        payload,
-        queue,
-        priority,
-        availableAt,
-        delay,
-        deadline,
-        maxAttempts,
-        orderingKey,
-        group,
-        dependsOn);
+    return with(n -> n.maxAttempts = maxAttempts);
   }
 
   /**
@@ -198,19 +112,7 @@ public final class Work {
    * from the work-ID set.
    */
   public Work orderingKey(String orderingKey) {
-    return new Work(
-        workId,
-        kind,
-        payload,
-        queue,
-        priority,
-        availableAt,
-        delay,
-        deadline,
-        maxAttempts,
-        orderingKey,
-        group,
-        dependsOn);
+    return with(n -> n.orderingKey = orderingKey);
   }
 
   /**
@@ -221,19 +123,7 @@ public final class Work {
    * the same ID with another group is "already enqueued" and keeps the stored group.
    */
   public Work group(String group) {
-    return new Work(
-        workId,
-        kind,
-        payload,
-        queue,
-        priority,
-        availableAt,
-        delay,
-        deadline,
-        maxAttempts,
-        orderingKey,
-        group,
-        dependsOn);
+    return with(n -> n.group = group);
   }
 
   /**
@@ -246,80 +136,68 @@ public final class Work {
    */
   public Work dependsOn(String... workIds) {
     if (workIds == null) {
-      throw new InvalidWorkException(workId, "dependsOn", "is null");
+      throw new InvalidWorkException(f.workId, "dependsOn", "is null");
     }
     List<String> ids = new ArrayList<>();
     for (String id : workIds) {
       if (id == null) {
-        throw new InvalidWorkException(workId, "dependsOn", "contains null");
+        throw new InvalidWorkException(f.workId, "dependsOn", "contains null");
       }
       if (!ids.contains(id)) {
         ids.add(id);
       }
     }
-    return new Work(
-        workId,
-        kind,
-        payload,
-        queue,
-        priority,
-        availableAt,
-        delay,
-        deadline,
-        maxAttempts,
-        orderingKey,
-        group,
-        List.copyOf(ids));
+    return with(n -> n.dependsOn = List.copyOf(ids));
   }
 
   /** The work IDs this work waits for, in the order named; empty when it waits for nothing. */
   public List<String> dependsOn() {
-    return dependsOn;
+    return f.dependsOn;
   }
 
   /** The group for per-group limits, or {@code ""} for none. */
   public String group() {
-    return group;
+    return f.group;
   }
 
   /** The work ID. */
   public String workId() {
-    return workId;
+    return f.workId;
   }
 
   /** The kind. */
   public String kind() {
-    return kind;
+    return f.kind;
   }
 
   /** The payload as JSON text. */
   public String payload() {
-    return payload;
+    return f.payload;
   }
 
   /** The queue. */
   public String queue() {
-    return queue;
+    return f.queue;
   }
 
   /** The claim priority. */
   public int priority() {
-    return priority;
+    return f.priority;
   }
 
   /** The earliest claim time, or {@code null} (see {@link #delay()}). */
   public Instant availableAt() {
-    return availableAt;
+    return f.availableAt;
   }
 
   /** The delay from enqueue, or {@code null}. */
   public Duration delay() {
-    return delay;
+    return f.delay;
   }
 
   /** The business deadline, or {@code null}. */
   public Instant deadline() {
-    return deadline;
+    return f.deadline;
   }
 
   /**
@@ -328,7 +206,7 @@ public final class Work {
    * with none).
    */
   public int maxAttempts() {
-    return maxAttempts == null ? DEFAULT_MAX_ATTEMPTS : maxAttempts;
+    return f.maxAttempts == null ? DEFAULT_MAX_ATTEMPTS : f.maxAttempts;
   }
 
   /**
@@ -336,38 +214,77 @@ public final class Work {
    * with the work; the claim applies the lower of it and the kind's registered cap.
    */
   public boolean hasMaxAttempts() {
-    return maxAttempts != null;
+    return f.maxAttempts != null;
   }
 
   /** The ordering key, or {@code null} for unordered work. */
   public String orderingKey() {
-    return orderingKey;
+    return f.orderingKey;
   }
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof Work w
-        && Objects.equals(workId, w.workId)
-        && Objects.equals(kind, w.kind)
-        && Objects.equals(payload, w.payload)
-        && Objects.equals(queue, w.queue)
-        && priority == w.priority
-        && Objects.equals(availableAt, w.availableAt)
-        && Objects.equals(delay, w.delay)
-        && Objects.equals(deadline, w.deadline)
-        && Objects.equals(maxAttempts, w.maxAttempts)
-        && Objects.equals(orderingKey, w.orderingKey)
-        && Objects.equals(group, w.group)
-        && dependsOn.equals(w.dependsOn);
+    return o instanceof Work w && f.values().equals(w.f.values());
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(workId, kind, payload, queue, priority, availableAt, delay, deadline);
+    return Objects.hash(
+        f.workId, f.kind, f.payload, f.queue, f.priority, f.availableAt, f.delay, f.deadline);
   }
 
   @Override
   public String toString() {
-    return "Work[" + workId + ", kind=" + kind + ", queue=" + queue + "]";
+    return "Work[" + f.workId + ", kind=" + f.kind + ", queue=" + f.queue + "]";
+  }
+
+  /** The fields, changed only on a copy before the work item that holds it is made. */
+  private static final class Fields {
+    String workId;
+    String kind;
+    String payload;
+    String queue = DEFAULT_QUEUE;
+    int priority;
+    Instant availableAt;
+    Duration delay;
+    Instant deadline;
+    Integer maxAttempts; // null: not named by the producer
+    String orderingKey;
+    String group = ""; // "": no group
+    List<String> dependsOn = List.of(); // empty: waits for nothing
+
+    Fields copy() {
+      Fields n = new Fields();
+      n.workId = workId;
+      n.kind = kind;
+      n.payload = payload;
+      n.queue = queue;
+      n.priority = priority;
+      n.availableAt = availableAt;
+      n.delay = delay;
+      n.deadline = deadline;
+      n.maxAttempts = maxAttempts;
+      n.orderingKey = orderingKey;
+      n.group = group;
+      n.dependsOn = dependsOn;
+      return n;
+    }
+
+    /** Every field, in order, for equality (nulls kept). */
+    List<Object> values() {
+      return Arrays.asList(
+          workId,
+          kind,
+          payload,
+          queue,
+          priority,
+          availableAt,
+          delay,
+          deadline,
+          maxAttempts,
+          orderingKey,
+          group,
+          dependsOn);
+    }
   }
 }
