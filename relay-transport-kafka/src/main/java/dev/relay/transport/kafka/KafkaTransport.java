@@ -263,11 +263,6 @@ public final class KafkaTransport implements BatchHandler, AutoCloseable {
     return t;
   }
 
-  @Override
-  public Outcome handle(Claim claim) {
-    return publishAll(List.of(claim)).get(0);
-  }
-
   /** The most claims per {@link #handleAll} call ({@link Builder#maxBatchSize}). */
   @Override
   public int maxBatchSize() {

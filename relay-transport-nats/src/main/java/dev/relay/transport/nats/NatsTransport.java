@@ -211,11 +211,6 @@ public final class NatsTransport implements BatchHandler, AutoCloseable {
     }
   }
 
-  @Override
-  public Outcome handle(Claim claim) {
-    return publishAll(List.of(claim)).get(0);
-  }
-
   /** The most claims per {@link #handleAll} call ({@link Builder#maxBatchSize}). */
   @Override
   public int maxBatchSize() {

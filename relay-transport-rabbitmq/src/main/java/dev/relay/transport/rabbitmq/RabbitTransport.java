@@ -187,11 +187,6 @@ public final class RabbitTransport implements BatchHandler, AutoCloseable {
     return maxMessageBytes;
   }
 
-  @Override
-  public Outcome handle(Claim claim) {
-    return publishAll(List.of(claim)).get(0);
-  }
-
   /** The most claims per {@link #handleAll} call ({@link Builder#maxBatchSize}). */
   @Override
   public int maxBatchSize() {
