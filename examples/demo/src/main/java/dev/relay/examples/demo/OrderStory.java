@@ -284,9 +284,11 @@ public final class OrderStory {
             + "'s delivery and generation "
             + b.generation()
             + "'s repeat are two emails (listed below; the deduplicating"
-            + "\nmailer's one email is not among them). Emails sent without deduplication: "
+            + "\nmailer's one email is not among them)."
+            + "\nEmails sent without deduplication: "
             + plain.emailsSent()
-            + ".\nA local 'sent' flag could not prevent this: it is the very write A never made.",
+            + " (two without deduplication). A local 'sent' flag"
+            + "\ncould not prevent this: it is the very write A never made.",
         query(
             ds,
             "SELECT email_id, mailer, message_id, recipient FROM shop_demo.sent_email"
