@@ -42,7 +42,7 @@ class DemoOutputTest {
   @BeforeAll
   static void tellTheStory() throws Exception {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    try (EmbeddedServer pg = EmbeddedServer.builder().start();
+    try (EmbeddedServer pg = EmbeddedServer.builder().durable(false).start();
         PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8)) {
       OrderStory.tell(pg.dataSource(), out, () -> {});
     }
