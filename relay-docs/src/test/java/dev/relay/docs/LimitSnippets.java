@@ -23,7 +23,7 @@ final class LimitSnippets {
     KindPolicy webhook = KindPolicy.DEFAULT
         .withMaxRunning(8)                              // 8 live claims across every worker
         .withMaxRunningPerGroup(2)                      // 2 per customer
-        .withRateLimit(50, Duration.ofSeconds(1));      // 50 claims in any second
+        .withRateLimit(50, Duration.ofSeconds(1));      // 50 claims in any second: half a 100/s quota
     Relay relay = Relay.builder(dataSource)
         .handle("webhook", webhook, claim -> Outcome.done(provider.send(claim.payload())))
         .build();

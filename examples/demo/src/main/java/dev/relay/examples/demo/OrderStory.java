@@ -49,6 +49,9 @@ public final class OrderStory {
   /** The acknowledgement's work ID. */
   public static final String WORK_ID = "order-103-ack";
 
+  /** The name of the mailer without deduplication, in its emails' {@code mailer} column. */
+  static final String PLAIN_MAILER = "plain-mailer";
+
   /** Worker B's lease: long enough to finish while someone reads the steps one at a time. */
   static final Duration LONG_LEASE = Duration.ofMinutes(10);
 
@@ -172,7 +175,7 @@ public final class OrderStory {
     try (LoopbackMailer mailer = LoopbackMailer.builder(ds, shop, RELAY_SCHEMA).start();
         LoopbackMailer plain =
             LoopbackMailer.builder(ds, shop, RELAY_SCHEMA)
-                .name("plain-mailer")
+                .name(PLAIN_MAILER)
                 .deduplicate(false)
                 .start()) {
       story(ds, mailer, plain);
@@ -204,7 +207,8 @@ public final class OrderStory {
             .handle(Shop.ACK_KIND, toMailer)
             .build();
 
-    // The article's story has A at generation 7; start the counter at 6 so the numbers match.
+    // Start the counter at 6, so that A holds generation 7 and B 8, as in docs/protocol.md's
+    // "Two workers, generations 7 and 8".
     try (Connection c = ds.getConnection();
         Statement s = c.createStatement()) {
       s.executeUpdate(
@@ -215,8 +219,9 @@ public final class OrderStory {
     Outcome aOutcome = workerA.call(a).outcome();
     step(
         "Worker A claims " + WORK_ID + " (generation " + a.generation() + "); the mailer accepts",
-        "(The generation counter was set to 6 first, so that the numbers match the article's"
-            + "\nstory.) A's claim committed before any call; its lease is on the database clock."
+        "(The generation counter was set to 6 first, so that A holds 7 and B 8, as in"
+            + "\ndocs/protocol.md.) A's claim committed before any call; its lease is on the"
+            + "\ndatabase clock."
             + "\nA POSTed the payload with Idempotency-Key: "
             + WORK_ID
             + " and got: "
@@ -278,15 +283,18 @@ public final class OrderStory {
             + a.generation()
             + "'s delivery and generation "
             + b.generation()
-            + "'s repeat are two emails."
+            + "'s repeat are two emails (listed below; the deduplicating"
+            + "\nmailer's one email is not among them)."
             + "\nEmails sent without deduplication: "
             + plain.emailsSent()
-            + " (two without deduplication). A local 'sent' flag could not prevent"
-            + "\nthis: it is the very write A never made.",
+            + " (two without deduplication). A local 'sent' flag"
+            + "\ncould not prevent this: it is the very write A never made.",
         query(
             ds,
             "SELECT email_id, mailer, message_id, recipient FROM shop_demo.sent_email"
-                + " ORDER BY email_id"));
+                + " WHERE mailer = '"
+                + PLAIN_MAILER
+                + "' ORDER BY email_id"));
 
     ManualClaims.Write late = workerA.settle(a, aOutcome);
     step(
