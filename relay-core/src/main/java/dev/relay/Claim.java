@@ -42,7 +42,10 @@ public interface Claim {
   /** The queue. */
   String queue();
 
-  /** The payload as JSON text, exactly as enqueued (jsonb's normal form). */
+  /**
+   * The payload as JSON text in PostgreSQL's jsonb rendering: equal as JSON to what was enqueued,
+   * but not byte for byte (keys reordered, whitespace normalised, a repeated key kept once).
+   */
   String payload();
 
   /** The claim generation: rises with every claim of this work; names this attempt's authority. */
