@@ -1,5 +1,6 @@
 package dev.relay.docs;
 
+// docs:begin testing-manual-worker-imports
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.relay.Claim;
@@ -12,6 +13,7 @@ import dev.relay.test.TestDatabase;
 import dev.relay.testkit.ManualWorker;
 import java.sql.Connection;
 import org.junit.jupiter.api.Test;
+// docs:end
 
 /** The manual-worker example of docs/testing.md, run as written. */
 // docs:begin testing-manual-worker

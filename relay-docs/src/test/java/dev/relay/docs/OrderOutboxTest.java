@@ -1,5 +1,6 @@
 package dev.relay.docs;
 
+// docs:begin testing-first-test-imports
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.relay.Outbox;
@@ -8,6 +9,7 @@ import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.sql.Connection;
 import org.junit.jupiter.api.Test;
+// docs:end
 
 /** The first test of docs/testing.md, run as written. */
 // docs:begin testing-first-test

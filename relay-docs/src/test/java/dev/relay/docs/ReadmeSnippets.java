@@ -1,5 +1,8 @@
 package dev.relay.docs;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+// docs:begin readme-imports
 import dev.relay.Migrator;
 import dev.relay.Outbox;
 import dev.relay.Outcome;
@@ -8,6 +11,7 @@ import dev.relay.Work;
 import java.sql.Connection;
 import java.sql.SQLException;
 import javax.sql.DataSource;
+// docs:end
 
 /** The code of README.md. */
 final class ReadmeSnippets {
@@ -24,6 +28,17 @@ final class ReadmeSnippets {
   /** A mail service that returns its message ID. */
   interface Mailer {
     String send(String idempotencyKey, String payload);
+  }
+
+  static DataSource pool() {
+    // docs:begin readme-hikari
+    HikariConfig config = new HikariConfig();               // com.zaxxer.hikari
+    config.setJdbcUrl("jdbc:postgresql://db.example.com:5432/shop");
+    config.setUsername("shop");
+    config.setPassword(System.getenv("SHOP_DB_PASSWORD"));
+    DataSource dataSource = new HikariDataSource(config);   // one pool per process; close it on shutdown
+    // docs:end
+    return dataSource;
   }
 
   static void tenLines(
