@@ -830,10 +830,24 @@ final class ConsoleController {
 
   @GetMapping("/console.css")
   ResponseEntity<String> css() throws IOException {
-    try (InputStream in = ConsoleController.class.getResourceAsStream("console.css")) {
+    return resource("console.css", new MediaType("text", "css", StandardCharsets.UTF_8));
+  }
+
+  /**
+   * The icon every page names, so a browser does not ask the application for {@code /favicon.ico}
+   * (which the application may refuse). Public, like the style sheet.
+   */
+  @GetMapping("/favicon.svg")
+  ResponseEntity<String> favicon() throws IOException {
+    return resource("favicon.svg", new MediaType("image", "svg+xml", StandardCharsets.UTF_8));
+  }
+
+  private static ResponseEntity<String> resource(String name, MediaType type) throws IOException {
+    try (InputStream in = ConsoleController.class.getResourceAsStream(name)) {
       return ResponseEntity.ok()
-          .contentType(new MediaType("text", "css", StandardCharsets.UTF_8))
+          .contentType(type)
           .cacheControl(CacheControl.noCache())
+          .header("X-Content-Type-Options", "nosniff")
           .body(new String(in.readAllBytes(), StandardCharsets.UTF_8));
     }
   }
@@ -1040,6 +1054,8 @@ final class ConsoleController {
         .text(title)
         .tag(" \u2014 Relay</title><link rel=\"stylesheet\" href=\"")
         .attr(mount + "/console.css")
+        .tag("\"><link rel=\"icon\" type=\"image/svg+xml\" href=\"")
+        .attr(mount + "/favicon.svg")
         .tag("\"></head><body><header><nav><strong>Relay</strong> ");
     h.link(mount, "Overview").tag(" ");
     h.link(mount + "/work", "Work").tag(" ");
