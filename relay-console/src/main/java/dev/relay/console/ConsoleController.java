@@ -476,10 +476,14 @@ final class ConsoleController {
             + "<th>Attempts</th><th>Generation</th><th>Created</th><th>Last error</th>"
             + "<th>Outcome</th></tr></thead><tbody>");
     for (WorkItem i : page.items()) {
-      h.tag("<tr><td>").link(Html.url(mount + "/item", "id", i.workId()), i.workId()).tag("</td>");
+      h.tag("<tr><td class=\"wrap\">")
+          .link(Html.url(mount + "/item", "id", i.workId()), i.workId())
+          .tag("</td>");
       h.cell(i.kind()).cell(i.queue()).cell(i.state());
       h.cell(i.attempts() + " / " + i.maxAttempts()).cell(i.generation()).cell(i.createdAt());
-      h.cell(i.lastErrorKind() == null ? null : i.lastErrorKind() + ": " + i.lastError());
+      h.tag("<td class=\"wrap\">")
+          .text(i.lastErrorKind() == null ? null : i.lastErrorKind() + ": " + i.lastError())
+          .tag("</td>");
       h.cell(i.outcome()).tag("</tr>");
     }
     h.tag("</tbody></table>");
@@ -637,13 +641,13 @@ final class ConsoleController {
     }
     for (WorkDetail.SupersedeLink s : d.supersedes()) {
       h.tag("<tr>").cell(s.at()).cell("supersedes").cell(s.actor()).cell(s.reason());
-      h.tag("<td>replaces ")
+      h.tag("<td class=\"wrap\">replaces ")
           .link(Html.url(mount + "/item", "id", s.supersedesWorkId()), s.supersedesWorkId())
           .tag("</td></tr>");
     }
     for (WorkDetail.SupersedeLink s : d.supersededBy()) {
       h.tag("<tr>").cell(s.at()).cell("superseded").cell(s.actor()).cell(s.reason());
-      h.tag("<td>replaced by ")
+      h.tag("<td class=\"wrap\">replaced by ")
           .link(Html.url(mount + "/item", "id", s.workId()), s.workId())
           .tag("</td></tr>");
     }

@@ -124,6 +124,7 @@ class ServeConsoleBrowserTest {
     assertThat(session.getSameSite()).isEqualTo("Lax");
     assertThat(session.isHttpOnly()).isTrue();
     assertThat(session.isSecure()).as("plain HTTP on loopback").isFalse();
+    assertFitsTheWindow(web);
 
     // A 200-character work ID wraps in the list and on its page instead of widening them.
     web.get(base + "/relay/work");
