@@ -1,15 +1,13 @@
 package dev.relay.serve;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.relay.Outbox;
 import dev.relay.Work;
+import dev.relay.console.Chromium;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
-import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -18,18 +16,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Cookie;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.WebDriver;
-import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.WebDriverWait;
 import org.springframework.security.crypto.bcrypt.BCrypt;
@@ -42,24 +35,12 @@ import org.springframework.security.crypto.bcrypt.BCrypt;
  */
 @RelayDatabaseTest
 class ServeConsoleBrowserTest {
-  static final Path CHROMIUM = Path.of("/usr/bin/chromium");
-  static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
-
   /** A work ID with no place to break: it must wrap, not widen the page. */
   static final String LONG_ID = "x".repeat(200);
 
   @Test
   void signingInLandsOnTheOverviewAndLongIdsWrap(TestDatabase db, @TempDir Path dir)
       throws Exception {
-    if (!Files.isExecutable(CHROMIUM) || !Files.isExecutable(CHROMEDRIVER)) {
-      fail(
-          "This browser test needs Chromium at "
-              + CHROMIUM
-              + " and its driver at "
-              + CHROMEDRIVER
-              + ": install them with `apt-get install -y chromium chromium-driver` (as .ci/run"
-              + " does); the test is not skipped without them");
-    }
     Path config = dir.resolve("relay.json");
     Files.writeString(
         config,
@@ -74,33 +55,12 @@ class ServeConsoleBrowserTest {
       Outbox.builder().schema(db.schema()).build().enqueue(c, Work.of(LONG_ID, "unserved", "{}"));
       c.commit();
     }
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ServeMain main = new ServeMain(InputStream.nullInputStream(), new PrintStream(out, true));
-    int code =
-        main.run(
-            System.err,
-            "serve",
-            "--config",
-            config.toString(),
-            "--jdbc-url",
-            db.jdbcUrl(),
-            "--schema",
-            db.schema());
-    assertThat(code).as(out.toString()).isZero();
-    Path profile = Files.createTempDirectory("relay-serve-chromium-");
-    try (Serving serving = main.serving) {
+    try (Serving serving = ServeTest.serve(db, config, new ByteArrayOutputStream())) {
       String base = "http://127.0.0.1:" + serving.port();
-      WebDriver web = new ChromeDriver(service(), options(profile));
-      try {
-        browse(web, base);
-      } finally {
-        web.quit();
+      try (Chromium chromium = Chromium.start()) {
+        browse(chromium.web(), base);
       }
       sessionCookie(base);
-    } finally {
-      try (Stream<Path> files = Files.walk(profile)) {
-        files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-      }
     }
   }
 
@@ -171,29 +131,5 @@ class ServeConsoleBrowserTest {
     HttpResponse<String> page = client.send(r.build(), HttpResponse.BodyHandlers.ofString());
     assertThat(page.statusCode()).isEqualTo(200);
     return page.headers().allValues("Set-Cookie");
-  }
-
-  private static ChromeDriverService service() {
-    return new ChromeDriverService.Builder()
-        .usingDriverExecutable(CHROMEDRIVER.toFile())
-        .usingAnyFreePort()
-        .build();
-  }
-
-  private static ChromeOptions options(Path profile) {
-    ChromeOptions options = new ChromeOptions();
-    options.setBinary(CHROMIUM.toFile());
-    options.addArguments(
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--window-size=1280,1000",
-        "--user-data-dir=" + profile);
-    return options;
   }
 }
