@@ -20,6 +20,8 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.springframework.http.MediaType;
+import org.springframework.mock.web.MockHttpSession;
 import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.ResultActions;
 import org.springframework.test.web.servlet.request.MockHttpServletRequestBuilder;
@@ -635,6 +637,40 @@ class ConsoleTest {
       mvc.perform(operatorPost("/relay/purge")).andExpect(status().isBadRequest());
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(3);
     }
+  }
+
+  @Test
+  void signInReturnsToTheConsolePageAskedForAndFollowsNoOtherSavedRequest(TestDatabase db)
+      throws Exception {
+    failed(db, "order-16-ack", "{}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      // The application's own chain saves its refused page in the shared session, as a refused
+      // /favicon.ico or /error dispatch was saved under relay serve: the console must not follow.
+      MockHttpSession session = new MockHttpSession();
+      mvc.perform(get("/hello").accept(MediaType.TEXT_HTML).session(session));
+      assertThat(session.getAttribute("SPRING_SECURITY_SAVED_REQUEST")).isNotNull();
+      mvc.perform(signIn(session)).andExpect(redirectedUrl("/relay"));
+
+      // A console page asked for before signing in is where sign-in returns.
+      MockHttpSession second = new MockHttpSession();
+      mvc.perform(get("/relay/item?id=order-16-ack").accept(MediaType.TEXT_HTML).session(second))
+          .andExpect(redirectedUrl("/relay/login"));
+      String back = mvc.perform(signIn(second)).andReturn().getResponse().getRedirectedUrl();
+      assertThat(back).startsWith("http://localhost/relay/item?id=order-16-ack");
+      // The icon every page names is public, like the style sheet.
+      mvc.perform(get("/relay/favicon.svg"))
+          .andExpect(status().isOk())
+          .andExpect(header().string("Content-Type", "image/svg+xml;charset=UTF-8"));
+    }
+  }
+
+  private static MockHttpServletRequestBuilder signIn(MockHttpSession session) {
+    return post("/relay/login")
+        .session(session)
+        .with(csrf())
+        .param("username", ConsoleApp.OPERATOR)
+        .param("password", ConsoleApp.OPERATOR_PASSWORD);
   }
 
   /** An enum constant's name, a record's toString, an ISO-8601 duration: never on a page. */
