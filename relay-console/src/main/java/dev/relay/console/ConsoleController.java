@@ -476,10 +476,14 @@ final class ConsoleController {
             + "<th>Attempts</th><th>Generation</th><th>Created</th><th>Last error</th>"
             + "<th>Outcome</th></tr></thead><tbody>");
     for (WorkItem i : page.items()) {
-      h.tag("<tr><td>").link(Html.url(mount + "/item", "id", i.workId()), i.workId()).tag("</td>");
+      h.tag("<tr><td class=\"wrap\">")
+          .link(Html.url(mount + "/item", "id", i.workId()), i.workId())
+          .tag("</td>");
       h.cell(i.kind()).cell(i.queue()).cell(i.state());
       h.cell(i.attempts() + " / " + i.maxAttempts()).cell(i.generation()).cell(i.createdAt());
-      h.cell(i.lastErrorKind() == null ? null : i.lastErrorKind() + ": " + i.lastError());
+      h.tag("<td class=\"wrap\">")
+          .text(i.lastErrorKind() == null ? null : i.lastErrorKind() + ": " + i.lastError())
+          .tag("</td>");
       h.cell(i.outcome()).tag("</tr>");
     }
     h.tag("</tbody></table>");
@@ -559,7 +563,7 @@ final class ConsoleController {
                     + (preview.kindRegistered()
                         ? ""
                         : " (no registered policy: the default "
-                            + KindPolicy.DEFAULT_DEDUP_HORIZON
+                            + Html.age(KindPolicy.DEFAULT_DEDUP_HORIZON)
                             + ")")
                     + " ends at "
                     + preview.horizonEnd()
@@ -574,7 +578,7 @@ final class ConsoleController {
                 + "): "
                 + (preview.wouldRedrive()
                     ? "would go through."
-                    : "would be refused (" + preview.refusal() + ")."))
+                    : "would be refused: " + why(preview.refusal()) + "."))
         .tag("</p>");
     if (refusal != null) {
       refusalPanel(request, h, i, refusal);
@@ -600,8 +604,26 @@ final class ConsoleController {
       h.tag("</tbody></table>");
     }
 
+    h.tag("<h2>Audit</h2>");
+    if (d.redrives().isEmpty()
+        && d.cancels().isEmpty()
+        && d.supersedes().isEmpty()
+        && d.supersededBy().isEmpty()) {
+      h.tag("<p class=\"audit-empty\">No redrives, cancellations or supersedes recorded.</p>");
+    } else {
+      audit(h, d);
+    }
+
+    if (canAct(request)) {
+      actionForms(request, h, d);
+    }
+    return page(h, status);
+  }
+
+  /** The redrive and cancel audits and the supersede links in both directions, as one table. */
+  private void audit(Html h, WorkDetail d) {
     h.tag(
-        "<h2>Audit</h2><table class=\"audit\"><thead><tr><th>When</th><th>Action</th><th>Actor</th>"
+        "<table class=\"audit\"><thead><tr><th>When</th><th>Action</th><th>Actor</th>"
             + "<th>Reason</th><th>Details</th></tr></thead><tbody>");
     for (WorkDetail.Redrive r : d.redrives()) {
       h.tag("<tr>").cell(r.at()).cell("redrive").cell(r.actor()).cell(r.reason());
@@ -615,43 +637,61 @@ final class ConsoleController {
     }
     for (WorkDetail.Cancel c : d.cancels()) {
       h.tag("<tr>").cell(c.at()).cell("cancel").cell(c.actor()).cell(c.reason());
-      h.cell("from " + c.fromState() + ": " + c.result()).tag("</tr>");
+      h.cell("from " + c.fromState() + ": " + cancelResult(c.result())).tag("</tr>");
     }
     for (WorkDetail.SupersedeLink s : d.supersedes()) {
       h.tag("<tr>").cell(s.at()).cell("supersedes").cell(s.actor()).cell(s.reason());
-      h.tag("<td>replaces ")
+      h.tag("<td class=\"wrap\">replaces ")
           .link(Html.url(mount + "/item", "id", s.supersedesWorkId()), s.supersedesWorkId())
           .tag("</td></tr>");
     }
     for (WorkDetail.SupersedeLink s : d.supersededBy()) {
       h.tag("<tr>").cell(s.at()).cell("superseded").cell(s.actor()).cell(s.reason());
-      h.tag("<td>replaced by ")
+      h.tag("<td class=\"wrap\">replaced by ")
           .link(Html.url(mount + "/item", "id", s.workId()), s.workId())
           .tag("</td></tr>");
     }
     h.tag("</tbody></table>");
+  }
 
-    if (canAct(request)) {
-      actionForms(request, h, i);
-    }
-    return page(h, status);
+  /** A cancel call's recorded result in words. */
+  private static String cancelResult(String stored) {
+    return switch (stored == null ? "" : stored) {
+      case "cancelled" -> "cancelled";
+      case "cancel_requested" -> "cancel requested of its worker";
+      case "already_finished" -> "already finished, unchanged";
+      case "not_found" -> "no such work";
+      default -> stored;
+    };
+  }
+
+  /** Why a plain redrive is refused, in words (the preview's and the refusal's reason). */
+  static String why(RedriveRefusedException.Reason reason) {
+    return switch (reason) {
+      case RUNNING -> "the work is running, and its worker may have a call in flight";
+      case NOT_FAILED -> "the work is not failed, so redriving it needs an override";
+      case PAST_DEDUP_HORIZON ->
+          "the receiver's deduplication horizon has passed, so redriving it needs an override";
+    };
   }
 
   private void refusalPanel(
       HttpServletRequest request, Html h, WorkItem i, RedriveRefusedException refusal) {
-    h.tag("<div class=\"refused\" role=\"alert\"><h3>Redrive refused: ")
-        .text(refusal.reason().name().toLowerCase(java.util.Locale.ROOT).replace('_', ' '))
-        .tag("</h3><p>")
-        .text(refusal.getMessage())
+    h.tag("<div class=\"refused\" role=\"alert\"><h3>Redrive refused</h3><p>")
+        .text("Nothing changed: " + why(refusal.reason()) + ". It is " + i.state() + " now.")
         .tag("</p>");
     if (refusal.reason() == RedriveRefusedException.Reason.PAST_DEDUP_HORIZON) {
       h.tag("<p>First attempt ")
           .text(refusal.firstAttemptAt())
           .tag("; the deduplication horizon ended ")
           .text(refusal.horizonEnd())
-          .tag(". The receiver may no longer recognise this work ID and may apply it twice.</p>");
+          .tag(
+              ". The receiver may no longer recognise this work ID and may apply it twice:"
+                  + " override only if that is acceptable, or supersede it with new work.</p>");
     }
-    if (refusal.reason() != RedriveRefusedException.Reason.RUNNING && canAct(request)) {
+    if (refusal.reason() == RedriveRefusedException.Reason.RUNNING) {
+      h.tag("<p>Cancel it, or wait for it to end.</p>");
+    } else if (canAct(request)) {
       String field =
           refusal.reason() == RedriveRefusedException.Reason.PAST_DEDUP_HORIZON
               ? "overrideHorizon"
@@ -680,42 +720,83 @@ final class ConsoleController {
     h.tag("</div>");
   }
 
-  private void actionForms(HttpServletRequest request, Html h, WorkItem i) {
+  /**
+   * The actions that can apply to the item in its state, and a line for each that cannot: redrive
+   * for ended work (failed; done or cancelled only with the override, which the refusal asks for),
+   * cancel for unfinished or failed work, supersede for work whose effect has not happened and that
+   * no replacement supersedes yet.
+   */
+  private void actionForms(HttpServletRequest request, Html h, WorkDetail d) {
+    WorkItem i = d.item();
+    String state = i.state();
+    boolean failed = state.equals(WorkState.FAILED.sql());
+    boolean done = state.equals(WorkState.DONE.sql());
+    boolean cancelled = state.equals(WorkState.CANCELLED.sql());
+    List<String> notApplying = new java.util.ArrayList<>();
     h.tag("<h2>Actions</h2><div class=\"actions\">");
-    h.tag("<form method=\"post\" id=\"redrive\" action=\"")
-        .attr(mount + "/item/redrive")
-        .tag("\">");
-    csrfField(request, h);
-    h.hidden("id", i.workId());
-    h.tag("<h3>Redrive</h3><p class=\"note\">Same work ID and payload, a new attempt budget.</p>");
-    h.tag(
-        "<label>Reason <textarea name=\"reason\" required maxlength=\"2000\"></textarea></label>");
-    h.tag("<button type=\"submit\">Redrive</button></form>");
-
-    h.tag("<form method=\"post\" id=\"cancel\" action=\"").attr(mount + "/item/cancel").tag("\">");
-    csrfField(request, h);
-    h.hidden("id", i.workId());
-    h.tag(
-        "<h3>Cancel</h3><p class=\"note\">Running work is asked to stop at its next renewal; an"
-            + " in-flight call is not recalled.</p>");
-    h.tag(
-        "<label>Reason <textarea name=\"reason\" required maxlength=\"2000\"></textarea></label>");
-    h.tag("<button type=\"submit\">Cancel</button></form>");
-
-    h.tag("<form method=\"post\" id=\"supersede\" action=\"")
-        .attr(mount + "/item/supersede")
-        .tag("\">");
-    csrfField(request, h);
-    h.hidden("id", i.workId());
-    h.tag(
-        "<h3>Supersede</h3><p class=\"note\">Enqueue a corrected intention of the same kind and"
-            + " queue under a new ID, and cancel this work.</p>");
-    h.tag("<label>New work ID <input name=\"newId\" required></label>");
-    h.tag("<label>Payload (JSON) <textarea name=\"payload\" required></textarea></label>");
-    h.tag(
-        "<label>Reason <textarea name=\"reason\" required maxlength=\"2000\"></textarea></label>");
-    h.tag("<button type=\"submit\">Supersede</button></form>");
+    if (failed || done || cancelled) {
+      actionForm(request, h, i, "redrive");
+      h.tag("<h3>Redrive</h3><p class=\"note\">Same work ID and payload, a new attempt budget.")
+          .text(
+              failed
+                  ? ""
+                  : " The work is " + state + ", not failed: you will be asked to confirm it.")
+          .tag("</p>");
+      reasonAndSubmit(h, "Redrive");
+    } else {
+      notApplying.add("Redrive: the work has not ended (it is " + state + ").");
+    }
+    if (!done && !cancelled) {
+      actionForm(request, h, i, "cancel");
+      h.tag(
+          "<h3>Cancel</h3><p class=\"note\">Running work is asked to stop at its next renewal; an"
+              + " in-flight call is not recalled.</p>");
+      reasonAndSubmit(h, "Cancel");
+    } else {
+      notApplying.add("Cancel: the work has already ended (" + state + ").");
+    }
+    if (done) {
+      notApplying.add(
+          "Supersede: the work is done, so its effect happened; a correction now is a"
+              + " compensation, new work with its own identity.");
+    } else if (!d.supersededBy().isEmpty()) {
+      notApplying.add(
+          "Supersede: already superseded by "
+              + d.supersededBy().get(d.supersededBy().size() - 1).workId()
+              + "; to correct it again, supersede that work.");
+    } else {
+      actionForm(request, h, i, "supersede");
+      h.tag(
+          "<h3>Supersede</h3><p class=\"note\">Enqueue a corrected intention of the same kind and"
+              + " queue under a new ID, and cancel this work.</p>");
+      h.tag("<label>New work ID <input name=\"newId\" required></label>");
+      h.tag("<label>Payload (JSON) <textarea name=\"payload\" required></textarea></label>");
+      reasonAndSubmit(h, "Supersede");
+    }
     h.tag("</div>");
+    if (!notApplying.isEmpty()) {
+      h.tag("<ul class=\"not-applying note\">");
+      notApplying.forEach(line -> h.tag("<li>").text(line).tag("</li>"));
+      h.tag("</ul>");
+    }
+  }
+
+  /** Opens the form of one action on the item: {@code id}, action path and CSRF field. */
+  private void actionForm(HttpServletRequest request, Html h, WorkItem i, String action) {
+    h.tag("<form method=\"post\" id=\"")
+        .attr(action)
+        .tag("\" action=\"")
+        .attr(mount + "/item/" + action)
+        .tag("\">");
+    csrfField(request, h);
+    h.hidden("id", i.workId());
+  }
+
+  /** The reason field every action needs, the submit button, and the end of the form. */
+  private static void reasonAndSubmit(Html h, String button) {
+    h.tag(
+        "<label>Reason <textarea name=\"reason\" required maxlength=\"2000\"></textarea></label>");
+    h.tag("<button type=\"submit\">").text(button).tag("</button></form>");
   }
 
   /**
@@ -792,7 +873,7 @@ final class ConsoleController {
     guard(request, false);
     Html h = start(request, "Purge dry run");
     h.tag("<h1>Purge dry run</h1><p>Counts what the default purge policy (")
-        .text(PurgePolicy.DEFAULT)
+        .text(purgePolicy(PurgePolicy.DEFAULT))
         .tag(") would delete now. It changes nothing; the console never purges.</p>");
     if (canAct(request)) {
       h.tag("<form method=\"post\" action=\"").attr(mount + "/purge").tag("\">");
@@ -803,6 +884,18 @@ final class ConsoleController {
       h.tag("<button type=\"submit\">Count</button></form>");
     }
     return page(h, HttpStatus.OK);
+  }
+
+  /** A purge policy as an operator reads it. */
+  static String purgePolicy(PurgePolicy p) {
+    return "done and cancelled work kept "
+        + Html.age(p.workRetention())
+        + " after it ended (and at least its kind's deduplication horizon), attempt history and"
+        + " audits "
+        + Html.age(p.historyRetention())
+        + ", tombstones of purged work "
+        + Html.age(p.identityHorizon())
+        + "; failed work is never purged";
   }
 
   @GetMapping("/login")
@@ -830,10 +923,24 @@ final class ConsoleController {
 
   @GetMapping("/console.css")
   ResponseEntity<String> css() throws IOException {
-    try (InputStream in = ConsoleController.class.getResourceAsStream("console.css")) {
+    return resource("console.css", new MediaType("text", "css", StandardCharsets.UTF_8));
+  }
+
+  /**
+   * The icon every page names, so a browser does not ask the application for {@code /favicon.ico}
+   * (which the application may refuse). Public, like the style sheet.
+   */
+  @GetMapping("/favicon.svg")
+  ResponseEntity<String> favicon() throws IOException {
+    return resource("favicon.svg", new MediaType("image", "svg+xml", StandardCharsets.UTF_8));
+  }
+
+  private static ResponseEntity<String> resource(String name, MediaType type) throws IOException {
+    try (InputStream in = ConsoleController.class.getResourceAsStream(name)) {
       return ResponseEntity.ok()
-          .contentType(new MediaType("text", "css", StandardCharsets.UTF_8))
+          .contentType(type)
           .cacheControl(CacheControl.noCache())
+          .header("X-Content-Type-Options", "nosniff")
           .body(new String(in.readAllBytes(), StandardCharsets.UTF_8));
     }
   }
@@ -1040,6 +1147,8 @@ final class ConsoleController {
         .text(title)
         .tag(" \u2014 Relay</title><link rel=\"stylesheet\" href=\"")
         .attr(mount + "/console.css")
+        .tag("\"><link rel=\"icon\" type=\"image/svg+xml\" href=\"")
+        .attr(mount + "/favicon.svg")
         .tag("\"></head><body><header><nav><strong>Relay</strong> ");
     h.link(mount, "Overview").tag(" ");
     h.link(mount + "/work", "Work").tag(" ");

@@ -1,11 +1,17 @@
 package dev.relay.console;
 
 import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.util.Set;
 import org.springframework.http.HttpMethod;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.config.annotation.web.configurers.HeadersConfigurer;
 import org.springframework.security.web.SecurityFilterChain;
+import org.springframework.security.web.authentication.SavedRequestAwareAuthenticationSuccessHandler;
 import org.springframework.security.web.csrf.CsrfToken;
+import org.springframework.security.web.savedrequest.DefaultSavedRequest;
+import org.springframework.security.web.savedrequest.HttpSessionRequestCache;
+import org.springframework.security.web.savedrequest.SavedRequest;
 
 /** The console's own filter chain; only loaded when Spring Security is on the class path. */
 final class ConsoleSecurity {
@@ -14,16 +20,29 @@ final class ConsoleSecurity {
       "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self';"
           + " base-uri 'none'; frame-ancestors 'none'";
 
+  /**
+   * Paths under the mount that are never a page to return to after sign-in: the sign-in page
+   * itself, sign-out, the style sheet and the icon (a browser fetches the last two on its own).
+   */
+  static final Set<String> NOT_PAGES = Set.of("/login", "/logout", "/console.css", "/favicon.svg");
+
   private ConsoleSecurity() {}
 
   static SecurityFilterChain chain(HttpSecurity http, ConsoleProperties p) throws Exception {
     String m = p.mount();
     String viewer = p.getViewerRole();
     String operator = p.getOperatorRole();
+    ConsolePagesCache cache = new ConsolePagesCache(m);
+    SavedRequestAwareAuthenticationSuccessHandler signedIn =
+        new SavedRequestAwareAuthenticationSuccessHandler();
+    signedIn.setRequestCache(cache);
+    signedIn.setDefaultTargetUrl(m);
     http.securityMatcher(m, m + "/**")
+        .requestCache(r -> r.requestCache(cache))
         .authorizeHttpRequests(
             a ->
-                a.requestMatchers(HttpMethod.GET, m + "/login", m + "/console.css")
+                a.requestMatchers(
+                        HttpMethod.GET, m + "/login", m + "/console.css", m + "/favicon.svg")
                     .permitAll()
                     .requestMatchers(HttpMethod.GET, m, m + "/**")
                     .hasAnyRole(viewer, operator)
@@ -33,7 +52,7 @@ final class ConsoleSecurity {
             f ->
                 f.loginPage(m + "/login")
                     .loginProcessingUrl(m + "/login")
-                    .defaultSuccessUrl(m)
+                    .successHandler(signedIn)
                     .permitAll())
         .logout(l -> l.logoutUrl(m + "/logout").logoutSuccessUrl(m + "/login?logout").permitAll())
         .headers(
@@ -41,6 +60,50 @@ final class ConsoleSecurity {
                 h.contentSecurityPolicy(c -> c.policyDirectives(CSP))
                     .frameOptions(HeadersConfigurer.FrameOptionsConfig::deny));
     return http.build();
+  }
+
+  /**
+   * Whether a request is a console page to return to after sign-in: a GET under the mount that is
+   * not the sign-in page, the style sheet or the icon, nor a download.
+   *
+   * @param path the request URI without the context path
+   */
+  static boolean pageToReturnTo(String mount, String method, String path) {
+    if (!"GET".equals(method) || !(path.equals(mount) || path.startsWith(mount + "/"))) {
+      return false;
+    }
+    String rest = path.substring(mount.length());
+    return !NOT_PAGES.contains(rest) && !rest.startsWith("/item/download");
+  }
+
+  /**
+   * The request to return to after sign-in, kept in the session (shared with the application): it
+   * saves only console pages, and returns only a console page, whatever else saved one. So neither
+   * the browser's own {@code /favicon.ico}, nor an {@code /error} dispatch, nor a page of the
+   * application is where the console's sign-in lands; without a console page to return to it lands
+   * on the overview.
+   */
+  static final class ConsolePagesCache extends HttpSessionRequestCache {
+    private final String mount;
+
+    ConsolePagesCache(String mount) {
+      this.mount = mount;
+      setRequestMatcher(r -> pageToReturnTo(mount, r.getMethod(), path(r)));
+    }
+
+    @Override
+    public SavedRequest getRequest(HttpServletRequest request, HttpServletResponse response) {
+      SavedRequest saved = super.getRequest(request, response);
+      return saved instanceof DefaultSavedRequest d
+              && pageToReturnTo(
+                  mount, d.getMethod(), d.getRequestURI().substring(d.getContextPath().length()))
+          ? saved
+          : null;
+    }
+
+    private static String path(HttpServletRequest r) {
+      return r.getRequestURI().substring(r.getContextPath().length());
+    }
   }
 
   /** The CSRF form field of the request, or null. */

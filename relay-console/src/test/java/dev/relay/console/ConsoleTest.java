@@ -14,10 +14,14 @@ import dev.relay.admin.WorkDetail;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.springframework.http.MediaType;
+import org.springframework.mock.web.MockHttpSession;
 import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.ResultActions;
 import org.springframework.test.web.servlet.request.MockHttpServletRequestBuilder;
@@ -512,7 +516,9 @@ class ConsoleTest {
       MockMvc mvc = app.mvc();
       // The item page shows the horizon check before the operator acts.
       String item = body(mvc.perform(get("/relay/item").param("id", "order-6-ack").with(OPERATOR)));
-      assertThat(item).contains("It has passed").contains("would be refused (PAST_DEDUP_HORIZON)");
+      assertThat(item)
+          .contains("It has passed")
+          .contains("would be refused: the receiver&#39;s deduplication horizon has passed");
       String refused =
           body(
               mvc.perform(
@@ -520,7 +526,8 @@ class ConsoleTest {
                           "/relay/item/redrive", "id", "order-6-ack", "reason", "retry please"))
                   .andExpect(status().isConflict()));
       assertThat(refused)
-          .contains("Redrive refused: past dedup horizon")
+          .contains("Redrive refused")
+          .contains("deduplication horizon has passed")
           .contains("the deduplication horizon ended")
           .contains("name=\"overrideHorizon\" value=\"true\"")
           .contains("name=\"confirm\"");
@@ -629,6 +636,132 @@ class ConsoleTest {
           .isEqualTo(ConsoleApp.OPERATOR + " / sizing the next purge / true");
       mvc.perform(operatorPost("/relay/purge")).andExpect(status().isBadRequest());
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(3);
+    }
+  }
+
+  @Test
+  void signInReturnsToTheConsolePageAskedForAndFollowsNoOtherSavedRequest(TestDatabase db)
+      throws Exception {
+    failed(db, "order-16-ack", "{}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      // The application's own chain saves its refused page in the shared session, as a refused
+      // /favicon.ico or /error dispatch was saved under relay serve: the console must not follow.
+      MockHttpSession session = new MockHttpSession();
+      mvc.perform(get("/hello").accept(MediaType.TEXT_HTML).session(session));
+      assertThat(session.getAttribute("SPRING_SECURITY_SAVED_REQUEST")).isNotNull();
+      mvc.perform(signIn(session)).andExpect(redirectedUrl("/relay"));
+
+      // A console page asked for before signing in is where sign-in returns.
+      MockHttpSession second = new MockHttpSession();
+      mvc.perform(get("/relay/item?id=order-16-ack").accept(MediaType.TEXT_HTML).session(second))
+          .andExpect(redirectedUrl("/relay/login"));
+      String back = mvc.perform(signIn(second)).andReturn().getResponse().getRedirectedUrl();
+      assertThat(back).startsWith("http://localhost/relay/item?id=order-16-ack");
+      // The icon every page names is public, like the style sheet.
+      mvc.perform(get("/relay/favicon.svg"))
+          .andExpect(status().isOk())
+          .andExpect(header().string("Content-Type", "image/svg+xml;charset=UTF-8"));
+    }
+  }
+
+  private static MockHttpServletRequestBuilder signIn(MockHttpSession session) {
+    return post("/relay/login")
+        .session(session)
+        .with(csrf())
+        .param("username", ConsoleApp.OPERATOR)
+        .param("password", ConsoleApp.OPERATOR_PASSWORD);
+  }
+
+  /** An enum constant's name, a record's toString, an ISO-8601 duration: never on a page. */
+  static final Pattern INTERNAL_NAME =
+      Pattern.compile("\\b[A-Z]{2,}(_[A-Z]+)+\\b|\\b[A-Z]\\w+\\[\\w+=|\\bPT\\d");
+
+  @Test
+  void pagesSpeakInWordsAndAnEndedItemOffersOnlyTheActionsThatApply(TestDatabase db)
+      throws Exception {
+    failed(db, "order-11-ack", "{}");
+    db.execute(
+        "INSERT INTO {schema}.outbox (work_id, kind, payload, state, completed_at,"
+            + " first_attempt_at, attempts, claim_generation, outcome) VALUES"
+            + " ('order-12-ack', 'order_ack', '{}', 'done', now(), now(), 1, 1, 'delivered'),"
+            + " ('order-13-ack', 'order_ack', '{}', 'cancelled', now(), now(), 1, 1, null);"
+            + "INSERT INTO {schema}.outbox (work_id, kind, payload) VALUES"
+            + " ('order-14-ack', 'never_registered', '{}')");
+    // Attempted long ago, of a kind with no registered policy: the default horizon has passed.
+    failed(db, "order-15-ack", "never_registered", "{}");
+    db.execute(
+        "UPDATE {schema}.outbox SET first_attempt_at = now() - interval '30 days'"
+            + " WHERE work_id = 'order-15-ack'");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      Map<String, String> pages = new LinkedHashMap<>();
+      for (String page :
+          List.of(
+              "/relay",
+              "/relay/work",
+              "/relay/failures",
+              "/relay/kinds",
+              "/relay/purge",
+              "/relay/item?id=order-11-ack",
+              "/relay/item?id=order-12-ack",
+              "/relay/item?id=order-13-ack",
+              "/relay/item?id=order-14-ack",
+              "/relay/item?id=order-15-ack")) {
+        pages.put(page, body(mvc.perform(get(page).with(OPERATOR)).andExpect(status().isOk())));
+      }
+      pages.put(
+          "redrive of done work",
+          body(
+              mvc.perform(operatorPost("/relay/item/redrive", "id", "order-12-ack", "reason", "x"))
+                  .andExpect(status().isConflict())));
+      pages.put(
+          "redrive past the default horizon",
+          body(
+              mvc.perform(operatorPost("/relay/item/redrive", "id", "order-15-ack", "reason", "x"))
+                  .andExpect(status().isConflict())));
+      pages.put(
+          "purge dry run", body(mvc.perform(operatorPost("/relay/purge", "reason", "sizing"))));
+      pages.forEach(
+          (page, html) -> {
+            Matcher internal = INTERNAL_NAME.matcher(html);
+            assertThat(internal.find() ? internal.group() : null).as(page).isNull();
+          });
+      assertThat(pages.get("/relay/purge")).contains("kept 7 d 0 h after it ended");
+      assertThat(pages.get("redrive of done work"))
+          .contains("the work is not failed")
+          .contains("name=\"force\" value=\"true\"");
+      assertThat(pages.get("/relay/item?id=order-15-ack")).contains("the default 1 d 0 h");
+
+      // Failed: every action. Done: redrive only (with the override). Cancelled: no cancel.
+      // Ready: no redrive (it has not ended).
+      assertThat(pages.get("/relay/item?id=order-11-ack"))
+          .contains("id=\"redrive\"", "id=\"cancel\"", "id=\"supersede\"");
+      assertThat(pages.get("/relay/item?id=order-12-ack"))
+          .contains("id=\"redrive\"", "not failed: you will be asked to confirm it")
+          .doesNotContain("id=\"cancel\"", "id=\"supersede\"")
+          .contains("Cancel: the work has already ended (done).")
+          .contains("Supersede: the work is done, so its effect happened");
+      assertThat(pages.get("/relay/item?id=order-13-ack"))
+          .contains("id=\"redrive\"", "id=\"supersede\"")
+          .doesNotContain("id=\"cancel\"");
+      assertThat(pages.get("/relay/item?id=order-14-ack"))
+          .contains("id=\"cancel\"", "id=\"supersede\"")
+          .doesNotContain("id=\"redrive\"")
+          .contains("Redrive: the work has not ended (it is ready).");
+
+      // An empty audit says so; a recorded one shows its lines.
+      assertThat(pages.get("/relay/item?id=order-12-ack"))
+          .contains("No redrives, cancellations or supersedes recorded.")
+          .doesNotContain("class=\"audit\"");
+      mvc.perform(operatorPost("/relay/item/cancel", "id", "order-14-ack", "reason", "withdrawn"))
+          .andExpect(status().isSeeOther());
+      String cancelled =
+          body(mvc.perform(get("/relay/item").param("id", "order-14-ack").with(OPERATOR)));
+      assertThat(cancelled)
+          .contains("class=\"audit\"")
+          .contains("from ready: cancelled")
+          .doesNotContain("No redrives, cancellations or supersedes recorded.");
     }
   }
 

@@ -13,6 +13,7 @@ import dev.relay.schedule.Scheduler;
 import dev.relay.spring.autoconfigure.RelayConnections;
 import dev.relay.transport.http.HttpRoute;
 import dev.relay.transport.http.HttpTransport;
+import jakarta.servlet.DispatcherType;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -32,6 +33,7 @@ import org.springframework.security.crypto.bcrypt.BCryptPasswordEncoder;
 import org.springframework.security.crypto.password.PasswordEncoder;
 import org.springframework.security.provisioning.InMemoryUserDetailsManager;
 import org.springframework.security.web.SecurityFilterChain;
+import org.springframework.security.web.savedrequest.NullRequestCache;
 
 /**
  * The Spring Boot application of {@code relay serve}: Relay's starter (connections, meters, the
@@ -167,17 +169,28 @@ public class ServeApplication {
   /**
    * Everything outside the console (which brings its own chain for its path): the health and
    * Prometheus endpoints answer without sign-in (the server binds 127.0.0.1 unless configured),
-   * {@code /} leads to the console, and anything else is refused.
+   * {@code /} leads to the console, {@code /favicon.ico} is answered (a browser asks for it on its
+   * own), and anything else is refused. Error pages render (an error dispatch is not refused a
+   * second time), and no request here is saved as the one to return to after signing in to the
+   * console: a refused {@code /favicon.ico} or {@code /error} once sent every sign-in to a blank
+   * 403 page.
    */
   @Bean
   SecurityFilterChain relayServeSecurityFilterChain(HttpSecurity http) throws Exception {
     http.authorizeHttpRequests(
             a ->
-                a.requestMatchers(
-                        "/actuator/health", "/actuator/health/**", "/actuator/prometheus", "/")
+                a.dispatcherTypeMatchers(DispatcherType.ERROR)
+                    .permitAll()
+                    .requestMatchers(
+                        "/actuator/health",
+                        "/actuator/health/**",
+                        "/actuator/prometheus",
+                        "/",
+                        "/favicon.ico")
                     .permitAll()
                     .anyRequest()
                     .denyAll())
+        .requestCache(r -> r.requestCache(new NullRequestCache()))
         .csrf(c -> c.ignoringRequestMatchers("/actuator/**"));
     return http.build();
   }

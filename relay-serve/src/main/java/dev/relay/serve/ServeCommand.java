@@ -214,6 +214,11 @@ final class ServeCommand implements Callable<Integer> {
                 ? port
                 : settings.port() != null ? settings.port() : ServeConfig.DEFAULT_PORT));
     p.put("server.shutdown", "graceful");
+    // The console's session cookie: SameSite=Lax (a cross-site POST never carries it; a link from
+    // an alert still opens the page signed in). Tomcat marks it Secure on a request that came over
+    // TLS, also through a TLS-terminating proxy on the same host or network (X-Forwarded-Proto).
+    p.put("server.servlet.session.cookie.same-site", "lax");
+    p.put("server.forward-headers-strategy", "native");
     p.put("relay.schema", schema);
     p.put("relay.migrate", "false");
     // The claimer, lease keeper, completer, maintenance, schedules, health and console each take

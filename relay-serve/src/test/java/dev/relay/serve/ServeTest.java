@@ -246,8 +246,7 @@ class ServeTest {
   /**
    * Starts {@code relay serve} in this JVM on the test's schema; its stdout goes to {@code out}.
    */
-  private static Serving serve(
-      TestDatabase db, Path config, ByteArrayOutputStream out, String... more) {
+  static Serving serve(TestDatabase db, Path config, ByteArrayOutputStream out, String... more) {
     List<String> args =
         new ArrayList<>(
             List.of(
