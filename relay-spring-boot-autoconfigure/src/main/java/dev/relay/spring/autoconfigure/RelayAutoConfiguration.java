@@ -204,7 +204,8 @@ public class RelayAutoConfiguration {
           connections.dataSource(),
           properties.getSchema(),
           runtime.getIfAvailable(),
-          properties.getHealthDetailsMaxAge());
+          properties.getHealthDetailsMaxAge(),
+          properties.getHealthTimeout());
     }
   }
 

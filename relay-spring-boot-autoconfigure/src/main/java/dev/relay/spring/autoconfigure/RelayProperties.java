@@ -109,6 +109,12 @@ public class RelayProperties {
    */
   private Duration healthDetailsMaxAge = Duration.ofSeconds(30);
 
+  /**
+   * How long a health probe waits for the database before it answers DOWN (100ms-1m); the runtime's
+   * pool would otherwise keep it waiting its 10s connection timeout.
+   */
+  private Duration healthTimeout = Duration.ofSeconds(1);
+
   /** How often the queue gauges (relay.work.*) are read from the database (1s-1h). */
   private Duration metricsRefreshInterval = Duration.ofSeconds(15);
 
@@ -536,6 +542,14 @@ public class RelayProperties {
 
   public void setHealthDetailsMaxAge(Duration healthDetailsMaxAge) {
     this.healthDetailsMaxAge = healthDetailsMaxAge;
+  }
+
+  public Duration getHealthTimeout() {
+    return healthTimeout;
+  }
+
+  public void setHealthTimeout(Duration healthTimeout) {
+    this.healthTimeout = healthTimeout;
   }
 
   public Duration getMetricsRefreshInterval() {

@@ -167,7 +167,7 @@ final class RelaySettings {
 
   /**
    * The settings read outside the runtime's builder, checked before the runtime's pool opens: the
-   * pool size, the schema, the payload limit and the health details' age.
+   * pool size, the schema, the payload limit and the health check's timings.
    */
   static void check(RelayProperties p, Environment env) {
     requirePoolSize(p);
@@ -180,6 +180,13 @@ final class RelaySettings {
     if (age == null || age.isNegative() || age.compareTo(MAX_HEALTH_DETAILS_AGE) > 0) {
       throw new InvalidConfigurationPropertyValueException(
           "relay.health-details-max-age", age, "must be between 0s and " + MAX_HEALTH_DETAILS_AGE);
+    }
+    Duration timeout = p.getHealthTimeout();
+    if (timeout == null
+        || timeout.compareTo(Duration.ofMillis(100)) < 0
+        || timeout.compareTo(Duration.ofMinutes(1)) > 0) {
+      throw new InvalidConfigurationPropertyValueException(
+          "relay.health-timeout", timeout, "must be between 100ms and 1m");
     }
   }
 

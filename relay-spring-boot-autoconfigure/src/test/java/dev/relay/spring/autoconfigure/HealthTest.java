@@ -10,6 +10,8 @@ import dev.relay.test.TestDatabase;
 import java.time.Duration;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
@@ -45,6 +47,49 @@ class HealthTest {
                     .atMost(Duration.ofSeconds(60))
                     .untilAsserted(
                         () -> assertThat(health.health(true).getStatus()).isEqualTo(Status.DOWN));
+              });
+    } finally {
+      proxy.close();
+    }
+  }
+
+  /** Cuts the proxy's connections and refuses new ones, or stalls them as a partition would. */
+  enum Fault {
+    CUT,
+    STALL
+  }
+
+  @ParameterizedTest
+  @EnumSource(Fault.class)
+  void downWithinAFewSecondsWhenTheDatabaseIsUnreachableNotAfterThePoolTimeout(
+      Fault fault, TestDatabase db) throws Exception {
+    LoopbackProxy proxy = LoopbackProxy.start(db.host(), db.port());
+    try (HikariDataSource application = new HikariDataSource()) {
+      application.setJdbcUrl(db.jdbcUrlVia("127.0.0.1", proxy.port()));
+      application.setMaximumPoolSize(2);
+      Contexts.bare()
+          .withBean("dataSource", DataSource.class, () -> application)
+          .withPropertyValues("relay.schema=" + db.schema())
+          .run(
+              context -> {
+                HealthIndicator health =
+                    context.getBean("relayHealthIndicator", HealthIndicator.class);
+                assertThat(health.health(true).getStatus()).isEqualTo(Status.UP);
+
+                if (fault == Fault.CUT) {
+                  proxy.close();
+                } else {
+                  proxy.stall(true);
+                }
+
+                // Every probe answers, DOWN, well before the pool's 10 s connection timeout.
+                for (int probe = 1; probe <= 3; probe++) {
+                  long started = System.nanoTime();
+                  Health down = health.health(true);
+                  Duration took = Duration.ofNanos(System.nanoTime() - started);
+                  assertThat(down.getStatus()).as("probe %d", probe).isEqualTo(Status.DOWN);
+                  assertThat(took).as("probe %d took", probe).isLessThan(Duration.ofSeconds(5));
+                }
               });
     } finally {
       proxy.close();
