@@ -3,9 +3,6 @@ package dev.relay.spring.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.relay.Handler;
-import dev.relay.Outcome;
-import dev.relay.spring.RelayHandler;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.io.InputStream;
@@ -24,8 +21,8 @@ import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
-import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.context.support.GenericApplicationContext;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -120,13 +117,8 @@ class BadPropertyReportTest {
     RelayMaintenanceAutoConfiguration.class,
     RelayScheduleAutoConfiguration.class
   })
-  static class App {
-    @Bean
-    @RelayHandler(kind = "order_received")
-    Handler orderReceived() {
-      return claim -> Outcome.done();
-    }
-  }
+  @Import(Contexts.OneHandler.class)
+  static class App {}
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("badValues")

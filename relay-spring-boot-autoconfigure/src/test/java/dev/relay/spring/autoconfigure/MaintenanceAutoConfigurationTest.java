@@ -3,15 +3,12 @@ package dev.relay.spring.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.relay.Handler;
 import dev.relay.Outbox;
-import dev.relay.Outcome;
 import dev.relay.Work;
 import dev.relay.admin.Admin;
 import dev.relay.admin.Maintenance;
 import dev.relay.admin.MaintenanceConfig;
 import dev.relay.admin.QueueHealth;
-import dev.relay.spring.RelayHandler;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import io.micrometer.core.instrument.Gauge;
@@ -24,28 +21,17 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 
 /** The starter's maintenance loop in a real application context on a real database. */
 @RelayDatabaseTest
 class MaintenanceAutoConfigurationTest {
   private static final Duration WAIT = Duration.ofSeconds(60);
 
-  @Configuration(proxyBeanMethods = false)
-  static class OneHandler {
-    @Bean
-    @RelayHandler(kind = "order_received")
-    Handler orderReceived() {
-      return claim -> Outcome.done();
-    }
-  }
-
   /** The starter as an application gets it, maintenance every second. */
   private static ApplicationContextRunner app(TestDatabase db) {
     return Contexts.on(db)
         .withConfiguration(AutoConfigurations.of(RelayMaintenanceAutoConfiguration.class))
-        .withUserConfiguration(OneHandler.class)
+        .withUserConfiguration(Contexts.OneHandler.class)
         .withPropertyValues("relay.maintenance.interval=1s", "relay.maintenance.work-retention=1m");
   }
 
