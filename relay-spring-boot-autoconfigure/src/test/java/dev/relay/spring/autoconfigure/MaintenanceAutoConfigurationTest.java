@@ -14,10 +14,13 @@ import dev.relay.test.TestDatabase;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -130,6 +133,40 @@ class MaintenanceAutoConfigurationTest {
                       () -> DriverManager.getConnection(db.jdbcUrl()),
                       MaintenanceConfig.DEFAULT.withSchema(db.schema()))) {
                 assertThat(own.runOnce().leader()).isTrue();
+              }
+            });
+  }
+
+  @Test
+  void anOpaqueDataSourceGetsNoMaintenanceRatherThanALockOnAPooledConnection(TestDatabase db) {
+    DataSource pool = db.newDataSource("opaque", 4);
+    // Neither Hikari nor pgjdbc's DataSource: Relay cannot read a URL to open its own connections.
+    DataSource opaque =
+        (DataSource)
+            Proxy.newProxyInstance(
+                getClass().getClassLoader(),
+                new Class<?>[] {DataSource.class},
+                (proxy, method, args) ->
+                    switch (method.getName()) {
+                      case "isWrapperFor" -> false;
+                      case "unwrap" -> throw new SQLException("opaque");
+                      default -> method.invoke(pool, args);
+                    });
+    Contexts.bare()
+        .withConfiguration(AutoConfigurations.of(RelayMaintenanceAutoConfiguration.class))
+        .withBean("dataSource", DataSource.class, () -> opaque)
+        .withPropertyValues("relay.schema=" + db.schema(), "relay.maintenance.interval=1s")
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context.getBean(RelayConnections.class).shared()).isTrue();
+              assertThat(context.getBean(Maintenance.class).isLeader()).isFalse();
+              try (Maintenance own =
+                  Maintenance.create(
+                      db.dataSource(),
+                      () -> DriverManager.getConnection(db.jdbcUrl()),
+                      MaintenanceConfig.DEFAULT.withSchema(db.schema()))) {
+                assertThat(own.runOnce().leader()).isTrue(); // the application holds no lock
               }
             });
   }
