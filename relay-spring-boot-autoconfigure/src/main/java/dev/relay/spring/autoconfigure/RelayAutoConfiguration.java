@@ -23,10 +23,10 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
@@ -50,7 +50,7 @@ import tools.jackson.databind.ObjectMapper;
     })
 @ConditionalOnClass(Relay.class)
 @ConditionalOnBean(DataSource.class)
-@ConditionalOnBooleanProperty(name = "relay.enabled", matchIfMissing = true)
+@ConditionalOnSwitch("relay.enabled")
 @EnableConfigurationProperties(RelayProperties.class)
 public class RelayAutoConfiguration {
   /** Finds {@code @RelayHandler} methods; static so it is created before other beans. */
@@ -65,8 +65,9 @@ public class RelayAutoConfiguration {
   RelayConnections relayConnections(
       RelayProperties properties,
       ConfigurableListableBeanFactory beans,
-      ObjectProvider<DataSource> dataSources) {
-    RelaySettings.requirePoolSize(properties);
+      ObjectProvider<DataSource> dataSources,
+      Environment env) {
+    RelaySettings.check(properties, env);
     DataSource application = applicationDataSource(properties, beans, dataSources);
     RelayConnections connections =
         RelayConnections.open(application, target(application), properties.getPoolSize());
@@ -167,10 +168,18 @@ public class RelayAutoConfiguration {
         RelayProperties properties,
         RelayConnections connections,
         ObjectProvider<MeterRegistry> registries) {
-      RelayMetrics metrics =
-          RelayMetrics.builder(Admin.create(connections.dataSource(), properties.getSchema()))
-              .refreshInterval(properties.getMetricsRefreshInterval())
-              .build();
+      RelayMetrics metrics;
+      try {
+        metrics =
+            RelayMetrics.builder(Admin.create(connections.dataSource(), properties.getSchema()))
+                .refreshInterval(properties.getMetricsRefreshInterval())
+                .build();
+      } catch (IllegalArgumentException e) {
+        throw new InvalidConfigurationPropertyValueException(
+            "relay.metrics-refresh-interval",
+            properties.getMetricsRefreshInterval(),
+            e.getMessage());
+      }
       return new RelayMetricsBinding(metrics, registries.getIfUnique());
     }
 
@@ -195,7 +204,8 @@ public class RelayAutoConfiguration {
           connections.dataSource(),
           properties.getSchema(),
           runtime.getIfAvailable(),
-          properties.getHealthDetailsMaxAge());
+          properties.getHealthDetailsMaxAge(),
+          properties.getHealthTimeout());
     }
   }
 
@@ -203,8 +213,16 @@ public class RelayAutoConfiguration {
       RelayProperties properties,
       ConfigurableListableBeanFactory beans,
       ObjectProvider<DataSource> dataSources) {
-    if (properties.getDataSourceBean() != null) {
-      return beans.getBean(properties.getDataSourceBean(), DataSource.class);
+    String named = properties.getDataSourceBean();
+    if (named != null) {
+      if (!beans.containsBean(named) || !beans.isTypeMatch(named, DataSource.class)) {
+        throw new InvalidConfigurationPropertyValueException(
+            "relay.data-source-bean",
+            named,
+            "names no DataSource bean; the context's DataSource beans: "
+                + String.join(", ", beans.getBeanNamesForType(DataSource.class)));
+      }
+      return beans.getBean(named, DataSource.class);
     }
     DataSource unique = dataSources.getIfUnique();
     if (unique == null) {

@@ -3,6 +3,8 @@ package dev.relay.spring.autoconfigure;
 import dev.relay.KindPolicy;
 import dev.relay.Outbox;
 import dev.relay.Relay;
+import dev.relay.admin.MaintenanceConfig;
+import dev.relay.admin.PurgePolicy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -12,9 +14,10 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
  * The {@code relay.*} properties: every setting of {@code Relay.Builder}, the outbox's payload
- * limit, the runtime's own pool, and a policy per kind under {@code relay.kinds.<kind>.*}. Values
- * are checked when the context starts; a value out of range fails start-up naming the property and
- * its range. Unset settings take Relay's defaults.
+ * limit, the runtime's own pool, the health check, the maintenance loop under {@code
+ * relay.maintenance.*}, and a policy per kind under {@code relay.kinds.<kind>.*}. Values are
+ * checked when the context starts; a value out of range fails start-up naming the property and its
+ * range. Unset settings take Relay's defaults.
  */
 @ConfigurationProperties("relay")
 public class RelayProperties {
@@ -99,17 +102,115 @@ public class RelayProperties {
   /** The idle_in_transaction_session_timeout of Relay's own transactions (1ms-24h). */
   private Duration idleInTransactionTimeout = Relay.DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT;
 
-  /** The largest payload the outbox accepts, in bytes of UTF-8 (1-1073741823). */
+  /** The largest payload the outbox accepts, in bytes of UTF-8 (1-67108864). */
   private int maxPayloadBytes = Outbox.DEFAULT_MAX_PAYLOAD_BYTES;
 
-  /** How old the queue details in the health contributor may be before they are read again. */
+  /**
+   * How old the queue details in the health contributor may be before they are read again (0s-1h).
+   */
   private Duration healthDetailsMaxAge = Duration.ofSeconds(30);
 
-  /** How often the queue gauges (relay.work.*) are read from the database. */
+  /**
+   * How long a health probe waits for the database before it answers DOWN (100ms-1m); the runtime's
+   * pool would otherwise keep it waiting its 10s connection timeout.
+   */
+  private Duration healthTimeout = Duration.ofSeconds(1);
+
+  /** How often the queue gauges (relay.work.*) are read from the database (1s-1h). */
   private Duration metricsRefreshInterval = Duration.ofSeconds(15);
 
   /** The policy per kind, by kind name. */
   private Map<String, Kind> kinds = new LinkedHashMap<>();
+
+  /** The maintenance loop: retention purge and the done/cancelled counts. */
+  private final Maintenance maintenance = new Maintenance();
+
+  /**
+   * The maintenance loop, {@code relay.maintenance.*}: one process per schema at a time (an
+   * advisory lock) purges done and cancelled work past its retention, leaving tombstones, and
+   * recounts the done and cancelled work that health and the gauges show.
+   */
+  public static class Maintenance {
+    /** Whether this process takes part in maintenance (one process per schema runs it). */
+    private boolean enabled = true;
+
+    /** The pause between two runs (1s-24h). */
+    private Duration interval = MaintenanceConfig.DEFAULT_INTERVAL;
+
+    /**
+     * How long done and cancelled work stays after it ended, and at least its kind's dedup horizon
+     * (1m-36500d).
+     */
+    private Duration workRetention = PurgePolicy.DEFAULT_WORK_RETENTION;
+
+    /** How long attempt history and audit rows of ended work stay (1m-36500d). */
+    private Duration historyRetention = PurgePolicy.DEFAULT_HISTORY_RETENTION;
+
+    /** How long a purged item's tombstone (its identity) stays (1m-36500d). */
+    private Duration identityHorizon = PurgePolicy.DEFAULT_IDENTITY_HORIZON;
+
+    /** Rows per purge batch, each its own short transaction (1-10000). */
+    private int batchSize = PurgePolicy.DEFAULT_BATCH_SIZE;
+
+    /** Batches per table and run; the rest waits for the next run (1-100000). */
+    private int maxBatches = PurgePolicy.DEFAULT_MAX_BATCHES;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public Duration getInterval() {
+      return interval;
+    }
+
+    public void setInterval(Duration interval) {
+      this.interval = interval;
+    }
+
+    public Duration getWorkRetention() {
+      return workRetention;
+    }
+
+    public void setWorkRetention(Duration workRetention) {
+      this.workRetention = workRetention;
+    }
+
+    public Duration getHistoryRetention() {
+      return historyRetention;
+    }
+
+    public void setHistoryRetention(Duration historyRetention) {
+      this.historyRetention = historyRetention;
+    }
+
+    public Duration getIdentityHorizon() {
+      return identityHorizon;
+    }
+
+    public void setIdentityHorizon(Duration identityHorizon) {
+      this.identityHorizon = identityHorizon;
+    }
+
+    public int getBatchSize() {
+      return batchSize;
+    }
+
+    public void setBatchSize(int batchSize) {
+      this.batchSize = batchSize;
+    }
+
+    public int getMaxBatches() {
+      return maxBatches;
+    }
+
+    public void setMaxBatches(int maxBatches) {
+      this.maxBatches = maxBatches;
+    }
+  }
 
   /** What an attempt whose effect is unknown gets. */
   public enum UnknownOutcome {
@@ -444,12 +545,24 @@ public class RelayProperties {
     this.healthDetailsMaxAge = healthDetailsMaxAge;
   }
 
+  public Duration getHealthTimeout() {
+    return healthTimeout;
+  }
+
+  public void setHealthTimeout(Duration healthTimeout) {
+    this.healthTimeout = healthTimeout;
+  }
+
   public Duration getMetricsRefreshInterval() {
     return metricsRefreshInterval;
   }
 
   public void setMetricsRefreshInterval(Duration metricsRefreshInterval) {
     this.metricsRefreshInterval = metricsRefreshInterval;
+  }
+
+  public Maintenance getMaintenance() {
+    return maintenance;
   }
 
   public Map<String, Kind> getKinds() {

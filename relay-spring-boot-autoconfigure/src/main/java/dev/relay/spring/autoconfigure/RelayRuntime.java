@@ -2,6 +2,7 @@ package dev.relay.spring.autoconfigure;
 
 import dev.relay.Handler;
 import dev.relay.InvalidConfigurationException;
+import dev.relay.Outcome;
 import dev.relay.Relay;
 import dev.relay.RelayEventListener;
 import dev.relay.jackson.JsonCodec;
@@ -98,21 +99,28 @@ public final class RelayRuntime
             "no handler for this kind in the application context; handlers: " + handlers.keySet());
       }
     }
+    Relay.Builder b =
+        RelaySettings.apply(Relay.builder(connections.dataSource()), properties, grace);
     if (handlers.isEmpty()) {
+      // No worker runs, but a bad relay.* value still fails now, not when a handler is added.
+      build(b.handle("relay_settings_check", claim -> Outcome.done()));
       log.info("Relay: no @RelayHandler in the context; enqueue only, no worker runtime");
       return;
     }
-    Relay.Builder b =
-        RelaySettings.apply(Relay.builder(connections.dataSource()), properties, grace);
     b.listenConnections(connections.listenConnections()).listener(listener);
     handlers.forEach(
         (kind, h) -> b.handle(kind, RelaySettings.policy(properties.getKinds().get(kind)), h));
     customizers.forEach(c -> c.customize(b));
+    Relay built = build(b);
+    synchronized (lock) {
+      relay = built;
+    }
+  }
+
+  /** Builds (never starts) the runtime, naming a refused setting by its property. */
+  private Relay build(Relay.Builder b) {
     try {
-      Relay built = b.build();
-      synchronized (lock) {
-        relay = built;
-      }
+      return b.build();
     } catch (InvalidConfigurationException e) {
       throw RelaySettings.translate(e, env);
     }

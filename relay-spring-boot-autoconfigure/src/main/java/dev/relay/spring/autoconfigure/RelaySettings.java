@@ -3,9 +3,11 @@ package dev.relay.spring.autoconfigure;
 import dev.relay.FlowLimits;
 import dev.relay.InvalidConfigurationException;
 import dev.relay.KindPolicy;
+import dev.relay.Outbox;
 import dev.relay.Relay;
 import dev.relay.UnknownOutcomePolicy;
 import java.time.Duration;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.springframework.boot.context.properties.bind.Binder;
@@ -21,6 +23,9 @@ final class RelaySettings {
 
   /** What {@code Relay.close()} may take beyond the grace period. */
   static final Duration CLOSE_OVERHEAD = Duration.ofSeconds(2);
+
+  /** The longest {@code relay.health-details-max-age}. */
+  static final Duration MAX_HEALTH_DETAILS_AGE = Duration.ofHours(1);
 
   private static final Pattern KIND_SETTING = Pattern.compile("kind (.+): (\\w+)");
 
@@ -122,16 +127,67 @@ final class RelaySettings {
       return new IllegalStateException("@RelayHandler: " + e.getMessage(), e);
     }
     Matcher kind = KIND_SETTING.matcher(setting);
-    String property =
-        kind.matches()
-            ? "relay.kinds." + kind.group(1) + "." + kebab(kind.group(2))
-            : "relay." + kebab(setting);
+    return kind.matches()
+        ? refused("relay.kinds." + kind.group(1) + "." + kebab(kind.group(2)), e, env)
+        : refused("relay." + kebab(setting), e, env);
+  }
+
+  /**
+   * Runs {@code build}, naming a refused setting by its property under {@code prefix} (such as
+   * {@code relay.maintenance.}); a setting named {@code policy.workRetention} is {@code
+   * work-retention} there.
+   */
+  static <T> T named(String prefix, Environment env, Supplier<T> build) {
+    try {
+      return build.get();
+    } catch (InvalidConfigurationException e) {
+      String setting = e.setting();
+      String leaf = setting.substring(setting.lastIndexOf('.') + 1);
+      throw refused(prefix + kebab(leaf), e, env);
+    }
+  }
+
+  /**
+   * Boot's exception for a bad property value, which its failure analyzer reports naming the
+   * property and where its value came from, with Relay's refusal as the reason. It carries no
+   * cause: its constructor sets none, and one cannot be added afterwards ({@code initCause}
+   * throws).
+   */
+  private static InvalidConfigurationPropertyValueException refused(
+      String property, InvalidConfigurationException e, Environment env) {
     String value = env.getProperty(property);
-    InvalidConfigurationPropertyValueException translated =
-        new InvalidConfigurationPropertyValueException(
-            property, value == null ? "(default)" : value, e.getMessage());
-    translated.initCause(e);
-    return translated;
+    String prefix = "invalid setting " + e.setting() + ": ";
+    String reason =
+        e.getMessage().startsWith(prefix)
+            ? e.getMessage().substring(prefix.length())
+            : e.getMessage();
+    return new InvalidConfigurationPropertyValueException(
+        property, value == null ? "(default)" : value, reason);
+  }
+
+  /**
+   * The settings read outside the runtime's builder, checked before the runtime's pool opens: the
+   * pool size, the schema, the payload limit and the health check's timings.
+   */
+  static void check(RelayProperties p, Environment env) {
+    requirePoolSize(p);
+    named(
+        "relay.",
+        env,
+        () ->
+            Outbox.builder().schema(p.getSchema()).maxPayloadBytes(p.getMaxPayloadBytes()).build());
+    Duration age = p.getHealthDetailsMaxAge();
+    if (age == null || age.isNegative() || age.compareTo(MAX_HEALTH_DETAILS_AGE) > 0) {
+      throw new InvalidConfigurationPropertyValueException(
+          "relay.health-details-max-age", age, "must be between 0s and " + MAX_HEALTH_DETAILS_AGE);
+    }
+    Duration timeout = p.getHealthTimeout();
+    if (timeout == null
+        || timeout.compareTo(Duration.ofMillis(100)) < 0
+        || timeout.compareTo(Duration.ofMinutes(1)) > 0) {
+      throw new InvalidConfigurationPropertyValueException(
+          "relay.health-timeout", timeout, "must be between 100ms and 1m");
+    }
   }
 
   static String kebab(String camel) {

@@ -1,5 +1,8 @@
 package dev.relay.spring.autoconfigure;
 
+import dev.relay.Handler;
+import dev.relay.Outcome;
+import dev.relay.spring.RelayHandler;
 import dev.relay.test.TestDatabase;
 import javax.sql.DataSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -18,6 +21,16 @@ final class Contexts {
     @Bean
     DataSourceTransactionManager transactionManager(DataSource dataSource) {
       return new DataSourceTransactionManager(dataSource);
+    }
+  }
+
+  /** One handler, for kind {@code order_received}, that completes its work: a worker runs. */
+  @Configuration(proxyBeanMethods = false)
+  static class OneHandler {
+    @Bean
+    @RelayHandler(kind = "order_received")
+    Handler orderReceived() {
+      return claim -> Outcome.done();
     }
   }
 

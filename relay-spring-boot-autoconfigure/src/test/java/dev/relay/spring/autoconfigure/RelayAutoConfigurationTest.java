@@ -3,12 +3,10 @@ package dev.relay.spring.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.relay.Handler;
 import dev.relay.Outbox;
 import dev.relay.Outcome;
 import dev.relay.Relay;
 import dev.relay.jackson.JsonCodec;
-import dev.relay.spring.RelayHandler;
 import dev.relay.spring.RelayOutbox;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
@@ -16,20 +14,9 @@ import java.time.Duration;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
-import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 
 @RelayDatabaseTest
 class RelayAutoConfigurationTest {
-  @Configuration(proxyBeanMethods = false)
-  static class OneHandler {
-    @Bean
-    @RelayHandler(kind = "order_received")
-    Handler orderReceived() {
-      return claim -> Outcome.done();
-    }
-  }
-
   @Test
   void withoutADataSourceNothingIsConfigured() {
     Contexts.bare()
@@ -62,7 +49,7 @@ class RelayAutoConfigurationTest {
   @Test
   void applicationBeansBackOff(TestDatabase db) {
     Contexts.on(db)
-        .withUserConfiguration(OneHandler.class)
+        .withUserConfiguration(Contexts.OneHandler.class)
         .withBean(
             "myRelay",
             Relay.class,
@@ -114,7 +101,7 @@ class RelayAutoConfigurationTest {
   @Test
   void flowLimitsFromPropertiesReachTheKindsPolicyInTheDatabase(TestDatabase db) {
     Contexts.on(db)
-        .withUserConfiguration(OneHandler.class)
+        .withUserConfiguration(Contexts.OneHandler.class)
         .withPropertyValues(
             "relay.kinds.order_received.max-running=2",
             "relay.kinds.order_received.max-running-per-group=1",
@@ -174,7 +161,7 @@ class RelayAutoConfigurationTest {
   private static void assertRefused(
       TestDatabase db, String[] settings, String property, String problem) {
     Contexts.on(db)
-        .withUserConfiguration(OneHandler.class)
+        .withUserConfiguration(Contexts.OneHandler.class)
         .withPropertyValues(settings)
         .run(
             context -> {
@@ -192,7 +179,7 @@ class RelayAutoConfigurationTest {
   private static void assertRefused(
       TestDatabase db, String setting, String property, String problem) {
     Contexts.on(db)
-        .withUserConfiguration(OneHandler.class)
+        .withUserConfiguration(Contexts.OneHandler.class)
         .withPropertyValues(setting)
         .run(
             context -> {
