@@ -8,6 +8,7 @@ import java.sql.SQLException;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
@@ -51,9 +52,20 @@ abstract class DbCommand implements Callable<Integer> {
 
   @Override
   public final Integer call() throws Exception {
-    Migrator.forSchema(schema); // validates the name before anything connects
-    prepare();
+    try {
+      Migrator.forSchema(schema); // validates the name before anything connects
+    } catch (RuntimeException e) {
+      throw usage("--schema: " + e.getMessage());
+    }
     String url = jdbcUrl != null ? jdbcUrl : System.getenv("RELAY_JDBC_URL");
+    if (url != null && !url.isBlank() && !url.startsWith("jdbc:postgresql:")) {
+      throw usage(
+          (jdbcUrl != null ? "--jdbc-url" : "env RELAY_JDBC_URL")
+              + " must be a PostgreSQL JDBC URL like jdbc:postgresql://host:5432/db?user=u, was '"
+              + url
+              + "'");
+    }
+    prepare();
     try (Database db = Database.openPersistent(url, dataDirectory(), System.err)) {
       int code = run(db);
       out().flush();
@@ -69,6 +81,11 @@ abstract class DbCommand implements Callable<Integer> {
             ? Path.of(home)
             : Path.of(System.getProperty("user.home"), ".relay");
     return base.resolve("pgdata");
+  }
+
+  /** A usage error of this command (exit 2): one line naming the option and the expected form. */
+  ParameterException usage(String message) {
+    return new ParameterException(spec.commandLine(), message);
   }
 
   PrintWriter out() {

@@ -1,5 +1,7 @@
 package dev.relay.app;
 
+import static picocli.CommandLine.Model.UsageMessageSpec.SECTION_KEY_COMMAND_LIST;
+
 import dev.relay.InvalidConfigurationException;
 import dev.relay.InvalidWorkException;
 import dev.relay.RelayException;
@@ -7,11 +9,18 @@ import dev.relay.admin.InvalidAdminRequestException;
 import java.io.PrintWriter;
 import java.net.ConnectException;
 import java.sql.SQLException;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Help;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParseResult;
+import picocli.CommandLine.Spec;
 
 /**
  * The {@code relay} command: operate a Relay outbox and job queue from a shell. Each subcommand
@@ -34,7 +43,9 @@ import picocli.CommandLine.ParseResult;
       "",
       "`relay serve` (workers, schedules, the console, /actuator/health and /actuator/prometheus)"
           + " and `relay passwd` (a bcrypt hash for the console's users) are the Spring Boot"
-          + " application of module relay-serve; the ./relay script runs them from there.",
+          + " application of module relay-serve, `relay bench` and `relay faults` are modules"
+          + " relay-bench and relay-faults: the ./relay script runs each from its own jar, and"
+          + " routes `relay help COMMAND` for them there too.",
       ""
     },
     commandListHeading = "%nCommands:%n",
@@ -63,12 +74,67 @@ public final class RelayCommand implements Callable<Integer> {
     return newCommandLine().execute(args);
   }
 
+  /**
+   * The commands the {@code relay} script runs from their own modules' jars, and what each does.
+   * Their options are their own: {@code relay help COMMAND} is routed to them by the script.
+   */
+  static final Map<String, String> ROUTED =
+      Map.of(
+          "serve", "Runs workers, schedules, the console and Actuator (module relay-serve).",
+          "passwd", "Prints a bcrypt hash for serve's console users (module relay-serve).",
+          "bench", "Benchmarks Relay against the PostgreSQL limit and peers (relay-bench).",
+          "faults", "Runs the fault-injection suite (module relay-faults).");
+
   /** The configured command line: exit codes in every help page, errors mapped to exit codes. */
   static CommandLine newCommandLine() {
     CommandLine cl = new CommandLine(new RelayCommand());
+    cl.registerConverter(Instant.class, new Instants());
     cl.setExecutionExceptionHandler(RelayCommand::handle);
+    cl.setParameterExceptionHandler((ex, args) -> usageError(ex.getCommandLine(), ex.getMessage()));
+    cl.getHelpSectionMap().put(SECTION_KEY_COMMAND_LIST, RelayCommand::commandList);
     documentExitCodes(cl);
     return cl;
+  }
+
+  /** Picocli's list of this jar's commands, and the routed ones after them in the same layout. */
+  private static String commandList(Help help) {
+    if (help.commandSpec().parent() != null) {
+      return help.commandList();
+    }
+    Map<String, String> all = new LinkedHashMap<>();
+    for (Map.Entry<String, Help> e : help.subcommands().entrySet()) {
+      CommandSpec sub = e.getValue().commandSpec();
+      String[] header = sub.usageMessage().header();
+      String[] description = sub.usageMessage().description();
+      all.put(
+          e.getKey(), header.length > 0 ? header[0] : description.length > 0 ? description[0] : "");
+    }
+    new TreeMap<>(ROUTED).forEach(all::put);
+    return help.createTextTable(all).toString();
+  }
+
+  /**
+   * Reports a usage error: one line naming the problem, one naming where the command's options are
+   * described; returns {@link ExitCodes#USAGE}.
+   */
+  static int usageError(CommandLine cmd, String message) {
+    PrintWriter err = cmd.getErr();
+    err.println(cmd.getCommandSpec().qualifiedName() + ": " + Messages.oneLine(message));
+    err.println("see " + helpCommand(cmd));
+    err.flush();
+    return ExitCodes.USAGE;
+  }
+
+  /** How to ask for {@code cmd}'s help: {@code relay help status}, {@code relay --help}. */
+  private static String helpCommand(CommandLine cmd) {
+    CommandLine parent = cmd.getParent();
+    if (parent == null) {
+      return "relay --help";
+    }
+    if (parent.getParent() == null) {
+      return "relay help " + cmd.getCommandName();
+    }
+    return cmd.getCommandSpec().qualifiedName() + " --help";
   }
 
   private static void documentExitCodes(CommandLine cl) {
@@ -79,11 +145,14 @@ public final class RelayCommand implements Callable<Integer> {
     }
   }
 
+  /** {@code relay} alone: the usage, on stderr, as a usage error (exit 2). */
   @Override
   public Integer call() {
-    new CommandLine(this).usage(System.out);
-    return ExitCodes.OK;
+    spec.commandLine().usage(spec.commandLine().getErr());
+    return ExitCodes.USAGE;
   }
+
+  @Spec CommandSpec spec;
 
   private static int handle(Exception ex, CommandLine cmd, ParseResult parsed) {
     PrintWriter err = cmd.getErr();
@@ -91,8 +160,7 @@ public final class RelayCommand implements Callable<Integer> {
     int code;
     String message;
     if (ex instanceof ParameterException) {
-      code = ExitCodes.USAGE;
-      message = ex.getMessage();
+      return usageError(cmd, ex.getMessage());
     } else if (ex instanceof CommandFailure f) {
       code = f.exitCode();
       message = f.getMessage();
@@ -106,8 +174,10 @@ public final class RelayCommand implements Callable<Integer> {
         || ex instanceof InvalidConfigurationException
         || ex instanceof InvalidAdminRequestException
         || ex instanceof IllegalArgumentException) {
-      code = ExitCodes.USAGE;
-      message = ex.getMessage();
+      if (verbose(parsed)) {
+        ex.printStackTrace(err);
+      }
+      return usageError(cmd, ex.getMessage());
     } else if (ex instanceof RelayException) {
       code = ExitCodes.REFUSED;
       message = ex.getMessage();
@@ -115,7 +185,7 @@ public final class RelayCommand implements Callable<Integer> {
       code = ExitCodes.REFUSED;
       message = firstLine(ex);
     }
-    err.println(name + ": " + message);
+    err.println(name + ": " + Messages.oneLine(message));
     if (verbose(parsed)) {
       ex.printStackTrace(err);
     }
