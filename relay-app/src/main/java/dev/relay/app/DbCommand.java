@@ -1,11 +1,13 @@
 package dev.relay.app;
 
+import dev.relay.InvalidConfigurationException;
 import dev.relay.Migrator;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.concurrent.Callable;
+import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -54,17 +56,10 @@ abstract class DbCommand implements Callable<Integer> {
   public final Integer call() throws Exception {
     try {
       Migrator.forSchema(schema); // validates the name before anything connects
-    } catch (RuntimeException e) {
-      throw usage("--schema: " + e.getMessage());
+    } catch (InvalidConfigurationException e) {
+      throw usage(e.getMessage().replace("invalid setting schema: ", "--schema "));
     }
-    String url = jdbcUrl != null ? jdbcUrl : System.getenv("RELAY_JDBC_URL");
-    if (url != null && !url.isBlank() && !url.startsWith("jdbc:postgresql:")) {
-      throw usage(
-          (jdbcUrl != null ? "--jdbc-url" : "env RELAY_JDBC_URL")
-              + " must be a PostgreSQL JDBC URL like jdbc:postgresql://host:5432/db?user=u, was '"
-              + url
-              + "'");
-    }
+    String url = jdbcUrl(spec.commandLine(), jdbcUrl);
     prepare();
     try (Database db = Database.openPersistent(url, dataDirectory(), System.err)) {
       int code = run(db);
@@ -81,6 +76,24 @@ abstract class DbCommand implements Callable<Integer> {
             ? Path.of(home)
             : Path.of(System.getProperty("user.home"), ".relay");
     return base.resolve("pgdata");
+  }
+
+  /**
+   * The database URL: {@code given} ({@code --jdbc-url}), else env {@code RELAY_JDBC_URL}, else
+   * null (the embedded server). A URL that is not a PostgreSQL JDBC URL is a usage error (exit 2),
+   * not an unreachable database.
+   */
+  static String jdbcUrl(CommandLine cl, String given) {
+    String url = given != null ? given : System.getenv("RELAY_JDBC_URL");
+    if (url != null && !url.isBlank() && !url.startsWith("jdbc:postgresql:")) {
+      throw new ParameterException(
+          cl,
+          (given != null ? "--jdbc-url" : "env RELAY_JDBC_URL")
+              + " must be a PostgreSQL JDBC URL like jdbc:postgresql://host:5432/db?user=u, was '"
+              + url
+              + "'");
+    }
+    return url;
   }
 
   /** A usage error of this command (exit 2): one line naming the option and the expected form. */

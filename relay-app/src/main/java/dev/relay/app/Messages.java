@@ -8,7 +8,8 @@ final class Messages {
   /** Longer unbroken runs are shortened: a 10,000-character kind is not printed whole. */
   static final int LONGEST = 100;
 
-  private static final Pattern LONG_RUN = Pattern.compile("\\S{" + (LONGEST + 1) + ",}");
+  /** A run of characters other than white space and quotes, longer than {@link #LONGEST}. */
+  private static final Pattern LONG_RUN = Pattern.compile("[^\\s'\"]{" + (LONGEST + 1) + ",}");
 
   private Messages() {}
 

@@ -65,11 +65,17 @@ final class PurgeCommand extends DbCommand {
   @Option(names = "--json", description = "Prints one JSON object.")
   boolean json;
 
+  private PurgePolicy policy;
+
+  /** Checks the policy before the database is opened: a bad value is a usage error on its own. */
+  @Override
+  void prepare() {
+    policy = new PurgePolicy(retention, historyRetention, identityHorizon, batchSize, maxBatches);
+  }
+
   @Override
   int run(Database db) throws Exception {
     requireCurrentSchema(db);
-    PurgePolicy policy =
-        new PurgePolicy(retention, historyRetention, identityHorizon, batchSize, maxBatches);
     PurgeResult r = Admin.create(db.dataSource(), schema).purge(policy, dryRun);
     if (json) {
       ObjectNode o = Json.object();

@@ -11,9 +11,12 @@ import java.net.ConnectException;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Help;
@@ -21,6 +24,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine.UnmatchedArgumentException;
 
 /**
  * The {@code relay} command: operate a Relay outbox and job queue from a shell. Each subcommand
@@ -90,7 +94,8 @@ public final class RelayCommand implements Callable<Integer> {
     CommandLine cl = new CommandLine(new RelayCommand());
     cl.registerConverter(Instant.class, new Instants());
     cl.setExecutionExceptionHandler(RelayCommand::handle);
-    cl.setParameterExceptionHandler((ex, args) -> usageError(ex.getCommandLine(), ex.getMessage()));
+    cl.setParameterExceptionHandler(
+        (ex, args) -> usageError(ex.getCommandLine(), unknownFirst(ex)));
     cl.getHelpSectionMap().put(SECTION_KEY_COMMAND_LIST, RelayCommand::commandList);
     documentExitCodes(cl);
     return cl;
@@ -123,6 +128,22 @@ public final class RelayCommand implements Callable<Integer> {
     err.println("see " + helpCommand(cmd));
     err.flush();
     return ExitCodes.USAGE;
+  }
+
+  /**
+   * The message of a parse error, naming an unknown option first: picocli checks required options
+   * before it reports what it did not match, and {@code --acter} is better answered by naming it
+   * than by "missing --actor".
+   */
+  static String unknownFirst(ParameterException ex) {
+    ParseResult parsed = ex.getCommandLine().getParseResult();
+    if (ex instanceof UnmatchedArgumentException
+        || parsed == null
+        || parsed.unmatched().isEmpty()) {
+      return ex.getMessage();
+    }
+    String arg = parsed.unmatched().get(0);
+    return (arg.startsWith("-") ? "Unknown option: '" : "Unmatched argument: '") + arg + "'";
   }
 
   /** How to ask for {@code cmd}'s help: {@code relay help status}, {@code relay --help}. */
@@ -177,7 +198,7 @@ public final class RelayCommand implements Callable<Integer> {
       if (verbose(parsed)) {
         ex.printStackTrace(err);
       }
-      return usageError(cmd, ex.getMessage());
+      return usageError(cmd, inFlags(cmd, parsed, ex));
     } else if (ex instanceof RelayException) {
       code = ExitCodes.REFUSED;
       message = ex.getMessage();
@@ -193,13 +214,52 @@ public final class RelayCommand implements Callable<Integer> {
     return code;
   }
 
-  private static boolean verbose(ParseResult parsed) {
+  /** Library names of values whose option is not simply their kebab-case form. */
+  private static final Map<String, String> FLAGS =
+      Map.of("workRetention", "--retention", "cursor", "--after", "workId", "--id");
+
+  /**
+   * The library's refusal in the command's terms: the API name of the value (a setting, a request
+   * field, a work field) replaced by the option that gave it, when the command has that option and
+   * the value came from it (not from an {@code enqueue --file} item, whose fields keep their
+   * names).
+   */
+  private static String inFlags(CommandLine cmd, ParseResult parsed, Exception ex) {
+    String m = ex.getMessage();
+    String name;
+    if (ex instanceof InvalidConfigurationException e) {
+      name = e.setting();
+      m = m.replace("invalid setting " + name + ": ", name + " ");
+    } else if (ex instanceof InvalidAdminRequestException e) {
+      name = e.field();
+      m = m.replace("invalid admin request: ", "");
+    } else if (ex instanceof InvalidWorkException e && !matched(parsed, "--file")) {
+      name = e.field();
+    } else {
+      return m;
+    }
+    String flag =
+        FLAGS.getOrDefault(
+            name, "--" + name.replaceAll("([a-z])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT));
+    if (cmd.getCommandSpec().findOption(flag) == null) {
+      return m;
+    }
+    return m.replaceFirst(
+            "(^|: )" + Pattern.quote(name) + " ", "$1" + Matcher.quoteReplacement(flag) + " ")
+        .replace("(pass null for the first page)", "(leave --after out for the first page)");
+  }
+
+  private static boolean matched(ParseResult parsed, String option) {
     for (ParseResult p = parsed; p != null; p = p.subcommand()) {
-      if (p.hasMatchedOption("--verbose")) {
+      if (p.hasMatchedOption(option)) {
         return true;
       }
     }
     return false;
+  }
+
+  private static boolean verbose(ParseResult parsed) {
+    return matched(parsed, "--verbose");
   }
 
   /** Whether {@code ex} (or a cause) says the database cannot be reached. */

@@ -113,7 +113,7 @@ public final class ServeMain implements Callable<Integer> {
     CommandLine cl = new CommandLine(this);
     cl.setOut(new PrintWriter(out, true, StandardCharsets.UTF_8));
     cl.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
-    cl.setParameterExceptionHandler((ex, a) -> usageError(ex.getCommandLine(), ex.getMessage()));
+    cl.setParameterExceptionHandler((ex, a) -> usageError(ex.getCommandLine(), unknownFirst(ex)));
     cl.setExecutionExceptionHandler(
         (ex, cmd, parsed) -> {
           if (ex instanceof ServeFailure f && f.exitCode() == USAGE) {
@@ -126,6 +126,21 @@ public final class ServeMain implements Callable<Integer> {
           throw ex;
         });
     return cl.execute(args);
+  }
+
+  /**
+   * The message of a parse error, naming an unknown option first (picocli checks required options
+   * before it reports what it did not match).
+   */
+  private static String unknownFirst(CommandLine.ParameterException ex) {
+    CommandLine.ParseResult parsed = ex.getCommandLine().getParseResult();
+    if (ex instanceof CommandLine.UnmatchedArgumentException
+        || parsed == null
+        || parsed.unmatched().isEmpty()) {
+      return ex.getMessage();
+    }
+    String arg = parsed.unmatched().get(0);
+    return (arg.startsWith("-") ? "Unknown option: '" : "Unmatched argument: '") + arg + "'";
   }
 
   /**
