@@ -242,7 +242,10 @@ public final class RelayCommand implements Callable<Integer> {
         FLAGS.getOrDefault(
             name, "--" + name.replaceAll("([a-z])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT));
     if (cmd.getCommandSpec().findOption(flag) == null) {
-      return m;
+      if (!name.equals("workId") || cmd.getCommandSpec().positionalParameters().isEmpty()) {
+        return m;
+      }
+      flag = cmd.getCommandSpec().positionalParameters().get(0).paramLabel(); // show ID, ...
     }
     return m.replaceFirst(
             "(^|: )" + Pattern.quote(name) + " ", "$1" + Matcher.quoteReplacement(flag) + " ")
