@@ -16,13 +16,16 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -221,10 +224,25 @@ class CommandConformanceTest {
           "relay-bench", "dev.relay.bench.BenchCommand",
           "relay-faults", "dev.relay.faults.FaultsCommand");
 
+  /** Each call's directories (home, temporary, script), removed after the class. */
+  private static final List<Path> ROOTS = new CopyOnWriteArrayList<>();
+
+  @AfterAll
+  static void removeTheCallsDirectories() throws IOException {
+    for (Path root : ROOTS) {
+      try (Stream<Path> all = Files.walk(root)) {
+        for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
+          Files.delete(p);
+        }
+      }
+    }
+  }
+
   private Run relay(TestDatabase db, List<String> args) {
     String url = probeDatabase(db);
     try {
       Path root = Files.createTempDirectory("relay-conformance-");
+      ROOTS.add(root);
       Path home = Files.createDirectory(root.resolve("home"));
       Path tmp = Files.createDirectory(root.resolve("tmp"));
       List<String> routed = new Launcher(Files.createDirectory(root.resolve("script"))).route(args);
