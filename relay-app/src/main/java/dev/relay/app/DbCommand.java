@@ -1,13 +1,16 @@
 package dev.relay.app;
 
+import dev.relay.InvalidConfigurationException;
 import dev.relay.Migrator;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.concurrent.Callable;
+import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
@@ -51,9 +54,13 @@ abstract class DbCommand implements Callable<Integer> {
 
   @Override
   public final Integer call() throws Exception {
-    Migrator.forSchema(schema); // validates the name before anything connects
+    try {
+      Migrator.forSchema(schema); // validates the name before anything connects
+    } catch (InvalidConfigurationException e) {
+      throw usage(e.getMessage().replace("invalid setting schema: ", "--schema "));
+    }
+    String url = jdbcUrl(spec.commandLine(), jdbcUrl);
     prepare();
-    String url = jdbcUrl != null ? jdbcUrl : System.getenv("RELAY_JDBC_URL");
     try (Database db = Database.openPersistent(url, dataDirectory(), System.err)) {
       int code = run(db);
       out().flush();
@@ -69,6 +76,29 @@ abstract class DbCommand implements Callable<Integer> {
             ? Path.of(home)
             : Path.of(System.getProperty("user.home"), ".relay");
     return base.resolve("pgdata");
+  }
+
+  /**
+   * The database URL: {@code given} ({@code --jdbc-url}), else env {@code RELAY_JDBC_URL}, else
+   * null (the embedded server). A URL that is not a PostgreSQL JDBC URL is a usage error (exit 2),
+   * not an unreachable database.
+   */
+  static String jdbcUrl(CommandLine cl, String given) {
+    String url = given != null ? given : System.getenv("RELAY_JDBC_URL");
+    if (url != null && !url.isBlank() && !url.startsWith("jdbc:postgresql:")) {
+      throw new ParameterException(
+          cl,
+          (given != null ? "--jdbc-url" : "env RELAY_JDBC_URL")
+              + " must be a PostgreSQL JDBC URL like jdbc:postgresql://host:5432/db?user=u, was '"
+              + url
+              + "'");
+    }
+    return url;
+  }
+
+  /** A usage error of this command (exit 2): one line naming the option and the expected form. */
+  ParameterException usage(String message) {
+    return new ParameterException(spec.commandLine(), message);
   }
 
   PrintWriter out() {

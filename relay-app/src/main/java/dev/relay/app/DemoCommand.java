@@ -14,7 +14,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * Mina's order 103, end to end on a real database: the purchase and its outbox row in one
@@ -40,8 +42,12 @@ final class DemoCommand implements Callable<Integer> {
 
   @Option(
       names = "--jdbc-url",
-      description = "JDBC URL of a PostgreSQL 15+ database (default: embedded PostgreSQL).")
-  String jdbcUrl = System.getenv("RELAY_JDBC_URL");
+      description =
+          "JDBC URL of a PostgreSQL 15+ database (default: env RELAY_JDBC_URL, else an embedded"
+              + " PostgreSQL).")
+  String jdbcUrl;
+
+  @Spec CommandSpec spec;
 
   @Option(names = "--step", description = "Pause after each step until Enter is pressed.")
   boolean step;
@@ -57,7 +63,8 @@ final class DemoCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    try (Database db = Database.open(jdbcUrl, System.err)) {
+    String url = DbCommand.jdbcUrl(spec.commandLine(), jdbcUrl);
+    try (Database db = Database.open(url, System.err)) {
       run(db.dataSource());
       if (keep) {
         keepRunning(db);

@@ -15,14 +15,12 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
 
 /** {@code relay enqueue}: adds work from options or a JSON file, all in one transaction. */
 @Command(
@@ -35,9 +33,11 @@ import picocli.CommandLine.ParameterException;
       "",
       "An ID already stored with the same kind and a jsonb-equal payload is reported as 'already enqueued' (an idempotent retry); a different kind or payload under a used ID is refused (exit 1), also after the old work was purged (its tombstone remains).",
       "",
-      "File items take the fields work_id, kind, payload (any JSON value) and optionally queue, priority, delay (30s, 5m, PT1H), available_at and deadline (ISO-8601 instants), max_attempts. Example:",
-      "  [{\"work_id\": \"order-103-ack\", \"kind\": \"order_received\",",
-      "    \"payload\": {\"order_id\": 103}, \"queue\": \"mail\"}]",
+      "File items take the fields work_id, kind, payload (any JSON value) and optionally queue, priority, delay (30s, 5m, PT1H), available_at and deadline (ISO-8601 instants), max_attempts, group (for per-group limits) and depends_on (an array of work IDs that must be done first: stored work, or items of the same file). Items are numbered from 1 in errors. Example:",
+      "  [{\"work_id\": \"order-103-charge\", \"kind\": \"charge\",",
+      "    \"payload\": {\"order_id\": 103}, \"group\": \"customer-7\"},",
+      "   {\"work_id\": \"order-103-ship\", \"kind\": \"ship\",",
+      "    \"payload\": {\"order_id\": 103}, \"depends_on\": [\"order-103-charge\"]}]",
       ""
     })
 final class EnqueueCommand extends DbCommand {
@@ -51,7 +51,9 @@ final class EnqueueCommand extends DbCommand {
           "delay",
           "available_at",
           "deadline",
-          "max_attempts");
+          "max_attempts",
+          "group",
+          "depends_on");
 
   @Option(names = "--id", paramLabel = "WORK_ID", description = "The work ID (one item).")
   String id;
@@ -215,7 +217,7 @@ final class EnqueueCommand extends DbCommand {
     List<Work> works = new ArrayList<>();
     if (root != null && root.isArray()) {
       for (int i = 0; i < root.size(); i++) {
-        works.add(item(root.get(i), "item " + i));
+        works.add(item(root.get(i), "item " + (i + 1)));
       }
     } else {
       works.add(item(root, "the item"));
@@ -251,15 +253,21 @@ final class EnqueueCommand extends DbCommand {
         w = w.delay(Durations.parse(node.get("delay").asText()));
       }
       if (node.hasNonNull("available_at")) {
-        w = w.availableAt(Instant.parse(node.get("available_at").asText()));
+        w = w.availableAt(Instants.parse(node.get("available_at").asText()));
       }
       if (node.hasNonNull("deadline")) {
-        w = w.deadline(Instant.parse(node.get("deadline").asText()));
+        w = w.deadline(Instants.parse(node.get("deadline").asText()));
       }
       if (node.hasNonNull("max_attempts")) {
         w = w.maxAttempts(integer(node, "max_attempts", where));
       }
-    } catch (DateTimeParseException | IllegalArgumentException e) {
+      if (node.hasNonNull("group")) {
+        w = w.group(text(node, "group", where));
+      }
+      if (node.hasNonNull("depends_on")) {
+        w = w.dependsOn(ids(node.get("depends_on"), where));
+      }
+    } catch (IllegalArgumentException e) {
       throw usage(where + " of " + file + ": " + e.getMessage());
     }
     return w;
@@ -271,6 +279,20 @@ final class EnqueueCommand extends DbCommand {
       throw usage(where + " of " + file + " needs " + field + " as a string");
     }
     return v.asText();
+  }
+
+  private String[] ids(JsonNode v, String where) {
+    if (!v.isArray()) {
+      throw usage(where + " of " + file + " needs depends_on as an array of work IDs");
+    }
+    String[] ids = new String[v.size()];
+    for (int i = 0; i < ids.length; i++) {
+      if (!v.get(i).isTextual()) {
+        throw usage(where + " of " + file + " needs depends_on as an array of work IDs");
+      }
+      ids[i] = v.get(i).asText();
+    }
+    return ids;
   }
 
   private int integer(JsonNode node, String field, String where) {
@@ -291,9 +313,5 @@ final class EnqueueCommand extends DbCommand {
       throw usage("cannot read " + path + ": no such file");
     }
     return Files.readString(p, StandardCharsets.UTF_8);
-  }
-
-  private ParameterException usage(String message) {
-    return new ParameterException(spec.commandLine(), message);
   }
 }

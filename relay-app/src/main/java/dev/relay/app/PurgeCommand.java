@@ -65,11 +65,35 @@ final class PurgeCommand extends DbCommand {
   @Option(names = "--json", description = "Prints one JSON object.")
   boolean json;
 
+  private PurgePolicy policy;
+
+  /**
+   * Checks the policy before the database is opened (or the embedded one created), so that a bad
+   * value is a usage error that starts nothing. The bounds are Admin's, which checks them again.
+   */
+  @Override
+  void prepare() {
+    within("--retention", retention);
+    within("--history-retention", historyRetention);
+    within("--identity-horizon", identityHorizon);
+    if (batchSize < 1 || batchSize > 10_000) {
+      throw usage("--batch-size must be between 1 and 10000, was " + batchSize);
+    }
+    if (maxBatches < 1 || maxBatches > 100_000) {
+      throw usage("--max-batches must be between 1 and 100000, was " + maxBatches);
+    }
+    policy = new PurgePolicy(retention, historyRetention, identityHorizon, batchSize, maxBatches);
+  }
+
+  private void within(String option, Duration d) {
+    if (d.compareTo(Duration.ofMinutes(1)) < 0 || d.compareTo(Duration.ofDays(36_500)) > 0) {
+      throw usage(option + " must be between 1m and 36500d, was " + d);
+    }
+  }
+
   @Override
   int run(Database db) throws Exception {
     requireCurrentSchema(db);
-    PurgePolicy policy =
-        new PurgePolicy(retention, historyRetention, identityHorizon, batchSize, maxBatches);
     PurgeResult r = Admin.create(db.dataSource(), schema).purge(policy, dryRun);
     if (json) {
       ObjectNode o = Json.object();

@@ -1,5 +1,7 @@
 package dev.relay.app;
 
+import static picocli.CommandLine.Model.UsageMessageSpec.SECTION_KEY_COMMAND_LIST;
+
 import dev.relay.InvalidConfigurationException;
 import dev.relay.InvalidWorkException;
 import dev.relay.RelayException;
@@ -7,11 +9,22 @@ import dev.relay.admin.InvalidAdminRequestException;
 import java.io.PrintWriter;
 import java.net.ConnectException;
 import java.sql.SQLException;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Help;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParseResult;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.UnmatchedArgumentException;
 
 /**
  * The {@code relay} command: operate a Relay outbox and job queue from a shell. Each subcommand
@@ -34,7 +47,9 @@ import picocli.CommandLine.ParseResult;
       "",
       "`relay serve` (workers, schedules, the console, /actuator/health and /actuator/prometheus)"
           + " and `relay passwd` (a bcrypt hash for the console's users) are the Spring Boot"
-          + " application of module relay-serve; the ./relay script runs them from there.",
+          + " application of module relay-serve, `relay bench` and `relay faults` are modules"
+          + " relay-bench and relay-faults: the ./relay script runs each from its own jar, and"
+          + " routes `relay help COMMAND` for them there too.",
       ""
     },
     commandListHeading = "%nCommands:%n",
@@ -63,12 +78,84 @@ public final class RelayCommand implements Callable<Integer> {
     return newCommandLine().execute(args);
   }
 
+  /**
+   * The commands the {@code relay} script runs from their own modules' jars, and what each does.
+   * Their options are their own: {@code relay help COMMAND} is routed to them by the script.
+   */
+  static final Map<String, String> ROUTED =
+      Map.of(
+          "serve", "Runs workers, schedules, the console and Actuator (module relay-serve).",
+          "passwd", "Prints a bcrypt hash for serve's console users (module relay-serve).",
+          "bench", "Benchmarks Relay against the PostgreSQL limit and peers (relay-bench).",
+          "faults", "Runs the fault-injection suite (module relay-faults).");
+
   /** The configured command line: exit codes in every help page, errors mapped to exit codes. */
   static CommandLine newCommandLine() {
     CommandLine cl = new CommandLine(new RelayCommand());
+    cl.registerConverter(Instant.class, new Instants());
     cl.setExecutionExceptionHandler(RelayCommand::handle);
+    cl.setParameterExceptionHandler(
+        (ex, args) -> usageError(ex.getCommandLine(), unknownFirst(ex)));
+    cl.getHelpSectionMap().put(SECTION_KEY_COMMAND_LIST, RelayCommand::commandList);
     documentExitCodes(cl);
     return cl;
+  }
+
+  /** Picocli's list of this jar's commands, and the routed ones after them in the same layout. */
+  private static String commandList(Help help) {
+    if (help.commandSpec().parent() != null) {
+      return help.commandList();
+    }
+    Map<String, String> all = new LinkedHashMap<>();
+    for (Map.Entry<String, Help> e : help.subcommands().entrySet()) {
+      CommandSpec sub = e.getValue().commandSpec();
+      String[] header = sub.usageMessage().header();
+      String[] description = sub.usageMessage().description();
+      all.put(
+          e.getKey(), header.length > 0 ? header[0] : description.length > 0 ? description[0] : "");
+    }
+    new TreeMap<>(ROUTED).forEach(all::put);
+    return help.createTextTable(all).toString();
+  }
+
+  /**
+   * Reports a usage error: one line naming the problem, one naming where the command's options are
+   * described; returns {@link ExitCodes#USAGE}.
+   */
+  static int usageError(CommandLine cmd, String message) {
+    PrintWriter err = cmd.getErr();
+    err.println(cmd.getCommandSpec().qualifiedName() + ": " + Messages.oneLine(message));
+    err.println("see " + helpCommand(cmd));
+    err.flush();
+    return ExitCodes.USAGE;
+  }
+
+  /**
+   * The message of a parse error, naming an unknown option first: picocli checks required options
+   * before it reports what it did not match, and {@code --acter} is better answered by naming it
+   * than by "missing --actor".
+   */
+  static String unknownFirst(ParameterException ex) {
+    ParseResult parsed = ex.getCommandLine().getParseResult();
+    if (ex instanceof UnmatchedArgumentException
+        || parsed == null
+        || parsed.unmatched().isEmpty()) {
+      return ex.getMessage();
+    }
+    String arg = parsed.unmatched().get(0);
+    return (arg.startsWith("-") ? "Unknown option: '" : "Unmatched argument: '") + arg + "'";
+  }
+
+  /** How to ask for {@code cmd}'s help: {@code relay help status}, {@code relay --help}. */
+  private static String helpCommand(CommandLine cmd) {
+    CommandLine parent = cmd.getParent();
+    if (parent == null) {
+      return "relay --help";
+    }
+    if (parent.getParent() == null) {
+      return "relay help " + cmd.getCommandName();
+    }
+    return cmd.getCommandSpec().qualifiedName() + " --help";
   }
 
   private static void documentExitCodes(CommandLine cl) {
@@ -79,11 +166,14 @@ public final class RelayCommand implements Callable<Integer> {
     }
   }
 
+  /** {@code relay} alone: the usage, on stderr, as a usage error (exit 2). */
   @Override
   public Integer call() {
-    new CommandLine(this).usage(System.out);
-    return ExitCodes.OK;
+    spec.commandLine().usage(spec.commandLine().getErr());
+    return ExitCodes.USAGE;
   }
+
+  @Spec CommandSpec spec;
 
   private static int handle(Exception ex, CommandLine cmd, ParseResult parsed) {
     PrintWriter err = cmd.getErr();
@@ -91,8 +181,7 @@ public final class RelayCommand implements Callable<Integer> {
     int code;
     String message;
     if (ex instanceof ParameterException) {
-      code = ExitCodes.USAGE;
-      message = ex.getMessage();
+      return usageError(cmd, ex.getMessage());
     } else if (ex instanceof CommandFailure f) {
       code = f.exitCode();
       message = f.getMessage();
@@ -106,8 +195,10 @@ public final class RelayCommand implements Callable<Integer> {
         || ex instanceof InvalidConfigurationException
         || ex instanceof InvalidAdminRequestException
         || ex instanceof IllegalArgumentException) {
-      code = ExitCodes.USAGE;
-      message = ex.getMessage();
+      if (verbose(parsed)) {
+        ex.printStackTrace(err);
+      }
+      return usageError(cmd, inFlags(cmd, parsed, ex));
     } else if (ex instanceof RelayException) {
       code = ExitCodes.REFUSED;
       message = ex.getMessage();
@@ -115,7 +206,7 @@ public final class RelayCommand implements Callable<Integer> {
       code = ExitCodes.REFUSED;
       message = firstLine(ex);
     }
-    err.println(name + ": " + message);
+    err.println(name + ": " + Messages.oneLine(message));
     if (verbose(parsed)) {
       ex.printStackTrace(err);
     }
@@ -123,13 +214,55 @@ public final class RelayCommand implements Callable<Integer> {
     return code;
   }
 
-  private static boolean verbose(ParseResult parsed) {
+  /** Library names of values whose option is not simply their kebab-case form. */
+  private static final Map<String, String> FLAGS =
+      Map.of("workRetention", "--retention", "cursor", "--after", "workId", "--id");
+
+  /**
+   * The library's refusal in the command's terms: the API name of the value (a setting, a request
+   * field, a work field) replaced by the option that gave it, when the command has that option and
+   * the value came from it (not from an {@code enqueue --file} item, whose fields keep their
+   * names).
+   */
+  private static String inFlags(CommandLine cmd, ParseResult parsed, Exception ex) {
+    String m = ex.getMessage();
+    String name;
+    if (ex instanceof InvalidConfigurationException e) {
+      name = e.setting();
+      m = m.replace("invalid setting " + name + ": ", name + " ");
+    } else if (ex instanceof InvalidAdminRequestException e) {
+      name = e.field();
+      m = m.replace("invalid admin request: ", "");
+    } else if (ex instanceof InvalidWorkException e && !matched(parsed, "--file")) {
+      name = e.field();
+    } else {
+      return m;
+    }
+    String flag =
+        FLAGS.getOrDefault(
+            name, "--" + name.replaceAll("([a-z])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT));
+    if (cmd.getCommandSpec().findOption(flag) == null) {
+      if (!name.equals("workId") || cmd.getCommandSpec().positionalParameters().isEmpty()) {
+        return m;
+      }
+      flag = cmd.getCommandSpec().positionalParameters().get(0).paramLabel(); // show ID, ...
+    }
+    return m.replaceFirst(
+            "(^|: )" + Pattern.quote(name) + " ", "$1" + Matcher.quoteReplacement(flag) + " ")
+        .replace("(pass null for the first page)", "(leave --after out for the first page)");
+  }
+
+  private static boolean matched(ParseResult parsed, String option) {
     for (ParseResult p = parsed; p != null; p = p.subcommand()) {
-      if (p.hasMatchedOption("--verbose")) {
+      if (p.hasMatchedOption(option)) {
         return true;
       }
     }
     return false;
+  }
+
+  private static boolean verbose(ParseResult parsed) {
+    return matched(parsed, "--verbose");
   }
 
   /** Whether {@code ex} (or a cause) says the database cannot be reached. */

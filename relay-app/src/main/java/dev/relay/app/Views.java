@@ -43,7 +43,8 @@ final class Views {
     o.set("payload", Json.parseOrText(d.payload()));
     o.set("result", Json.parseOrText(d.result()));
     Json.put(o, "milestone", d.milestone());
-    ArrayNode attempts = o.putArray("attempts");
+    // "attempts" stays the count, as in list --json; the history has a name of its own.
+    ArrayNode attempts = o.putArray("attempt_history");
     for (WorkDetail.Attempt a : d.attempts()) {
       ObjectNode n = attempts.addObject();
       n.put("generation", a.generation());

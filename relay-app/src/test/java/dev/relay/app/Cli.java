@@ -26,6 +26,16 @@ final class Cli {
 
   static final Path HOME = tempHome();
 
+  /**
+   * The test class path holds relay-serve's Logback beside slf4j-simple (the only provider in the
+   * jars of relay-app, relay-bench and relay-faults): name it, quietly, so that SLF4J does not warn
+   * about two providers on stderr.
+   */
+  static final List<String> SLF4J_SIMPLE =
+      List.of(
+          "-Dslf4j.provider=org.slf4j.simple.SimpleServiceProvider",
+          "-Dslf4j.internal.verbosity=WARN");
+
   private Cli() {}
 
   static Result run(String... args) {
@@ -38,7 +48,23 @@ final class Cli {
 
   /** Runs {@code relay args} with {@code input} on its standard input. */
   static Result runWithInput(Map<String, String> env, String input, String... args) {
-    ProcessBuilder pb = builder(env, args);
+    return runProcess(builder(env, args), input, args);
+  }
+
+  /**
+   * Runs {@code mainClass} (of this module or of one on the test class path) with {@code jvmArgs},
+   * {@code RELAY_HOME} and {@code RELAY_JDBC_URL} left out of its environment unless {@code env}
+   * names them.
+   */
+  static Result runMain(
+      String mainClass, List<String> jvmArgs, Map<String, String> env, String... args) {
+    ProcessBuilder pb = builder(mainClass, jvmArgs, args);
+    pb.environment().remove("RELAY_HOME");
+    pb.environment().putAll(env);
+    return runProcess(pb, "", args);
+  }
+
+  private static Result runProcess(ProcessBuilder pb, String input, String... args) {
     try {
       Path out = Files.createTempFile("relay-cli-", ".out");
       Path err = Files.createTempFile("relay-cli-", ".err");
@@ -69,6 +95,13 @@ final class Cli {
 
   /** A process builder for {@code relay args} (not started). */
   static ProcessBuilder builder(Map<String, String> env, String... args) {
+    ProcessBuilder pb = builder(RelayCommand.class.getName(), SLF4J_SIMPLE, args);
+    pb.environment().put("RELAY_HOME", HOME.toString());
+    pb.environment().putAll(env);
+    return pb;
+  }
+
+  private static ProcessBuilder builder(String mainClass, List<String> jvmArgs, String... args) {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-Xmx256m");
@@ -76,12 +109,11 @@ final class Cli {
     command.add("-Xshare:auto");
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
-    command.add(RelayCommand.class.getName());
+    command.addAll(jvmArgs);
+    command.add(mainClass);
     command.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(command);
     pb.environment().remove("RELAY_JDBC_URL");
-    pb.environment().put("RELAY_HOME", HOME.toString());
-    pb.environment().putAll(env);
     return pb;
   }
 

@@ -44,7 +44,7 @@ class CommandLineTest {
     void invalidSchemaNameIsAUsageErrorBeforeAnyConnection() {
       Cli.Result r = Cli.run("status", "--jdbc-url", UNREACHABLE, "--schema", "Bad-Name");
       assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
-      assertThat(r.err()).contains("invalid setting schema");
+      assertThat(r.err()).startsWith("relay status: --schema 'Bad-Name' is not a plain identifier");
     }
 
     @Test
@@ -226,6 +226,82 @@ class CommandLineTest {
       assertThat(typo.exitCode()).as(typo.toString()).isEqualTo(2);
       assertThat(typo.err()).contains("knd");
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isZero();
+    }
+
+    @Test
+    void fileItemsNameTheirDependenciesAndGroup(TestDatabase db, @TempDir Path dir)
+        throws Exception {
+      Path file = dir.resolve("order.json");
+      Files.writeString(
+          file,
+          "[{\"work_id\": \"o-charge\", \"kind\": \"k\", \"payload\": {}, \"group\": \"c-7\"},"
+              + " {\"work_id\": \"o-ship\", \"kind\": \"k\", \"payload\": {},"
+              + " \"depends_on\": [\"o-charge\"]}]");
+      Cli.Result r = Cli.run(on(db, "enqueue", "--file", file.toString()));
+      assertThat(r.exitCode()).as(r.toString()).isZero();
+      assertThat(db.queryString("SELECT group_key FROM {schema}.outbox WHERE work_id = 'o-charge'"))
+          .isEqualTo("c-7");
+      assertThat(
+              db.queryString("SELECT depends_on FROM {schema}.dependency WHERE work_id = 'o-ship'"))
+          .isEqualTo("o-charge");
+      Cli.Result show = Cli.run(on(db, "show", "o-ship"));
+      assertThat(show.out()).as(show.toString()).contains("depends_on           o-charge (ready)");
+    }
+
+    @Test
+    void fileItemsAreNumberedFromOneAndAMissingDependencyWritesNothing(
+        TestDatabase db, @TempDir Path dir) throws Exception {
+      Path file = dir.resolve("bad.json");
+      Files.writeString(
+          file,
+          "[{\"work_id\": \"d-1\", \"kind\": \"k\", \"payload\": {}},"
+              + " {\"work_id\": \"d-2\", \"kind\": \"k\", \"payload\": {}, \"depends_on\": \"d-1\"}]");
+      Cli.Result notArray = Cli.run(on(db, "enqueue", "--file", file.toString()));
+      assertThat(notArray.exitCode()).as(notArray.toString()).isEqualTo(2);
+      assertThat(notArray.err()).contains("item 2 of").contains("depends_on as an array");
+      Files.writeString(
+          file,
+          "[{\"work_id\": \"d-1\", \"kind\": \"k\", \"payload\": {}},"
+              + " {\"work_id\": \"d-2\", \"kind\": \"k\", \"payload\": {},"
+              + " \"depends_on\": [\"nowhere\"]}]");
+      Cli.Result unknown = Cli.run(on(db, "enqueue", "--file", file.toString()));
+      assertThat(unknown.exitCode()).as(unknown.toString()).isEqualTo(1);
+      assertThat(unknown.err()).contains("nowhere");
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isZero();
+    }
+
+    @Test
+    void errorsNameTheOptionNotTheLibrarysName(TestDatabase db) {
+      Cli.Result purge = Cli.run(on(db, "purge", "--retention", "1s"));
+      assertThat(purge.exitCode()).as(purge.toString()).isEqualTo(2);
+      assertThat(purge.err())
+          .startsWith("relay purge: --retention ")
+          .doesNotContain("workRetention");
+      Cli.Result after = Cli.run(on(db, "list", "--after", "nonsense"));
+      assertThat(after.exitCode()).as(after.toString()).isEqualTo(2);
+      assertThat(after.err()).contains("--after").doesNotContain("pass null");
+      Cli.Result deadline =
+          Cli.run(
+              on(
+                  db,
+                  "enqueue",
+                  "--id",
+                  "a",
+                  "--kind",
+                  "k",
+                  "--payload",
+                  "{}",
+                  "--deadline",
+                  "yesterday"));
+      assertThat(deadline.exitCode()).as(deadline.toString()).isEqualTo(2);
+      assertThat(deadline.err())
+          .contains("--deadline")
+          .contains("ISO-8601 instant like 2026-01-31T12:00:00Z")
+          .doesNotContain("DateTimeParseException");
+      Cli.Result url = Cli.run("status", "--jdbc-url", "not-a-url");
+      assertThat(url.exitCode()).as(url.toString()).isEqualTo(2);
+      assertThat(url.err()).startsWith("relay status: --jdbc-url must be a PostgreSQL JDBC URL");
+      assertThat(url.err().lines()).hasSize(2);
     }
   }
 }

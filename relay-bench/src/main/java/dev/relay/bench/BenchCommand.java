@@ -1,6 +1,7 @@
 package dev.relay.bench;
 
 import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
@@ -26,7 +27,19 @@ import picocli.CommandLine.Option;
 @Command(
     name = "bench",
     mixinStandardHelpOptions = true,
-    description = "Benchmark Relay against the PostgreSQL limit and its peers.")
+    header = "Benchmarks Relay against the PostgreSQL limit and its peers.",
+    description = {
+      "Runs each scenario --runs times and reports the median, with durability on. It truncates"
+          + " the tables it uses: point --jdbc-url at a scratch database only. See"
+          + " docs/performance.md.",
+      ""
+    },
+    exitCodeListHeading = "%nExit codes:%n",
+    exitCodeList = {
+      " 0:done",
+      " 1:the run failed (its stack trace is printed)",
+      " 2:usage error (unknown or missing options, bad values), before anything starts"
+    })
 public final class BenchCommand implements Callable<Integer> {
   /** The steady-load rate at which the issue sets the pickup targets. */
   static final int PICKUP_TARGET_RATE = 500;
@@ -141,7 +154,41 @@ public final class BenchCommand implements Callable<Integer> {
     if (System.getProperty("org.slf4j.simpleLogger.log.org.jobrunr") == null) {
       System.setProperty("org.slf4j.simpleLogger.log.org.jobrunr", "error");
     }
-    System.exit(new CommandLine(new BenchCommand()).execute(args));
+    System.exit(execute(System.out, new PrintWriter(System.err, true), args));
+  }
+
+  /**
+   * Runs the command line, reporting on {@code out}; returns the exit code: 0 done, 1 the run
+   * failed (its stack trace is printed), 2 a usage error (one line naming the option, and where the
+   * options are described), reported before anything starts.
+   */
+  static int execute(PrintStream out, PrintWriter err, String... args) {
+    CommandLine cl = new CommandLine(new BenchCommand(out));
+    cl.setOut(new PrintWriter(out, true));
+    cl.setErr(err);
+    cl.setParameterExceptionHandler((ex, a) -> usageError(err, ex.getMessage()));
+    cl.setExecutionExceptionHandler(
+        (ex, cmd, parsed) -> {
+          if (ex instanceof CommandLine.ParameterException) {
+            return usageError(err, ex.getMessage());
+          }
+          ex.printStackTrace(err);
+          return 1;
+        });
+    return cl.execute(args);
+  }
+
+  private static int usageError(PrintWriter err, String message) {
+    err.println("relay bench: " + message.strip().replaceAll("\\s*\\R\\s*", "; "));
+    err.println("see relay help bench");
+    return 2;
+  }
+
+  private void positive(String option, Integer value) {
+    if (value != null && value < 1) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), option + " must be at least 1, was " + value);
+    }
   }
 
   Sizes sizes() {
@@ -199,6 +246,13 @@ public final class BenchCommand implements Callable<Integer> {
       throw new CommandLine.ParameterException(
           spec.commandLine(), "--only takes " + new TreeSet<>(PARTS) + ", not " + only);
     }
+    positive("--jobs", jobs);
+    positive("--workers", workers);
+    positive("--batch", batch);
+    positive("--runs", runs);
+    positive("--seconds", seconds);
+    positive("--retained", retained);
+    positive("--memory-backlog", memoryBacklog);
     if (only != null && only.contains("kafka") && kafka == null) {
       throw new CommandLine.ParameterException(
           spec.commandLine(), "--only kafka needs --kafka host:port (a running broker)");

@@ -1,72 +1,206 @@
 package dev.relay.faults;
 
+import java.io.PrintWriter;
 import java.util.EnumSet;
-import java.util.Map;
+import java.util.LinkedHashSet;
 import java.util.Set;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.TypeConversionException;
 
 /**
- * The fault suite's command line: runs one seeded scenario against a PostgreSQL it starts itself,
- * prints the schedule, the figures and each invariant's verdict, and exits non-zero on any
- * violation.
+ * {@code relay faults}, the fault suite's command line: runs one seeded scenario against a
+ * PostgreSQL it starts itself, prints the schedule, the figures and each invariant's verdict, and
+ * exits non-zero on any violation.
  *
  * <pre>
  * java -cp &lt;class path&gt; dev.relay.faults.FaultsCommand --seed 42 --minutes 30 --workers 3 --items 20000
  * </pre>
  *
- * <p>Options: {@code --seed} (default: random, printed), {@code --minutes} of fault injection
- * (fractions allowed; default 1), {@code --workers} (default 3), {@code --items} (default 600 per
- * minute, at least 200), {@code --mode safe|ack-first|unguarded} (the unsafe modes exist to show
- * that the checker catches them), {@code --jdbc-url} (accepted and ignored: the suite must crash
- * and restart its own server, so it always starts one), {@code --scenario id-reuse-recover} (a
- * probe: one worker name reused after a SIGKILL, and the replacement's first claim COMMIT reply
- * lost). Re-running a seed with the same options repeats the fault schedule.
+ * <p>Re-running a seed with the same options repeats the fault schedule. {@code --help} and a usage
+ * error start nothing: the options are checked before any server or worker exists.
  */
-public final class FaultsCommand {
-  private FaultsCommand() {}
+@Command(
+    name = "faults",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    header = "Runs the fault-injection suite and checks every invariant.",
+    description = {
+      "Starts its own PostgreSQL and worker processes, injects faults for --minutes (worker kills"
+          + " and pauses, dropped connections, PostgreSQL crashes and restarts), then checks every"
+          + " invariant and prints each verdict. Re-running a seed with the same options repeats"
+          + " the fault schedule. See docs/reliability.md.",
+      ""
+    },
+    exitCodeListHeading = "%nExit codes:%n",
+    exitCodeList = {
+      " 0:every invariant held",
+      " 1:an invariant was violated",
+      " 2:usage error, or the harness failed (its stack trace is printed)"
+    })
+public final class FaultsCommand implements Callable<Integer> {
+  @Option(
+      names = "--seed",
+      paramLabel = "N",
+      description = "Seed of the fault schedule (default: random, printed).")
+  Long seed;
+
+  @Option(
+      names = "--minutes",
+      paramLabel = "M",
+      defaultValue = "1",
+      description = "Minutes of fault injection, fractions allowed (default: ${DEFAULT-VALUE}).")
+  double minutes;
+
+  @Option(
+      names = "--workers",
+      paramLabel = "N",
+      defaultValue = "3",
+      description = "Worker processes (default: ${DEFAULT-VALUE}).")
+  int workers;
+
+  @Option(
+      names = "--items",
+      paramLabel = "N",
+      description = "Work items (default: 600 per minute, at least 200).")
+  Integer items;
+
+  @Option(
+      names = "--mode",
+      paramLabel = "MODE",
+      defaultValue = "safe",
+      converter = ModeConverter.class,
+      description =
+          "safe, ack-first or unguarded (default: ${DEFAULT-VALUE}); the unsafe modes exist to"
+              + " show that the checker catches them.")
+  WorkerMain.Mode mode;
+
+  @Option(
+      names = "--jdbc-url",
+      paramLabel = "URL",
+      description =
+          "Accepted and ignored: the suite must crash and restart its own server, so it always"
+              + " starts one.")
+  String jdbcUrl;
+
+  @Option(
+      names = "--scenario",
+      paramLabel = "NAME",
+      description =
+          "id-reuse-recover: a probe where one worker name is reused after a SIGKILL and the"
+              + " replacement's first claim COMMIT reply is lost.")
+  String scenario;
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   /**
-   * Runs the suite; exits 0 if every invariant held, 1 on a violation, 2 on a harness error.
+   * Runs the suite; exits 0 if every invariant held, 1 on a violation, 2 on a usage or harness
+   * error.
    *
-   * @param args see the class comment
+   * @param args see {@code relay faults --help}
    */
   public static void main(String[] args) {
-    int code;
-    try {
-      code = run(args) ? 0 : 1;
-    } catch (Exception e) {
-      e.printStackTrace();
-      code = 2;
-    }
-    System.exit(code);
+    System.exit(
+        execute(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args));
   }
 
+  /** Runs the command line, printing on {@code out} and {@code err}; returns the exit code. */
+  static int execute(PrintWriter out, PrintWriter err, String... args) {
+    CommandLine cl = new CommandLine(new FaultsCommand());
+    cl.setOut(out);
+    cl.setErr(err);
+    cl.setParameterExceptionHandler((ex, a) -> usageError(err, ex.getMessage()));
+    cl.setExecutionExceptionHandler(
+        (ex, cmd, parsed) -> {
+          if (ex instanceof CommandLine.ParameterException) {
+            return usageError(err, ex.getMessage());
+          }
+          ex.printStackTrace(err);
+          return 2;
+        });
+    return cl.execute(args);
+  }
+
+  /** A usage error: one line naming the problem, one naming the help; exit code 2. */
+  private static int usageError(PrintWriter err, String message) {
+    err.println("relay faults: " + message.strip().replaceAll("\\s*\\R\\s*", "; "));
+    err.println("see relay help faults");
+    return 2;
+  }
+
+  /** Parses {@code args} as the command line does and runs the suite; true if it held. */
   static boolean run(String[] args) throws Exception {
-    Map<String, String> a = Args.parse(args);
-    long seed =
-        a.containsKey("seed") ? Long.parseLong(a.get("seed")) : System.nanoTime() % 1_000_000;
-    double minutes = Double.parseDouble(a.getOrDefault("minutes", "1"));
-    int workers = Integer.parseInt(a.getOrDefault("workers", "3"));
+    FaultsCommand c = new FaultsCommand();
+    CommandLine cl = new CommandLine(c);
+    cl.parseArgs(args);
+    return c.runSuite();
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    return runSuite() ? 0 : 1;
+  }
+
+  private boolean runSuite() throws Exception {
+    if (!(minutes > 0)) {
+      throw usage("--minutes must be more than 0, was " + minutes);
+    }
+    if (workers < 1) {
+      throw usage("--workers must be at least 1, was " + workers);
+    }
+    if (items != null && items < 1) {
+      throw usage("--items must be at least 1, was " + items);
+    }
+    if (scenario != null && !scenario.equals("id-reuse-recover")) {
+      throw usage("--scenario takes id-reuse-recover, was '" + scenario + "'");
+    }
+    long s = seed != null ? seed : System.nanoTime() % 1_000_000;
     long faultMillis = (long) (minutes * 60_000);
-    int items =
-        Integer.parseInt(
-            a.getOrDefault("items", Long.toString(Math.max(200, Math.round(minutes * 600)))));
-    WorkerMain.Mode mode = WorkerMain.Mode.parse(a.getOrDefault("mode", "safe"));
-    if (a.containsKey("jdbc-url")) {
+    int n = items != null ? items : (int) Math.max(200, Math.round(minutes * 600));
+    if (jdbcUrl != null) {
       System.out.println(
           "--jdbc-url ignored: the suite starts, crashes and restarts its own server");
     }
-    Scenario.Config config = Scenario.Config.defaults(seed, faultMillis, workers, items);
+    Scenario.Config config = Scenario.Config.defaults(s, faultMillis, workers, n);
     config = configFor(config, mode);
-    if ("id-reuse-recover".equals(a.get("scenario"))) {
+    if (scenario != null) {
       config = idReuseRecover(config);
     }
     Checker.Result result;
-    try (Scenario scenario = new Scenario(config, System.out)) {
-      result = scenario.run();
+    try (Scenario run = new Scenario(config, System.out)) {
+      result = run.run();
     }
     result.print(System.out);
-    System.out.println("seed " + seed + " (re-run with --seed " + seed + ")");
+    System.out.println("seed " + s + " (re-run with --seed " + s + ")");
     return result.ok();
+  }
+
+  private CommandLine.ParameterException usage(String message) {
+    return new CommandLine.ParameterException(
+        spec != null ? spec.commandLine() : new CommandLine(this), message);
+  }
+
+  /** Reads {@code --mode}, naming the three modes when the value is none of them. */
+  static final class ModeConverter implements CommandLine.ITypeConverter<WorkerMain.Mode> {
+    @Override
+    public WorkerMain.Mode convert(String value) {
+      try {
+        return WorkerMain.Mode.parse(value);
+      } catch (IllegalArgumentException e) {
+        throw new TypeConversionException(
+            "'" + value + "' is not a mode: use " + String.join(", ", modes()));
+      }
+    }
+
+    private static Set<String> modes() {
+      Set<String> names = new LinkedHashSet<>();
+      for (WorkerMain.Mode m : WorkerMain.Mode.values()) {
+        names.add(m.arg());
+      }
+      return names;
+    }
   }
 
   /**

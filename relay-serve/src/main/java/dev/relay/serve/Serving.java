@@ -11,6 +11,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 final class Serving implements AutoCloseable {
   private final ConfigurableApplicationContext context;
   private final EmbeddedServer embedded;
+  private boolean closed;
 
   Serving(ConfigurableApplicationContext context, EmbeddedServer embedded) {
     this.context = context;
@@ -26,8 +27,13 @@ final class Serving implements AutoCloseable {
     return Integer.parseInt(context.getEnvironment().getProperty("local.server.port"));
   }
 
+  /** Closes once: a signal handler and the shutdown hook may both ask. */
   @Override
   public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
     context.close();
     if (embedded != null) {
       try {

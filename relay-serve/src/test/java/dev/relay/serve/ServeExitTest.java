@@ -1,0 +1,99 @@
+package dev.relay.serve;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.relay.test.RelayDatabaseTest;
+import dev.relay.test.TestDatabase;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code relay serve} as a real process: a SIGTERM (what systemd sends to stop a service) stops it
+ * cleanly with exit status 0, not the JVM's 143, so the unit needs no {@code SuccessExitStatus}.
+ */
+@RelayDatabaseTest
+class ServeExitTest {
+  private static final Pattern HEALTH =
+      Pattern.compile("relay serve: (http://127\\.0\\.0\\.1:\\d+)/actuator/health");
+
+  @Test
+  void aSigtermStopsServeCleanlyWithExitStatusZero(TestDatabase db, @TempDir Path dir)
+      throws Exception {
+    Path config =
+        Files.writeString(
+            dir.resolve("relay.json"),
+            "{\"kinds\": {\"tick\": {\"handler\": \"log\"}}, \"console\": {\"enabled\": false}}");
+    Path out = dir.resolve("out.log");
+    Path err = dir.resolve("err.log");
+    ProcessBuilder pb =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx384m",
+                "-cp",
+                System.getProperty("java.class.path"),
+                ServeMain.class.getName(),
+                "serve",
+                "--config",
+                config.toString(),
+                "--jdbc-url",
+                db.jdbcUrl(),
+                "--schema",
+                db.schema(),
+                "--port",
+                "0")
+            .redirectOutput(out.toFile())
+            .redirectError(err.toFile());
+    pb.environment().remove("RELAY_JDBC_URL");
+    Process serve = pb.start();
+    try {
+      String base =
+          await()
+              .atMost(Duration.ofMinutes(2))
+              .until(() -> baseUrl(out, serve), url -> url != null);
+      HttpClient http = HttpClient.newHttpClient();
+      await()
+          .atMost(Duration.ofMinutes(1))
+          .until(
+              () ->
+                  http.send(
+                          HttpRequest.newBuilder(URI.create(base + "/actuator/health")).build(),
+                          HttpResponse.BodyHandlers.ofString())
+                      .body(),
+              body -> body.contains("\"UP\""));
+
+      serve.destroy(); // SIGTERM
+      assertThat(serve.waitFor(2, TimeUnit.MINUTES)).as("serve stops").isTrue();
+      String log = read(out) + read(err);
+      assertThat(serve.exitValue()).as(log).isZero();
+      assertThat(read(out)).as(log).contains("relay serve: stopped");
+      List<String> errors = log.lines().filter(l -> l.contains(" ERROR ")).toList();
+      assertThat(errors).as(log).isEmpty();
+    } finally {
+      serve.destroyForcibly();
+    }
+  }
+
+  private static String baseUrl(Path out, Process serve) throws IOException {
+    assertThat(serve.isAlive()).as("serve is running").isTrue();
+    Matcher m = HEALTH.matcher(read(out));
+    return m.find() ? m.group(1) : null;
+  }
+
+  private static String read(Path p) throws IOException {
+    return Files.exists(p) ? Files.readString(p, StandardCharsets.UTF_8) : "";
+  }
+}
