@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.relay.FlowLimits;
+import dev.relay.InvalidConfigurationException;
 import dev.relay.KindPolicy;
 import dev.relay.Milestone;
 import dev.relay.Relay;
@@ -479,11 +480,22 @@ record ServeConfig(
       throw new IllegalArgumentException(
           where + ": handler http needs \"url\" with an http or https URL, was " + url);
     }
-    HttpRoute r =
-        HttpRoute.of(kind, uri)
-            .withTimeouts(
-                duration(node, "connect_timeout", HttpRoute.DEFAULT_CONNECT_TIMEOUT, where),
-                duration(node, "request_timeout", HttpRoute.DEFAULT_REQUEST_TIMEOUT, where));
+    Duration connect = duration(node, "connect_timeout", HttpRoute.DEFAULT_CONNECT_TIMEOUT, where);
+    Duration request = duration(node, "request_timeout", HttpRoute.DEFAULT_REQUEST_TIMEOUT, where);
+    HttpRoute r;
+    try {
+      r = HttpRoute.of(kind, uri).withTimeouts(connect, request);
+    } catch (InvalidConfigurationException e) {
+      // The route checks its own bounds and names them as the Java API does; say the config key.
+      String key =
+          switch (e.setting()) {
+            case "connectTimeout" -> "connect_timeout";
+            case "requestTimeout" -> "request_timeout";
+            default -> e.setting();
+          };
+      throw new IllegalArgumentException(
+          where + ": " + key + e.getMessage().substring(e.getMessage().indexOf(':')), e);
+    }
     if (node.has("receiver_ref_header")) {
       r = r.withReceiverRefHeader(node.get("receiver_ref_header").asText());
     }

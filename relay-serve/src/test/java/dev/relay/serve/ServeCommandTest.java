@@ -116,6 +116,27 @@ class ServeCommandTest {
         "kind k: rate_interval must be between 1s and 24h");
   }
 
+  @Test
+  void badHttpTimeoutsAreRefusedNamingTheKey(@TempDir Path dir) throws Exception {
+    // HttpRoute checks its timeouts itself; its refusal must reach the user as a usage error
+    // naming the kind and key, not as a stack trace with exit 1.
+    String http = "\"handler\": \"http\", \"url\": \"http://127.0.0.1:8025/mail\", ";
+    assertRefused(
+        dir,
+        "{\"kinds\": {\"k\": {"
+            + http
+            + "\"connect_timeout\": \"2h\"}},"
+            + " \"console\": {\"enabled\": false}}",
+        "kind k: connect_timeout");
+    assertRefused(
+        dir,
+        "{\"kinds\": {\"k\": {"
+            + http
+            + "\"request_timeout\": \"30d\"}},"
+            + " \"console\": {\"enabled\": false}}",
+        "kind k: request_timeout");
+  }
+
   private static String limits(String fields) {
     return "{\"kinds\": {\"k\": {\"handler\": \"log\", " + fields + "}}}";
   }
