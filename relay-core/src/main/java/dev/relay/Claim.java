@@ -30,7 +30,15 @@ public interface Claim {
      * The handler ran past its kind's {@link KindPolicy#maxRunTime()}: it is interrupted and its
      * lease is no longer renewed, so another worker takes the work when the lease ends.
      */
-    TIMED_OUT
+    TIMED_OUT,
+    /**
+     * The worker is shutting down and the handler was still running when {@link Relay#close()}'s
+     * grace period ended: it is interrupted and its lease is no longer renewed. A handler that
+     * returns promptly has its attempt recorded with error kind {@code shutdown} (effect unknown,
+     * under the kind's unknown-outcome policy; a retry is due at once, without backoff); one that
+     * does not is left to its lease, and its outcome is not recorded.
+     */
+    SHUTDOWN
   }
 
   /** The stable work ID; pass it to the receiver as the deduplication key. */

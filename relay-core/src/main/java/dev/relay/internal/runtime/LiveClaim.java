@@ -51,6 +51,10 @@ final class LiveClaim implements Claim {
   private volatile long leaseBaseNanos; // local time just before the claim/renewal was sent
   volatile long startedNanos;
   volatile boolean timedOut;
+
+  /** Stopped by {@code close()} after the shutdown grace: a retry is due at once. */
+  volatile boolean stoppedForShutdown;
+
   volatile boolean stale;
   private volatile boolean cancelRequested;
   private volatile StopReason stopReason;
@@ -337,6 +341,17 @@ final class LiveClaim implements Claim {
 
   synchronized void unbindThread() {
     thread = null;
+  }
+
+  /**
+   * The worker is closing and the grace period ended with this handler still running: tells the
+   * handler why ({@link StopReason#SHUTDOWN}, its stop actions run on the calling thread), then
+   * interrupts it. What it then returns or throws is recorded as a shutdown (see {@link Decider}).
+   */
+  void stopForShutdown() {
+    stoppedForShutdown = true;
+    signal(StopReason.SHUTDOWN);
+    interrupt();
   }
 
   /** Interrupts the handler's thread if the handler is still running on it. */
