@@ -144,7 +144,10 @@ public interface Claim {
   /** Whether an operator asked to cancel this work (seen at a lease renewal). */
   boolean isCancelRequested();
 
-  /** Whether the handler should stop: cancel requested, lease lost, or past its max run time. */
+  /**
+   * Whether the handler should stop: cancel requested, lease lost, past its max run time, or the
+   * worker shutting down after its grace period.
+   */
   boolean shouldStop();
 
   /** The first reason to stop that arrived, or {@code null}. */
