@@ -13,8 +13,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
- * A handler still running when the shutdown grace ends: interrupted, and what becomes of its claim
- * when it returns before {@code close()} ends, and when it ignores the interrupt.
+ * A handler still running when the shutdown grace ends, interrupted, that returns before {@code
+ * close()} ends. One that ignores the interrupt: {@link RelayShutdownTest}.
  */
 @RelayDatabaseTest
 class RelayShutdownInterruptTest {
@@ -116,73 +116,6 @@ class RelayShutdownInterruptTest {
           .containsEntry("attempts", "1")
           .containsEntry("last_error_kind", "shutdown")
           .containsEntry("outcome", "unknown");
-    }
-  }
-
-  @Test
-  void aHandlerIgnoringTheInterruptIsTakenOverAfterItsLeaseAndItsLateOutcomeIsNotRecorded(
-      TestDatabase db) {
-    CountDownLatch finishHung = new CountDownLatch(1);
-    CountDownLatch lateReturned = new CountDownLatch(1);
-    AtomicReference<String> stopReason = new AtomicReference<>();
-    try (RelayFixture f = new RelayFixture(db)) {
-      RelayFixture.Recorder eventsA = new RelayFixture.Recorder();
-      Relay a =
-          f.start(
-              f.builder(db.newDataSource("relay-a", 4))
-                  .workerId("a")
-                  .lease(Duration.ofSeconds(3))
-                  .renewInterval(Duration.ofMillis(300))
-                  .shutdownGrace(Duration.ofMillis(300))
-                  .listener(eventsA)
-                  .handle(
-                      "job",
-                      SLOW_BACKOFF,
-                      claim -> {
-                        try {
-                          while (true) {
-                            try {
-                              if (finishHung.await(60, TimeUnit.SECONDS)) {
-                                stopReason.set(String.valueOf(claim.stopReason()));
-                                return Outcome.done("late");
-                              }
-                            } catch (InterruptedException ignored) {
-                              // a call that does not answer interrupts
-                            }
-                          }
-                        } finally {
-                          lateReturned.countDown();
-                        }
-                      }));
-      f.enqueue(Work.of("w", "job", "{}"));
-      await().atMost(RelayFixture.PATIENCE).until(() -> eventsA.count("started w") == 1);
-
-      a.close(); // returns although the handler does not
-
-      // Not released, not written: the claim is left to its lease, no longer renewed.
-      assertThat(f.row("w")).containsEntry("state", "running").containsEntry("claimed_by", "a");
-      assertThat(f.attempts("w")).isEmpty();
-      RelayFixture.Recorder eventsB = new RelayFixture.Recorder();
-      f.start(
-          f.builder(db.newDataSource("relay-b", 4))
-              .workerId("b")
-              .lease(Duration.ofSeconds(3))
-              .listener(eventsB)
-              .handle("job", SLOW_BACKOFF, claim -> Outcome.done("taken-over")));
-      await().atMost(RelayFixture.PATIENCE).until(() -> "done".equals(f.state("w")));
-      assertThat(eventsB.events).contains("reclaimed w a");
-      assertThat(f.attempts("w")).containsExactly("1 lease_expired lease_expired unknown");
-
-      // The stuck handler returns at last: relay a is closed, so its outcome is never written.
-      finishHung.countDown();
-      await().atMost(RelayFixture.PATIENCE).until(() -> lateReturned.getCount() == 0);
-      assertThat(stopReason.get()).isEqualTo("SHUTDOWN");
-      assertThat(f.row("w"))
-          .containsEntry("state", "done")
-          .containsEntry("receiver_ref", "taken-over")
-          .containsEntry("claim_generation", "2");
-      assertThat(f.attempts("w")).containsExactly("1 lease_expired lease_expired unknown");
-      assertThat(eventsA.events).doesNotContain("completed w");
     }
   }
 }

@@ -11,43 +11,34 @@ import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import org.junit.jupiter.api.Test;
 import org.springframework.test.web.servlet.MockMvc;
+import org.springframework.test.web.servlet.request.MockHttpServletRequestBuilder;
 
 /** The console's supersede action on work that already has a replacement. */
 @RelayDatabaseTest
 class ConsoleSupersedeTest {
+  private static MockHttpServletRequestBuilder supersede(String newId) {
+    return operatorPost(
+        "/relay/item/supersede",
+        "id",
+        "order-9-ack",
+        "newId",
+        newId,
+        "payload",
+        "{\"amount\": 12}",
+        "reason",
+        "amount corrected");
+  }
+
   @Test
   void aSecondSupersedeShowsTheRefusalNamingTheReplacementAndChangesNothing(TestDatabase db)
       throws Exception {
     failed(db, "order-9-ack", "{\"amount\": 10}");
     try (ConsoleApp app = ConsoleApp.start(db)) {
       MockMvc mvc = app.mvc();
-      mvc.perform(
-              operatorPost(
-                  "/relay/item/supersede",
-                  "id",
-                  "order-9-ack",
-                  "newId",
-                  "order-9-ack-v2",
-                  "payload",
-                  "{\"amount\": 12}",
-                  "reason",
-                  "amount corrected"))
-          .andExpect(status().isSeeOther());
+      mvc.perform(supersede("order-9-ack-v2")).andExpect(status().isSeeOther());
 
       String refused =
-          body(
-              mvc.perform(
-                      operatorPost(
-                          "/relay/item/supersede",
-                          "id",
-                          "order-9-ack",
-                          "newId",
-                          "order-9-ack-v3",
-                          "payload",
-                          "{\"amount\": 13}",
-                          "reason",
-                          "corrected again"))
-                  .andExpect(status().isConflict()));
+          body(mvc.perform(supersede("order-9-ack-v3")).andExpect(status().isConflict()));
 
       assertThat(refused)
           .contains("Supersede refused; nothing changed")
