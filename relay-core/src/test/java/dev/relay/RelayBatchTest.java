@@ -309,6 +309,49 @@ class RelayBatchTest {
   }
 
   @Test
+  void aBatchInterruptedByShutdownRecordsEachClaimAsShutdownDueAtOnce(TestDatabase db) {
+    try (RelayFixture f = new RelayFixture(db)) {
+      Gated h =
+          new Gated(c -> Outcome.done("never")) {
+            @Override
+            List<Outcome> answer(List<? extends Claim> claims) throws Exception {
+              if (claims.stream().anyMatch(c -> c.workId().startsWith("run-"))) {
+                new CountDownLatch(1).await(60, TimeUnit.SECONDS); // answers the interrupt
+              }
+              return super.answer(claims);
+            }
+          };
+      RelayFixture.Recorder eventsA = new RelayFixture.Recorder();
+      Relay a =
+          startHeld(
+              f,
+              h,
+              FAST,
+              eventsA,
+              f.builder(db.newDataSource("relay-a", 4))
+                  .workerId("a")
+                  .lease(Duration.ofSeconds(60))
+                  .shutdownGrace(Duration.ofMillis(200)));
+      f.enqueue(ids("run-", 3).stream().map(id -> Work.of(id, "pub", "{}")).toList());
+      await().atMost(RelayFixture.PATIENCE).until(() -> eventsA.count("claimed run-") == 3);
+      h.gate.countDown();
+      await().atMost(RelayFixture.PATIENCE).until(() -> eventsA.count("started run-") == 3);
+      assertThat(h.calls).contains(ids("run-", 3));
+
+      a.close();
+
+      for (String id : ids("run-", 3)) {
+        assertThat(f.attempts(id)).containsExactly("1 retry shutdown unknown");
+      }
+      // Due at once, not after the kind's backoff of a minute.
+      assertThat(
+              f.count(
+                  "work_id LIKE 'run-%' AND state = 'ready' AND available_at <= clock_timestamp()"))
+          .isEqualTo(3);
+    }
+  }
+
+  @Test
   void aFlowLimitHoldsForABatchKindAcrossTwoInstances(TestDatabase db) throws Exception {
     KindPolicy limited = KindPolicy.DEFAULT.withMaxRunning(3);
     RelayLimitsTest.Gauge running = new RelayLimitsTest.Gauge();
