@@ -269,20 +269,15 @@ class RelayBatchTest {
       RelayFixture.Recorder eventsA = new RelayFixture.Recorder();
       RelayFixture.Recorder eventsB = new RelayFixture.Recorder();
       Relay a =
-          startHeld(
+          startRunningBatch(
               f,
               h,
-              FAST,
               eventsA,
               f.builder(db.newDataSource("relay-a", 4))
                   .workerId("a")
                   .lease(Duration.ofSeconds(3))
                   .renewInterval(Duration.ofMillis(300))
                   .shutdownGrace(Duration.ofMillis(500)));
-      f.enqueue(ids("run-", 3).stream().map(id -> Work.of(id, "pub", "{}")).toList());
-      await().atMost(RelayFixture.PATIENCE).until(() -> eventsA.count("claimed run-") == 3);
-      h.gate.countDown();
-      await().atMost(RelayFixture.PATIENCE).until(() -> eventsA.count("started run-") == 3);
 
       // close() returns although the batch never does.
       CompletableFuture<Void> closing = CompletableFuture.runAsync(a::close);
@@ -323,19 +318,14 @@ class RelayBatchTest {
           };
       RelayFixture.Recorder eventsA = new RelayFixture.Recorder();
       Relay a =
-          startHeld(
+          startRunningBatch(
               f,
               h,
-              FAST,
               eventsA,
               f.builder(db.newDataSource("relay-a", 4))
                   .workerId("a")
                   .lease(Duration.ofSeconds(60))
                   .shutdownGrace(Duration.ofMillis(200)));
-      f.enqueue(ids("run-", 3).stream().map(id -> Work.of(id, "pub", "{}")).toList());
-      await().atMost(RelayFixture.PATIENCE).until(() -> eventsA.count("claimed run-") == 3);
-      h.gate.countDown();
-      await().atMost(RelayFixture.PATIENCE).until(() -> eventsA.count("started run-") == 3);
       assertThat(h.calls).contains(ids("run-", 3));
 
       a.close();
@@ -431,6 +421,20 @@ class RelayBatchTest {
     Relay r = f.start(builder.concurrency(1).listener(events).handle("pub", policy, h));
     f.enqueue(Work.of("gate", "pub", "{}"));
     await().atMost(RelayFixture.PATIENCE).until(() -> events.count("started gate") == 1);
+    return r;
+  }
+
+  /**
+   * Starts a held relay (see {@link #startHeld}), enqueues {@code run-0} to {@code run-2}, and
+   * returns once they are buffered and handed to {@code h} together.
+   */
+  private static Relay startRunningBatch(
+      RelayFixture f, Gated h, RelayFixture.Recorder events, Relay.Builder builder) {
+    Relay r = startHeld(f, h, FAST, events, builder);
+    f.enqueue(ids("run-", 3).stream().map(id -> Work.of(id, "pub", "{}")).toList());
+    await().atMost(RelayFixture.PATIENCE).until(() -> events.count("claimed run-") == 3);
+    h.gate.countDown();
+    await().atMost(RelayFixture.PATIENCE).until(() -> events.count("started run-") == 3);
     return r;
   }
 

@@ -1,6 +1,7 @@
 package dev.relay.internal.runtime;
 
 import dev.relay.BatchHandler;
+import dev.relay.Claim;
 import dev.relay.ConnectionFactory;
 import dev.relay.Handler;
 import dev.relay.KindPolicy;
@@ -245,22 +246,27 @@ public final class Engine {
     // flight: its claim is never released, but left to its lease, after which another worker
     // takes it. Outcomes waiting to be recorded are still renewed until step 5 ends.
     keeper.closing();
-    boolean interrupted = false;
+    List<LiveClaim> stillRunning = new ArrayList<>();
     for (LiveClaim c : live.snapshot()) {
       if (c.phase.get() == LiveClaim.Phase.RUNNING) {
         log.warn(
             "{} still running after the shutdown grace period of {}: interrupting its handler",
             c,
             config.shutdownGrace());
-        if (c.timedOut) {
-          c.interrupt(); // already stopped by its timeout, and left to its lease
-        } else {
-          c.stopForShutdown();
-        }
-        interrupted = true;
+        // A timed-out claim was stopped already, and is left to its lease.
+        c.stoppedForShutdown = !c.timedOut;
+        stillRunning.add(c);
       }
     }
-    if (interrupted) {
+    // Every claim is marked before any handler hears of it: a batch's claims share one handler,
+    // which may end all of them when told of one.
+    for (LiveClaim c : stillRunning) {
+      if (c.stoppedForShutdown) {
+        c.signal(Claim.StopReason.SHUTDOWN);
+      }
+    }
+    stillRunning.forEach(LiveClaim::interrupt);
+    if (!stillRunning.isEmpty()) {
       dispatcher.awaitHandlers(Math.min(hardEnd, time.nanoTime() + INTERRUPTED_RETURN_NANOS));
       for (LiveClaim c : live.snapshot()) {
         if (c.phase.get() == LiveClaim.Phase.RUNNING) {

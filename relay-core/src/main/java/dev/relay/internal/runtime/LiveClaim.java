@@ -52,7 +52,10 @@ final class LiveClaim implements Claim {
   volatile long startedNanos;
   volatile boolean timedOut;
 
-  /** Stopped by {@code close()} after the shutdown grace: a retry is due at once. */
+  /**
+   * Stopped by {@code close()} after the shutdown grace: what the handler then returns or throws is
+   * recorded as a shutdown (see {@link Decider}).
+   */
   volatile boolean stoppedForShutdown;
 
   volatile boolean stale;
@@ -341,17 +344,6 @@ final class LiveClaim implements Claim {
 
   synchronized void unbindThread() {
     thread = null;
-  }
-
-  /**
-   * The worker is closing and the grace period ended with this handler still running: tells the
-   * handler why ({@link StopReason#SHUTDOWN}, its stop actions run on the calling thread), then
-   * interrupts it. What it then returns or throws is recorded as a shutdown (see {@link Decider}).
-   */
-  void stopForShutdown() {
-    stoppedForShutdown = true;
-    signal(StopReason.SHUTDOWN);
-    interrupt();
   }
 
   /** Interrupts the handler's thread if the handler is still running on it. */

@@ -65,14 +65,14 @@ class AttemptRunnerTest {
     LiveClaim c = running();
     runner(
             claim -> {
-              c.stopForShutdown(); // as close() does after the grace
+              stopForShutdown(c);
               return Outcome.retry("stopping", Outcome.Effect.NOT_DELIVERED);
             })
         .run(c);
     LiveClaim named = running();
     runner(
             claim -> {
-              named.stopForShutdown();
+              stopForShutdown(named);
               return Outcome.retry("stopping").after(Duration.ofSeconds(7));
             })
         .run(named);
@@ -84,6 +84,12 @@ class AttemptRunnerTest {
             org.assertj.core.groups.Tuple.tuple("shutdown", Duration.ZERO),
             org.assertj.core.groups.Tuple.tuple("shutdown", Duration.ofSeconds(7)));
     assertThat(c.stopReason()).isEqualTo(dev.relay.Claim.StopReason.SHUTDOWN);
+  }
+
+  /** What close() does to a handler still running after the grace, but the interrupt. */
+  private static void stopForShutdown(LiveClaim c) {
+    c.stoppedForShutdown = true;
+    c.signal(dev.relay.Claim.StopReason.SHUTDOWN);
   }
 
   @Test
