@@ -272,7 +272,8 @@ public final class Engine {
         if (c.phase.get() == LiveClaim.Phase.RUNNING) {
           log.warn(
               "{} did not return when interrupted: the claim is left to its lease (until {}),"
-                  + " after which another worker takes it; this handler's outcome is not recorded",
+                  + " after which another worker takes it; an outcome this handler returns after"
+                  + " close() is not recorded",
               c,
               c.leaseUntil());
         }
