@@ -30,7 +30,15 @@ public interface Claim {
      * The handler ran past its kind's {@link KindPolicy#maxRunTime()}: it is interrupted and its
      * lease is no longer renewed, so another worker takes the work when the lease ends.
      */
-    TIMED_OUT
+    TIMED_OUT,
+    /**
+     * The worker is shutting down and the handler was still running when {@link Relay#close()}'s
+     * grace period ended: it is interrupted and its lease is no longer renewed. A handler that
+     * returns promptly has its attempt recorded with error kind {@code shutdown} (effect unknown,
+     * under the kind's unknown-outcome policy; a retry is due at once, without backoff); one that
+     * does not is left to its lease, and its outcome is not recorded.
+     */
+    SHUTDOWN
   }
 
   /** The stable work ID; pass it to the receiver as the deduplication key. */
@@ -139,7 +147,10 @@ public interface Claim {
   /** Whether an operator asked to cancel this work (seen at a lease renewal). */
   boolean isCancelRequested();
 
-  /** Whether the handler should stop: cancel requested, lease lost, or past its max run time. */
+  /**
+   * Whether the handler should stop: cancel requested, lease lost, past its max run time, or the
+   * worker shutting down after its grace period.
+   */
   boolean shouldStop();
 
   /** The first reason to stop that arrived, or {@code null}. */

@@ -19,8 +19,9 @@ package dev.relay;
  *       unknown": the kind's {@link UnknownOutcomePolicy} decides what happens next. Return {@link
  *       Outcome#retry} or {@link Outcome#fail} when you know better.
  *   <li>Watch {@link Claim#shouldStop()} (or register {@link Claim#onStop}) in long work: it turns
- *       true when an operator asks to cancel, when the lease was lost, or at the max run time (the
- *       thread is then also interrupted). Bound calls by {@link Claim#runTimeRemaining()}.
+ *       true when an operator asks to cancel, when the lease was lost, at the max run time, or when
+ *       the worker shuts down and its grace period ended (at those two the thread is then also
+ *       interrupted). Bound calls by {@link Claim#runTimeRemaining()}.
  *   <li>Disable or bound the retries of the client library you call: Relay retries the whole
  *       attempt, and retry layers multiply.
  * </ul>

@@ -226,12 +226,17 @@ public final class Relay implements AutoCloseable {
   /**
    * Stops claiming, releases claimed work whose handlers have not started (so another worker can
    * take it at once), waits up to the shutdown grace period for running handlers and records their
-   * outcomes. Handlers still running after that are interrupted and left to their lease: their
-   * claims are not released while a call may be in flight, and another worker takes the work when
-   * the lease ends. Outcomes already reported are recorded (their leases still renewed) until the
-   * grace period plus 1 s; then every connection of this runtime still in use is aborted and no
-   * thread of it gets another one, so it returns within about the grace period plus 1 s even when
-   * the database hangs, and writes nothing after it returned. Idempotent.
+   * outcomes. Handlers still running after that are told to stop ({@link
+   * Claim.StopReason#SHUTDOWN}) and interrupted, and their claims are no longer renewed. One that
+   * returns within about half a second has its attempt recorded with error kind {@code shutdown}:
+   * an unknown effect goes to the kind's {@link UnknownOutcomePolicy} (the attempt counts), and a
+   * retry is due at once, without backoff. One that does not return is left to its lease: its claim
+   * is not released while a call may be in flight, another worker takes the work when the lease
+   * ends, and what the handler returns later is not recorded. Outcomes already reported are
+   * recorded (their leases still renewed) until the grace period plus 1 s; then every connection of
+   * this runtime still in use is aborted and no thread of it gets another one, so it returns within
+   * about the grace period plus 1 s even when the database hangs, and writes nothing after it
+   * returned. Idempotent.
    */
   @Override
   public void close() {

@@ -269,20 +269,15 @@ class RelayBatchTest {
       RelayFixture.Recorder eventsA = new RelayFixture.Recorder();
       RelayFixture.Recorder eventsB = new RelayFixture.Recorder();
       Relay a =
-          startHeld(
+          startRunningBatch(
               f,
               h,
-              FAST,
               eventsA,
               f.builder(db.newDataSource("relay-a", 4))
                   .workerId("a")
                   .lease(Duration.ofSeconds(3))
                   .renewInterval(Duration.ofMillis(300))
                   .shutdownGrace(Duration.ofMillis(500)));
-      f.enqueue(ids("run-", 3).stream().map(id -> Work.of(id, "pub", "{}")).toList());
-      await().atMost(RelayFixture.PATIENCE).until(() -> eventsA.count("claimed run-") == 3);
-      h.gate.countDown();
-      await().atMost(RelayFixture.PATIENCE).until(() -> eventsA.count("started run-") == 3);
 
       // close() returns although the batch never does.
       CompletableFuture<Void> closing = CompletableFuture.runAsync(a::close);
@@ -305,6 +300,44 @@ class RelayBatchTest {
         assertThat(f.row(id)).containsEntry("receiver_ref", "taken-over");
       }
       finishHung.countDown();
+    }
+  }
+
+  @Test
+  void aBatchInterruptedByShutdownRecordsEachClaimAsShutdownDueAtOnce(TestDatabase db) {
+    try (RelayFixture f = new RelayFixture(db)) {
+      Gated h =
+          new Gated(c -> Outcome.done("never")) {
+            @Override
+            List<Outcome> answer(List<? extends Claim> claims) throws Exception {
+              if (claims.stream().anyMatch(c -> c.workId().startsWith("run-"))) {
+                new CountDownLatch(1).await(60, TimeUnit.SECONDS); // answers the interrupt
+              }
+              return super.answer(claims);
+            }
+          };
+      RelayFixture.Recorder eventsA = new RelayFixture.Recorder();
+      Relay a =
+          startRunningBatch(
+              f,
+              h,
+              eventsA,
+              f.builder(db.newDataSource("relay-a", 4))
+                  .workerId("a")
+                  .lease(Duration.ofSeconds(60))
+                  .shutdownGrace(Duration.ofMillis(200)));
+      assertThat(h.calls).contains(ids("run-", 3));
+
+      a.close();
+
+      for (String id : ids("run-", 3)) {
+        assertThat(f.attempts(id)).containsExactly("1 retry shutdown unknown");
+      }
+      // Due at once, not after the kind's backoff of a minute.
+      assertThat(
+              f.count(
+                  "work_id LIKE 'run-%' AND state = 'ready' AND available_at <= clock_timestamp()"))
+          .isEqualTo(3);
     }
   }
 
@@ -388,6 +421,20 @@ class RelayBatchTest {
     Relay r = f.start(builder.concurrency(1).listener(events).handle("pub", policy, h));
     f.enqueue(Work.of("gate", "pub", "{}"));
     await().atMost(RelayFixture.PATIENCE).until(() -> events.count("started gate") == 1);
+    return r;
+  }
+
+  /**
+   * Starts a held relay (see {@link #startHeld}), enqueues {@code run-0} to {@code run-2}, and
+   * returns once they are buffered and handed to {@code h} together.
+   */
+  private static Relay startRunningBatch(
+      RelayFixture f, Gated h, RelayFixture.Recorder events, Relay.Builder builder) {
+    Relay r = startHeld(f, h, FAST, events, builder);
+    f.enqueue(ids("run-", 3).stream().map(id -> Work.of(id, "pub", "{}")).toList());
+    await().atMost(RelayFixture.PATIENCE).until(() -> events.count("claimed run-") == 3);
+    h.gate.countDown();
+    await().atMost(RelayFixture.PATIENCE).until(() -> events.count("started run-") == 3);
     return r;
   }
 

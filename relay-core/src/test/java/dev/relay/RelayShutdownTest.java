@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.postgresql.ds.PGSimpleDataSource;
 
@@ -80,6 +81,8 @@ class RelayShutdownTest {
   @Test
   void closeLeavesAHandlerStillRunningAfterTheGracePeriodToItsLease(TestDatabase db) {
     CountDownLatch finishHung = new CountDownLatch(1);
+    CountDownLatch lateReturned = new CountDownLatch(1);
+    AtomicReference<Claim.StopReason> stopReason = new AtomicReference<>();
     try (RelayFixture f = new RelayFixture(db)) {
       RelayFixture.Recorder eventsA = new RelayFixture.Recorder();
       RelayFixture.Recorder eventsB = new RelayFixture.Recorder();
@@ -95,14 +98,19 @@ class RelayShutdownTest {
                       "job",
                       KindPolicy.DEFAULT.withMaxRunTime(Duration.ofMillis(2500)),
                       claim -> {
-                        while (true) {
-                          try {
-                            if (finishHung.await(60, TimeUnit.SECONDS)) {
-                              return Outcome.done("late");
+                        try {
+                          while (true) {
+                            try {
+                              if (finishHung.await(60, TimeUnit.SECONDS)) {
+                                stopReason.set(claim.stopReason());
+                                return Outcome.done("late");
+                              }
+                            } catch (InterruptedException ignored) {
+                              // a call that does not answer interrupts
                             }
-                          } catch (InterruptedException ignored) {
-                            // a call that does not answer interrupts
                           }
+                        } finally {
+                          lateReturned.countDown();
                         }
                       }));
       f.enqueue(Work.of("w", "job", "{}"));
@@ -111,6 +119,9 @@ class RelayShutdownTest {
       // close() returns although the handler never does.
       CompletableFuture<Void> closing = CompletableFuture.runAsync(a::close);
       await().atMost(RelayFixture.PATIENCE).until(closing::isDone);
+      // Not released, not written: the claim is left to its lease, no longer renewed.
+      assertThat(f.row("w")).containsEntry("state", "running").containsEntry("claimed_by", "a");
+      assertThat(f.attempts("w")).isEmpty();
 
       f.start(
           f.builder(db.newDataSource("relay-b", 4))
@@ -126,7 +137,17 @@ class RelayShutdownTest {
       assertThat(f.row("w"))
           .containsEntry("receiver_ref", "taken-over")
           .containsEntry("claim_generation", "2");
+
+      // The stuck handler returns at last: relay a is closed, so its outcome is never written.
       finishHung.countDown();
+      await().atMost(RelayFixture.PATIENCE).until(() -> lateReturned.getCount() == 0);
+      assertThat(stopReason.get()).isEqualTo(Claim.StopReason.SHUTDOWN);
+      assertThat(f.row("w"))
+          .containsEntry("state", "done")
+          .containsEntry("receiver_ref", "taken-over")
+          .containsEntry("claim_generation", "2");
+      assertThat(f.attempts("w")).containsExactly("1 lease_expired lease_expired unknown");
+      assertThat(eventsA.events).doesNotContain("completed w");
     }
   }
 

@@ -22,7 +22,7 @@ import picocli.CommandLine.Parameters;
     description = {
       "Replaces work with a corrected intention, in one transaction: the replacement is enqueued under its NEW work ID, a supersedes link records which work it replaces, and the old work is cancelled (ready: at once; running: by request, an in-flight call is not recalled). The old ID keeps its payload: a work ID always means one payload.",
       "",
-      "Refused (exit 1): the old work is done (its effect happened; send a compensation as new work instead), or the new ID is already used. Repeating the same supersede changes nothing.",
+      "Refused (exit 1): the old work is done (its effect happened; send a compensation as new work instead), the old work is already superseded (one live replacement per work: supersede that replacement to correct it again), or the new ID is already used. Repeating the same supersede changes nothing.",
       ""
     })
 final class SupersedeCommand extends DbCommand {

@@ -291,11 +291,15 @@ public final class Admin {
    * cancelled as {@link #cancel(String, String, String)} does (ready: cancelled at once; running: a
    * cancel request, which its worker answers at its next renewal, and an in-flight call is not
    * recalled; failed: cancelled, its evidence kept; cancelled: left as it is). Repeating the same
-   * supersede is recognised and changes nothing.
+   * supersede is recognised and changes nothing. Work has at most one replacement: a supersede of
+   * work already superseded by another replacement is refused (supersede that replacement to
+   * correct the intention again), also when two supersedes of the same work run at once.
    *
    * @throws WorkNotFoundException if the old work does not exist
    * @throws SupersedeRefusedException if the old work is done (its effect happened: correct it with
-   *     a compensation, new work with its own identity) or the replacement ID is used
+   *     a compensation, new work with its own identity), is already superseded by another
+   *     replacement ({@link SupersedeRefusedException#replacementWorkId()} names it), or the
+   *     replacement ID is used
    * @throws dev.relay.InvalidWorkException if the replacement is invalid
    * @throws WorkConflictException if the replacement ID survives as a tombstone of other work
    */

@@ -143,6 +143,14 @@ final class AdminSql {
   final String lockWork;
 
   /**
+   * Supersede, before anything else in its transaction: read committed, whatever the connection's
+   * default. The decision (is the old work already superseded?) is read after waiting for the old
+   * row's lock, and only under READ COMMITTED does that later statement see what the transaction it
+   * waited for committed; REPEATABLE READ would keep the snapshot taken before the wait.
+   */
+  final String supersedeReadCommitted = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
+
+  /**
    * Redrive, step two, a later statement than the lock: the database clock now, and when the kind's
    * dedup horizon ends for this item (first attempt plus horizon; kinds no worker registered get
    * the default horizon, bound as a parameter). Run alone, without the lock, it is the redrive

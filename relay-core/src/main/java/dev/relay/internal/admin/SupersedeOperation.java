@@ -16,6 +16,7 @@ import dev.relay.internal.store.WorkStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.Statement;
 import java.util.List;
 
 /** Supersede: cancel one item and enqueue its corrected replacement atomically, linked to it. */
@@ -34,7 +35,9 @@ final class SupersedeOperation {
 
   /**
    * Enqueues the replacement, records the link and cancels the old work, in one transaction. The
-   * old row is locked first, so a worker cannot finish it between the check and the cancel.
+   * old row is locked first, so a worker cannot finish it between the check and the cancel, and two
+   * supersedes of the same work take turns: the second sees the first's link and is refused (one
+   * live replacement per work; the replacement is what a later correction supersedes).
    */
   public SupersedeResult supersede(
       Connection c, String oldWorkId, Work replacement, String actor, String reason) {
@@ -43,6 +46,9 @@ final class SupersedeOperation {
         timeouts,
         "supersede " + oldWorkId,
         tx -> {
+          try (Statement s = tx.createStatement()) {
+            s.execute(sql.supersedeReadCommitted);
+          }
           String state;
           try (PreparedStatement ps = tx.prepareStatement(sql.lockWork)) {
             ps.setString(1, oldWorkId);
@@ -51,6 +57,13 @@ final class SupersedeOperation {
                 throw new WorkNotFoundException(oldWorkId);
               }
               state = rs.getString("state");
+            }
+          }
+          // Read after the lock: a supersede of the same work that held it has committed its link.
+          for (WorkDetail.SupersedeLink earlier :
+              WorkQueries.links(tx, sql.showSupersededBy, oldWorkId)) {
+            if (!earlier.workId().equals(replacement.workId())) {
+              throw alreadySuperseded(oldWorkId, earlier.workId());
             }
           }
           List<WorkDetail.SupersedeLink> existing =
@@ -90,5 +103,18 @@ final class SupersedeOperation {
           return new SupersedeResult(
               oldWorkId, replacement.workId(), AdminStore.cancelStatus(row.result()), false);
         });
+  }
+
+  private static SupersedeRefusedException alreadySuperseded(String oldWorkId, String current) {
+    return new SupersedeRefusedException(
+        oldWorkId,
+        current,
+        "cannot supersede '"
+            + oldWorkId
+            + "': it is already superseded by '"
+            + current
+            + "'; to correct it again, supersede '"
+            + current
+            + "'");
   }
 }

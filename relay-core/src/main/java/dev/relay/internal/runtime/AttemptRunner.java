@@ -241,6 +241,8 @@ final class AttemptRunner {
     }
     if (c.timedOut) {
       log.info("{} timed out: {}", c, Decider.describe(error));
+    } else if (c.stoppedForShutdown) {
+      log.info("{} was interrupted by the shutdown: {}", c, Decider.describe(error));
     } else {
       log.info("{} threw (effect unknown): {}", c, Decider.describe(error));
       log.debug("{} handler error", c, error);

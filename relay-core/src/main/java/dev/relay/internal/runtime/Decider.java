@@ -14,9 +14,19 @@ import java.time.Instant;
  * returned outcome is taken at its word; a thrown exception or a timeout is "effect unknown" and
  * goes to the kind's unknown-outcome policy. Retries are bounded by the kind's attempts and retry
  * window (and the work's own attempt cap); exhausted work fails with its last error.
+ *
+ * <p>A claim stopped by the worker's shutdown ({@link LiveClaim#stoppedForShutdown}) is no
+ * exception to the policy: the call may have happened, so the attempt counts and an unknown effect
+ * goes to the kind's policy as ever. What differs is the record and the timing: its error kind is
+ * {@value #SHUTDOWN}, and a retry without a delay of the handler's own is due at once, not after
+ * the backoff, because the failure was this worker's leaving, not the receiver's answer.
  */
 final class Decider {
   static final int MAX_ERROR_LENGTH = 4000;
+
+  /** The error kind of an attempt ended by the worker's shutdown. */
+  static final String SHUTDOWN = "shutdown";
+
   private static final int MAX_RESULT_BYTES = 1 << 20;
 
   private Decider() {}
@@ -41,6 +51,14 @@ final class Decider {
           "cancel requested; the handler asked to retry: " + text(r.reason(), "retry"),
           evidence(r.effect()));
     }
+    if (shutDown(c)) {
+      return retryOrExhaust(
+          c,
+          r.delay() == null ? Duration.ZERO : r.delay(),
+          SHUTDOWN,
+          "the worker shut down; the handler asked to retry: " + text(r.reason(), "retry"),
+          evidence(r.effect()));
+    }
     return retryOrExhaust(c, r.delay(), "retry", text(r.reason(), "retry"), evidence(r.effect()));
   }
 
@@ -50,12 +68,22 @@ final class Decider {
    */
   static Settlement forUnknown(
       LiveClaim c, Throwable error, boolean timedOut, Reconciliation reconciliation) {
-    String kind = timedOut ? "timeout" : "exception";
-    String text =
-        timedOut
-            ? "handler passed its max run time of " + c.policy.maxRunTime() + ": " + describe(error)
-            : describe(error);
-    return forUnknown(c, kind, text, reconciliation);
+    if (timedOut) {
+      return forUnknown(
+          c,
+          "timeout",
+          "handler passed its max run time of " + c.policy.maxRunTime() + ": " + describe(error),
+          reconciliation);
+    }
+    if (shutDown(c)) {
+      return forUnknown(
+          c,
+          SHUTDOWN,
+          "the worker shut down while the handler ran; it was interrupted after the shutdown grace: "
+              + describe(error),
+          reconciliation);
+    }
+    return forUnknown(c, "exception", describe(error), reconciliation);
   }
 
   /**
@@ -77,8 +105,10 @@ final class Decider {
       LiveClaim c, Outcome.Retry retry, Reconciliation reconciliation) {
     return forUnknown(
         c,
-        "retry",
-        "the handler asked to retry with the effect unknown: " + text(retry.reason(), "retry"),
+        shutDown(c) ? SHUTDOWN : "retry",
+        (shutDown(c) ? "the worker shut down; " : "")
+            + "the handler asked to retry with the effect unknown: "
+            + text(retry.reason(), "retry"),
         reconciliation);
   }
 
@@ -103,7 +133,7 @@ final class Decider {
         case NOT_ACCEPTED:
           return retryOrExhaust(
               c,
-              null,
+              shutdownDelay(c),
               kind,
               text + "; the receiver reports it did not accept the work",
               Evidence.NOT_DELIVERED);
@@ -111,7 +141,17 @@ final class Decider {
           return park(c, kind, text + "; the receiver could not tell whether it accepted the work");
       }
     }
-    return retryOrExhaust(c, null, kind, text, Evidence.UNKNOWN);
+    return retryOrExhaust(c, shutdownDelay(c), kind, text, Evidence.UNKNOWN);
+  }
+
+  /** Whether the worker's shutdown stopped this claim (a timeout that came first keeps its own). */
+  private static boolean shutDown(LiveClaim c) {
+    return c.stoppedForShutdown && !c.timedOut;
+  }
+
+  /** No delay after a shutdown (the work is due at once); otherwise the kind's backoff. */
+  private static Duration shutdownDelay(LiveClaim c) {
+    return shutDown(c) ? Duration.ZERO : null;
   }
 
   /** Parks the work: failed, with outcome unknown, for an operator to reconcile. */

@@ -1,6 +1,7 @@
 package dev.relay.internal.runtime;
 
 import dev.relay.BatchHandler;
+import dev.relay.Claim;
 import dev.relay.ConnectionFactory;
 import dev.relay.Handler;
 import dev.relay.KindPolicy;
@@ -48,6 +49,13 @@ public final class Engine {
    * record the outcomes already reported; then it aborts what is still in use and returns.
    */
   static final long CLOSE_SLACK_NANOS = TimeUnit.MILLISECONDS.toNanos(1_000);
+
+  /**
+   * How long {@link #close()} waits, within {@link #CLOSE_SLACK_NANOS}, for the handlers it
+   * interrupted after the grace period to return, so that their attempts are recorded (as a
+   * shutdown) before the completer stops; the rest of the slack is the completer's.
+   */
+  static final long INTERRUPTED_RETURN_NANOS = CLOSE_SLACK_NANOS / 2;
 
   private final RelayConfig config;
   private final String workerId;
@@ -231,18 +239,44 @@ public final class Engine {
     }
     // 3. Let running handlers finish within the grace period (their leases are still renewed).
     dispatcher.awaitHandlers(graceEnd);
-    // 4. Leave the rest to their leases: never release a claim whose call may be in flight, and
-    // renew it no more. Outcomes waiting to be recorded are still renewed until step 5 ends.
+    // 4. Stop the handlers still running: renew their claims no more, tell them why
+    // (StopReason.SHUTDOWN) and interrupt them. One that returns within a short wait has ended its
+    // call, so its attempt is recorded in step 5 (error kind "shutdown", effect unknown, under the
+    // kind's policy, a retry due at once). One that does not return may still have its call in
+    // flight: its claim is never released, but left to its lease, after which another worker
+    // takes it. Outcomes waiting to be recorded are still renewed until step 5 ends.
     keeper.closing();
+    List<LiveClaim> stillRunning = new ArrayList<>();
     for (LiveClaim c : live.snapshot()) {
       if (c.phase.get() == LiveClaim.Phase.RUNNING) {
         log.warn(
-            "{} still running after the shutdown grace period of {}: interrupting its handler;"
-                + " the claim is left to its lease (until {}), after which another worker takes it",
+            "{} still running after the shutdown grace period of {}: interrupting its handler",
             c,
-            config.shutdownGrace(),
-            c.leaseUntil());
-        c.interrupt();
+            config.shutdownGrace());
+        // A timed-out claim was stopped already, and is left to its lease.
+        c.stoppedForShutdown = !c.timedOut;
+        stillRunning.add(c);
+      }
+    }
+    // Every claim is marked before any handler hears of it: a batch's claims share one handler,
+    // which may end all of them when told of one.
+    for (LiveClaim c : stillRunning) {
+      if (c.stoppedForShutdown) {
+        c.signal(Claim.StopReason.SHUTDOWN);
+      }
+    }
+    stillRunning.forEach(LiveClaim::interrupt);
+    if (!stillRunning.isEmpty()) {
+      dispatcher.awaitHandlers(Math.min(hardEnd, time.nanoTime() + INTERRUPTED_RETURN_NANOS));
+      for (LiveClaim c : live.snapshot()) {
+        if (c.phase.get() == LiveClaim.Phase.RUNNING) {
+          log.warn(
+              "{} did not return when interrupted: the claim is left to its lease (until {}),"
+                  + " after which another worker takes it; an outcome this handler returns after"
+                  + " close() is not recorded",
+              c,
+              c.leaseUntil());
+        }
       }
     }
     // 5. Record the outcomes already reported, within the bound.

@@ -51,6 +51,13 @@ final class LiveClaim implements Claim {
   private volatile long leaseBaseNanos; // local time just before the claim/renewal was sent
   volatile long startedNanos;
   volatile boolean timedOut;
+
+  /**
+   * Stopped by {@code close()} after the shutdown grace: what the handler then returns or throws is
+   * recorded as a shutdown (see {@link Decider}).
+   */
+  volatile boolean stoppedForShutdown;
+
   volatile boolean stale;
   private volatile boolean cancelRequested;
   private volatile StopReason stopReason;

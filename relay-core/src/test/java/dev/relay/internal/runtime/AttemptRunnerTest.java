@@ -61,6 +61,38 @@ class AttemptRunnerTest {
   }
 
   @Test
+  void aRetryReturnedAfterTheShutdownStopIsRecordedAsShutdownAndDueAtOnceUnlessItNamesADelay() {
+    LiveClaim c = running();
+    runner(
+            claim -> {
+              stopForShutdown(c);
+              return Outcome.retry("stopping", Outcome.Effect.NOT_DELIVERED);
+            })
+        .run(c);
+    LiveClaim named = running();
+    runner(
+            claim -> {
+              stopForShutdown(named);
+              return Outcome.retry("stopping").after(Duration.ofSeconds(7));
+            })
+        .run(named);
+
+    assertThat(completions.submitted)
+        .extracting(s -> (Settlement.Retry) s)
+        .extracting(Settlement.Retry::errorKind, Settlement.Retry::delay)
+        .containsExactly(
+            org.assertj.core.groups.Tuple.tuple("shutdown", Duration.ZERO),
+            org.assertj.core.groups.Tuple.tuple("shutdown", Duration.ofSeconds(7)));
+    assertThat(c.stopReason()).isEqualTo(dev.relay.Claim.StopReason.SHUTDOWN);
+  }
+
+  /** What close() does to a handler still running after the grace, but the interrupt. */
+  private static void stopForShutdown(LiveClaim c) {
+    c.stoppedForShutdown = true;
+    c.signal(dev.relay.Claim.StopReason.SHUTDOWN);
+  }
+
+  @Test
   void anOutcomeTheCompletionsRefuseEndsTheClaimHere() {
     completions.close(); // relay closed while the handler ran
     LiveClaim c = running();
