@@ -281,6 +281,18 @@ final class WorkSql {
                        CASE WHEN o.cancel_requested_at IS NOT NULL THEN 'cancelled'
                             WHEN o.deadline <= (SELECT clock_timestamp()) THEN 'deadline'
                             WHEN o.attempts >= {cap} THEN 'attempts_exhausted'
+                            -- Never attempted: no receiver has seen the ID, so no horizon applies,
+                            -- and fresh work (most of a backlog) never reads the kind table here.
+                            WHEN o.first_attempt_at IS NULL THEN 'claim'
+                            -- The receiver's deduplication horizon, measured from the first
+                            -- attempt (or from a redrive that overrode it): past it, a repeat may
+                            -- be applied twice, whichever path brought the row here (a takeover
+                            -- of an expired lease, a retry claimed late). A zero horizon (the
+                            -- receiver keeps no memory; or a known-undelivered retry of a kind
+                            -- that parks or reconciles) is none: nullif makes the sum NULL.
+                            WHEN coalesce(o.horizon_start, o.first_attempt_at)
+                                 + nullif({horizon}, interval '0') <= (SELECT clock_timestamp())
+                            THEN 'horizon_passed'
                             ELSE 'claim'
                        END AS decision,
                        -- the row's own cap (only when its producer named one) and its kind's
@@ -351,6 +363,13 @@ final class WorkSql {
                            WHEN 'claim' THEN j.last_error
                            WHEN 'cancelled' THEN 'cancel requested'
                            WHEN 'deadline' THEN 'deadline passed before the work could start'
+                           WHEN 'horizon_passed' THEN format(
+                               'not run again: first attempted at %s, and the receiver''s'
+                               ' deduplication horizon (%s) ended at %s, so it may no longer'
+                               ' recognise the work ID; redrive with the horizon override to run'
+                               ' it anyway',
+                               coalesce(j.horizon_start, j.first_attempt_at), {horizon_j},
+                               coalesce(j.horizon_start, j.first_attempt_at) + {horizon_j})
                            ELSE format('all %s attempts used', c.cap) END
                            || CASE WHEN c.prev_state = 'running'
                                    THEN '; the last lease expired with the outcome unknown'
@@ -358,6 +377,10 @@ final class WorkSql {
                        outcome = CASE WHEN c.decision = 'claim' OR j.outcome = 'delivered'
                                       THEN j.outcome
                                       WHEN c.prev_state = 'running' THEN 'unknown'
+                                      -- attempted before, maybe before a redrive that reset
+                                      -- the attempts: the evidence so far, else unknown
+                                      WHEN c.decision = 'horizon_passed'
+                                      THEN coalesce(j.outcome, 'unknown')
                                       WHEN j.attempts = 0 THEN 'not_delivered'
                                       ELSE j.outcome END
                   FROM candidates c
@@ -375,8 +398,13 @@ final class WorkSql {
                              WHERE p.ordering_key = j.ordering_key
                                AND p.sequence < j.sequence AND p.state = 'done'
                              ORDER BY p.sequence DESC LIMIT 1)
-                       END AS previous_delivered_sequence
-            ), expired AS (
+                       END AS previous_delivered_sequence,
+                       CASE WHEN c.decision = 'horizon_passed' THEN j.last_error END
+                           AS horizon_error,
+                       j.outcome
+            ), history AS (
+                -- an expired lease taken over, and (after it, for the same generation) why work
+                -- past its horizon was not run again, by the worker whose claim decided it
                 INSERT INTO ${relay_schema}.attempt
                        (work_id, generation, worker, claimed_at, ending, error_kind, error, outcome)
                 SELECT u.work_id, u.prev_generation, u.prev_owner, u.prev_claimed_at,
@@ -384,6 +412,11 @@ final class WorkSql {
                        'lease expired before the worker recorded an outcome', 'unknown'
                   FROM updated u
                  WHERE u.prev_state = 'running'
+                UNION ALL
+                SELECT u.work_id, u.claim_generation, ?, NULL, 'failed', 'horizon_passed',
+                       u.horizon_error, u.outcome
+                  FROM updated u
+                 WHERE u.decision = 'horizon_passed'
             )
             """;
     String claimResult =
@@ -403,7 +436,9 @@ final class WorkSql {
                             + " (SELECT l.kind FROM ${relay_schema}.limiter l)")
                     + claimUpdate
                     + claimResult)
-                .replace("{cap}", AttemptCap.of(schema, "o")));
+                .replace("{cap}", AttemptCap.of(schema, "o"))
+                .replace("{horizon}", DedupHorizon.forClaim(schema, "o"))
+                .replace("{horizon_j}", DedupHorizon.of(schema, "j")));
     // One queue: equality on the index's leading column, so the scan returns rows in claim order
     // and stops after the batch. Several queues: = ANY on the leading column does not keep that
     // order, so the planner reads every eligible row of those queues and sorts them.
@@ -556,7 +591,9 @@ final class WorkSql {
                     + claimUpdate
                     + logClaims
                     + claimResult)
-                .replace("{cap}", AttemptCap.of(schema, "o")));
+                .replace("{cap}", AttemptCap.of(schema, "o"))
+                .replace("{horizon}", DedupHorizon.forClaim(schema, "o"))
+                .replace("{horizon_j}", DedupHorizon.of(schema, "j")));
     // as for claimBatch: equality on one queue keeps the index's order, so the scan stops after the
     // pool instead of sorting every eligible row
     claimLimited = limitedTemplate.replace("{queue_condition}", "o.queue = ?");
