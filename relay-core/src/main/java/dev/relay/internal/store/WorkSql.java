@@ -1,5 +1,6 @@
 package dev.relay.internal.store;
 
+import dev.relay.KindPolicy;
 import dev.relay.internal.jdbc.Coordination;
 import dev.relay.internal.jdbc.PerSchema;
 import dev.relay.internal.jdbc.SchemaName;
@@ -437,8 +438,8 @@ final class WorkSql {
                     + claimUpdate
                     + claimResult)
                 .replace("{cap}", AttemptCap.of(schema, "o"))
-                .replace("{horizon}", DedupHorizon.forClaim(schema, "o"))
-                .replace("{horizon_j}", DedupHorizon.of(schema, "j")));
+                .replace("{horizon}", claimHorizon(schema, "o"))
+                .replace("{horizon_j}", kindHorizon(schema, "j", "kd.dedup_horizon")));
     // One queue: equality on the index's leading column, so the scan returns rows in claim order
     // and stops after the batch. Several queues: = ANY on the leading column does not keep that
     // order, so the planner reads every eligible row of those queues and sorts them.
@@ -592,8 +593,8 @@ final class WorkSql {
                     + logClaims
                     + claimResult)
                 .replace("{cap}", AttemptCap.of(schema, "o"))
-                .replace("{horizon}", DedupHorizon.forClaim(schema, "o"))
-                .replace("{horizon_j}", DedupHorizon.of(schema, "j")));
+                .replace("{horizon}", claimHorizon(schema, "o"))
+                .replace("{horizon_j}", kindHorizon(schema, "j", "kd.dedup_horizon")));
     // as for claimBatch: equality on one queue keeps the index's order, so the scan stops after the
     // pool instead of sorting every eligible row
     claimLimited = limitedTemplate.replace("{queue_condition}", "o.queue = ?");
@@ -848,5 +849,39 @@ final class WorkSql {
              ORDER BY u.work_id, u.generation
                 ON CONFLICT (work_id, generation) WHERE ending = 'abandoned' DO NOTHING
             """);
+  }
+
+  /**
+   * The horizon a claim of the row named {@code alias} must respect, as an SQL interval reading the
+   * {@code kind} table: the kind's registered deduplication horizon ({@link
+   * KindPolicy#DEFAULT_DEDUP_HORIZON} for a kind no worker registered, as a redrive judges it), but
+   * zero (none) for a retry of a kind that parks or reconciles unknown outcomes: every retry such a
+   * kind schedules is of work known not delivered, which the receiver has nothing to remember of
+   * (docs/guide.md). A takeover of an expired lease ({@code state = 'running'}) always has it: the
+   * expired attempt's effect is unknown.
+   */
+  private static String claimHorizon(SchemaName schema, String alias) {
+    return kindHorizon(
+        schema,
+        alias,
+        "CASE WHEN "
+            + alias
+            + ".state = 'running' OR kd.unknown_outcome = 'retry' THEN kd.dedup_horizon"
+            + " ELSE interval '0' END");
+  }
+
+  /**
+   * {@code column} of the {@code kind} row of the row named {@code alias}, or the default horizon.
+   */
+  private static String kindHorizon(SchemaName schema, String alias, String column) {
+    return "coalesce((SELECT "
+        + column
+        + " FROM "
+        + schema.sql()
+        + ".kind kd WHERE kd.kind = "
+        + alias
+        + ".kind), interval '"
+        + KindPolicy.DEFAULT_DEDUP_HORIZON.toMillis()
+        + " milliseconds')";
   }
 }
