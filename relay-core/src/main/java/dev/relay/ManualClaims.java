@@ -92,7 +92,8 @@ public final class ManualClaims {
    * @param kind the kind
    * @param queue the queue
    * @param state the state it now has ({@code failed} or {@code cancelled})
-   * @param reason why: {@code deadline}, {@code attempts_exhausted} or {@code cancel_requested}
+   * @param reason why: {@code deadline}, {@code attempts_exhausted}, {@code horizon_passed} or
+   *     {@code cancel_requested}
    * @param afterExpiredLease whether it was running under a lease that had expired
    */
   public record Retired(

@@ -554,6 +554,7 @@ public final class Relay implements AutoCloseable {
       Map<String, KindPolicy> resolved = new LinkedHashMap<>();
       for (Map.Entry<String, KindPolicy> e : policies.entrySet()) {
         resolved.put(e.getKey(), resolve(e.getKey(), e.getValue()));
+        checkHorizonOutlastsTakeover(e.getKey(), e.getValue().dedupHorizon());
         if (handlers.get(e.getKey()) instanceof BatchHandler batch) {
           range(
               "kind " + e.getKey() + ": maxBatchSize",
@@ -584,6 +585,28 @@ public final class Relay implements AutoCloseable {
               idleInTransactionTimeout,
               resolved);
       return new Relay(this, config);
+    }
+
+    /**
+     * A worker that dies is replaced after its lease and up to one poll interval more; past the
+     * horizon every claim fails the work ({@code horizon_passed}), so a horizon shorter than that
+     * would turn every crash into a failure. A zero horizon (the receiver keeps no memory) is none.
+     */
+    private void checkHorizonOutlastsTakeover(String kind, Duration horizon) {
+      Duration takeover = lease.plus(pollInterval);
+      if (!horizon.isZero() && horizon.compareTo(takeover) < 0) {
+        throw new InvalidConfigurationException(
+            "kind " + kind + ": dedupHorizon",
+            "the receiver's deduplication horizon ("
+                + horizon
+                + ") is shorter than the lease ("
+                + lease
+                + ") plus the pollInterval ("
+                + pollInterval
+                + "), after which another worker takes over the work of one that died: the"
+                + " takeover would always come too late and fail the work (horizon_passed)."
+                + " Lengthen dedupHorizon, or shorten lease or pollInterval");
+      }
     }
 
     private static KindPolicy resolve(String kind, KindPolicy p) {

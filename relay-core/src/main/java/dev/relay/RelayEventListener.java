@@ -99,7 +99,8 @@ public interface RelayEventListener {
    * @param workId the work ID
    * @param kind the kind
    * @param state {@code failed} or {@code cancelled}
-   * @param reason {@code deadline}, {@code attempts_exhausted} or {@code cancelled}
+   * @param reason {@code deadline}, {@code attempts_exhausted}, {@code horizon_passed} or {@code
+   *     cancelled}
    */
   default void retired(String workId, String kind, String state, String reason) {}
 
@@ -112,7 +113,8 @@ public interface RelayEventListener {
    * @param kind the kind
    * @param queue the queue
    * @param state {@code failed} or {@code cancelled}
-   * @param reason {@code deadline}, {@code attempts_exhausted} or {@code cancelled}
+   * @param reason {@code deadline}, {@code attempts_exhausted}, {@code horizon_passed} or {@code
+   *     cancelled}
    */
   default void retired(String workId, String kind, String queue, String state, String reason) {
     retired(workId, kind, state, reason);

@@ -104,7 +104,30 @@ class RelayBuilderTest {
         bad(
             "kind k: dedupHorizon",
             "between PT0S",
-            b -> b.handle("k", p.withDedupHorizon(Duration.ofSeconds(-1)), c -> null)));
+            b -> b.handle("k", p.withDedupHorizon(Duration.ofSeconds(-1)), c -> null)),
+        // issue 23: a takeover after a crash would always come after the horizon
+        bad(
+            "kind k: dedupHorizon",
+            "shorter than the lease (PT5S) plus the pollInterval (PT1S)",
+            b ->
+                b.lease(Duration.ofSeconds(5))
+                    .pollInterval(Duration.ofSeconds(1))
+                    .handle(
+                        "k",
+                        p.withMaxElapsed(Duration.ofSeconds(2))
+                            .withDedupHorizon(Duration.ofSeconds(2)),
+                        c -> null)),
+        bad(
+            "kind k: dedupHorizon",
+            "shorter than the lease (PT5S) plus the pollInterval (PT1S)",
+            b ->
+                b.lease(Duration.ofSeconds(5))
+                    .pollInterval(Duration.ofSeconds(1))
+                    .handle(
+                        "k",
+                        p.withMaxElapsed(Duration.ofMillis(5999))
+                            .withDedupHorizon(Duration.ofMillis(5999)),
+                        c -> null)));
   }
 
   @ParameterizedTest(name = "{0}: {1}")
@@ -115,6 +138,22 @@ class RelayBuilderTest {
         .isInstanceOfSatisfying(
             InvalidConfigurationException.class, e -> assertThat(e.setting()).isEqualTo(setting))
         .hasMessageContaining(allowed);
+  }
+
+  @Test
+  void aHorizonOfExactlyTheLeasePlusThePollIntervalIsAccepted() {
+    Relay relay =
+        valid()
+            .lease(Duration.ofSeconds(5))
+            .pollInterval(Duration.ofSeconds(1))
+            .handle(
+                "k",
+                KindPolicy.DEFAULT
+                    .withMaxElapsed(Duration.ofSeconds(6))
+                    .withDedupHorizon(Duration.ofSeconds(6)),
+                c -> null)
+            .build();
+    assertThat(relay.config().kinds().get("k").dedupHorizon()).isEqualTo(Duration.ofSeconds(6));
   }
 
   @Test

@@ -161,7 +161,8 @@ final class AdminSql {
   /**
    * Redrive, step three: ready again with a new attempt budget. The generation is left alone, so
    * the next claim takes a higher one; ID and payload are immutable anyway. First attempt time is
-   * kept: the receiver's memory of the ID dates from it, so a later redrive is judged against it.
+   * kept: the receiver's memory of the ID dates from it, so a later redrive is judged against it. A
+   * redrive that overrides a passed horizon (first parameter true) starts a new horizon instead.
    */
   final String redrive;
 
@@ -470,7 +471,10 @@ final class AdminSql {
         schema.inject(
             """
             SELECT o.state, o.claim_generation, clock_timestamp() AS now, o.first_attempt_at,
-                   o.first_attempt_at
+                   o.horizon_start,
+                   -- from the first attempt, or from a redrive that overrode the horizon: the
+                   -- start every claim measures from too
+                   coalesce(o.horizon_start, o.first_attempt_at)
                        + coalesce(k.dedup_horizon, ? * interval '1 millisecond') AS horizon_end,
                    k.dedup_horizon IS NOT NULL AS registered
               FROM ${relay_schema}.outbox o
@@ -491,7 +495,10 @@ final class AdminSql {
                    attempts = 0,
                    -- a fresh budget: attempts and the retry window; first_attempt_at stays, as
                    -- the receiver's deduplication horizon is measured from it
-                   retry_window_start = NULL
+                   retry_window_start = NULL,
+                   -- unless this redrive overrides a passed horizon: a new one starts now, and
+                   -- every claim measures from it (the work is protected again)
+                   horizon_start = CASE WHEN ? THEN clock_timestamp() ELSE horizon_start END
              WHERE work_id = ?
             """);
     auditRedrive =

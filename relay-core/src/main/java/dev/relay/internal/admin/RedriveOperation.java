@@ -69,6 +69,7 @@ final class RedriveOperation {
                 null);
           }
           boolean forced = false;
+          boolean restartHorizon = false;
           if (!state.equals(WorkState.FAILED.sql())) {
             if (!r.force()) {
               return refused(
@@ -94,6 +95,7 @@ final class RedriveOperation {
               Instant now = AdminRows.instant(rs, "now");
               Instant first = AdminRows.instant(rs, "first_attempt_at");
               Instant end = AdminRows.instant(rs, "horizon_end");
+              Instant restarted = AdminRows.instant(rs, "horizon_start");
               boolean registered = rs.getBoolean("registered");
               if (first != null && !end.isAfter(now)) {
                 if (!r.overrideHorizon()) {
@@ -106,6 +108,9 @@ final class RedriveOperation {
                           + workId
                           + "' was first attempted at "
                           + first
+                          + (restarted != null
+                              ? " (its horizon restarted by a redrive at " + restarted + ")"
+                              : "")
                           + "; the receiver's deduplication horizon"
                           + (registered
                               ? " registered for its kind"
@@ -123,11 +128,13 @@ final class RedriveOperation {
                       end);
                 }
                 forced = true;
+                restartHorizon = true;
               }
             }
           }
           try (PreparedStatement ps = tx.prepareStatement(sql.redrive)) {
-            ps.setString(1, workId);
+            ps.setBoolean(1, restartHorizon);
+            ps.setString(2, workId);
             ps.executeUpdate();
           }
           try (PreparedStatement ps = tx.prepareStatement(sql.auditRedrive)) {

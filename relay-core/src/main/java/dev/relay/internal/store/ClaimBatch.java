@@ -7,7 +7,8 @@ import java.util.List;
  * by another claimer were skipped, not waited for.
  *
  * @param claimed rows now held by this worker
- * @param retired rows ended by a cap instead (deadline, exhausted attempts, cancel request)
+ * @param retired rows ended by a cap instead (deadline, exhausted attempts, horizon passed, cancel
+ *     request)
  * @param last the last of those rows in claim order, where a following claim may resume; {@code
  *     null} when the batch is empty
  */

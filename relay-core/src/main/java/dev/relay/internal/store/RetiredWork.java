@@ -7,7 +7,8 @@ package dev.relay.internal.store;
  * @param kind the kind
  * @param queue the queue
  * @param state the state it now has: {@code failed} or {@code cancelled}
- * @param reason {@code deadline}, {@code attempts_exhausted} or {@code cancelled}
+ * @param reason {@code deadline}, {@code attempts_exhausted}, {@code horizon_passed} or {@code
+ *     cancelled}
  * @param afterExpiredLease whether the last claim's lease had expired (so its effect is unknown)
  */
 public record RetiredWork(

@@ -1,5 +1,6 @@
 package dev.relay.internal.store;
 
+import dev.relay.KindPolicy;
 import dev.relay.internal.jdbc.Coordination;
 import dev.relay.internal.jdbc.PerSchema;
 import dev.relay.internal.jdbc.SchemaName;
@@ -281,6 +282,18 @@ final class WorkSql {
                        CASE WHEN o.cancel_requested_at IS NOT NULL THEN 'cancelled'
                             WHEN o.deadline <= (SELECT clock_timestamp()) THEN 'deadline'
                             WHEN o.attempts >= {cap} THEN 'attempts_exhausted'
+                            -- Never attempted: no receiver has seen the ID, so no horizon applies,
+                            -- and fresh work (most of a backlog) never reads the kind table here.
+                            WHEN o.first_attempt_at IS NULL THEN 'claim'
+                            -- The receiver's deduplication horizon, measured from the first
+                            -- attempt (or from a redrive that overrode it): past it, a repeat may
+                            -- be applied twice, whichever path brought the row here (a takeover
+                            -- of an expired lease, a retry claimed late). A zero horizon (the
+                            -- receiver keeps no memory; or a known-undelivered retry of a kind
+                            -- that parks or reconciles) is none: nullif makes the sum NULL.
+                            WHEN coalesce(o.horizon_start, o.first_attempt_at)
+                                 + nullif({horizon}, interval '0') <= (SELECT clock_timestamp())
+                            THEN 'horizon_passed'
                             ELSE 'claim'
                        END AS decision,
                        -- the row's own cap (only when its producer named one) and its kind's
@@ -351,6 +364,13 @@ final class WorkSql {
                            WHEN 'claim' THEN j.last_error
                            WHEN 'cancelled' THEN 'cancel requested'
                            WHEN 'deadline' THEN 'deadline passed before the work could start'
+                           WHEN 'horizon_passed' THEN format(
+                               'not run again: first attempted at %s, and the receiver''s'
+                               ' deduplication horizon (%s) ended at %s, so it may no longer'
+                               ' recognise the work ID; redrive with the horizon override to run'
+                               ' it anyway',
+                               coalesce(j.horizon_start, j.first_attempt_at), {horizon_j},
+                               coalesce(j.horizon_start, j.first_attempt_at) + {horizon_j})
                            ELSE format('all %s attempts used', c.cap) END
                            || CASE WHEN c.prev_state = 'running'
                                    THEN '; the last lease expired with the outcome unknown'
@@ -358,6 +378,10 @@ final class WorkSql {
                        outcome = CASE WHEN c.decision = 'claim' OR j.outcome = 'delivered'
                                       THEN j.outcome
                                       WHEN c.prev_state = 'running' THEN 'unknown'
+                                      -- attempted before, maybe before a redrive that reset
+                                      -- the attempts: the evidence so far, else unknown
+                                      WHEN c.decision = 'horizon_passed'
+                                      THEN coalesce(j.outcome, 'unknown')
                                       WHEN j.attempts = 0 THEN 'not_delivered'
                                       ELSE j.outcome END
                   FROM candidates c
@@ -375,8 +399,13 @@ final class WorkSql {
                              WHERE p.ordering_key = j.ordering_key
                                AND p.sequence < j.sequence AND p.state = 'done'
                              ORDER BY p.sequence DESC LIMIT 1)
-                       END AS previous_delivered_sequence
-            ), expired AS (
+                       END AS previous_delivered_sequence,
+                       CASE WHEN c.decision = 'horizon_passed' THEN j.last_error END
+                           AS horizon_error,
+                       j.outcome
+            ), history AS (
+                -- an expired lease taken over, and (after it, for the same generation) why work
+                -- past its horizon was not run again, by the worker whose claim decided it
                 INSERT INTO ${relay_schema}.attempt
                        (work_id, generation, worker, claimed_at, ending, error_kind, error, outcome)
                 SELECT u.work_id, u.prev_generation, u.prev_owner, u.prev_claimed_at,
@@ -384,6 +413,11 @@ final class WorkSql {
                        'lease expired before the worker recorded an outcome', 'unknown'
                   FROM updated u
                  WHERE u.prev_state = 'running'
+                UNION ALL
+                SELECT u.work_id, u.claim_generation, ?, NULL, 'failed', 'horizon_passed',
+                       u.horizon_error, u.outcome
+                  FROM updated u
+                 WHERE u.decision = 'horizon_passed'
             )
             """;
     String claimResult =
@@ -403,7 +437,9 @@ final class WorkSql {
                             + " (SELECT l.kind FROM ${relay_schema}.limiter l)")
                     + claimUpdate
                     + claimResult)
-                .replace("{cap}", AttemptCap.of(schema, "o")));
+                .replace("{cap}", AttemptCap.of(schema, "o"))
+                .replace("{horizon}", claimHorizon(schema, "o"))
+                .replace("{horizon_j}", kindHorizon(schema, "j", "kd.dedup_horizon")));
     // One queue: equality on the index's leading column, so the scan returns rows in claim order
     // and stops after the batch. Several queues: = ANY on the leading column does not keep that
     // order, so the planner reads every eligible row of those queues and sorts them.
@@ -556,7 +592,9 @@ final class WorkSql {
                     + claimUpdate
                     + logClaims
                     + claimResult)
-                .replace("{cap}", AttemptCap.of(schema, "o")));
+                .replace("{cap}", AttemptCap.of(schema, "o"))
+                .replace("{horizon}", claimHorizon(schema, "o"))
+                .replace("{horizon_j}", kindHorizon(schema, "j", "kd.dedup_horizon")));
     // as for claimBatch: equality on one queue keeps the index's order, so the scan stops after the
     // pool instead of sorting every eligible row
     claimLimited = limitedTemplate.replace("{queue_condition}", "o.queue = ?");
@@ -811,5 +849,39 @@ final class WorkSql {
              ORDER BY u.work_id, u.generation
                 ON CONFLICT (work_id, generation) WHERE ending = 'abandoned' DO NOTHING
             """);
+  }
+
+  /**
+   * The horizon a claim of the row named {@code alias} must respect, as an SQL interval reading the
+   * {@code kind} table: the kind's registered deduplication horizon ({@link
+   * KindPolicy#DEFAULT_DEDUP_HORIZON} for a kind no worker registered, as a redrive judges it), but
+   * zero (none) for a retry of a kind that parks or reconciles unknown outcomes: every retry such a
+   * kind schedules is of work known not delivered, which the receiver has nothing to remember of
+   * (docs/guide.md). A takeover of an expired lease ({@code state = 'running'}) always has it: the
+   * expired attempt's effect is unknown.
+   */
+  private static String claimHorizon(SchemaName schema, String alias) {
+    return kindHorizon(
+        schema,
+        alias,
+        "CASE WHEN "
+            + alias
+            + ".state = 'running' OR kd.unknown_outcome = 'retry' THEN kd.dedup_horizon"
+            + " ELSE interval '0' END");
+  }
+
+  /**
+   * {@code column} of the {@code kind} row of the row named {@code alias}, or the default horizon.
+   */
+  private static String kindHorizon(SchemaName schema, String alias, String column) {
+    return "coalesce((SELECT "
+        + column
+        + " FROM "
+        + schema.sql()
+        + ".kind kd WHERE kd.kind = "
+        + alias
+        + ".kind), interval '"
+        + KindPolicy.DEFAULT_DEDUP_HORIZON.toMillis()
+        + " milliseconds')";
   }
 }

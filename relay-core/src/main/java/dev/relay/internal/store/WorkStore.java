@@ -124,6 +124,7 @@ public final class WorkStore {
           ps.setInt(4, request.limit());
           ps.setString(5, request.workerId());
           ps.setLong(6, request.lease().toMillis());
+          ps.setString(7, request.workerId()); // the history row of work past its horizon
           readClaims(ps, claimed, retired);
         }
         unlimited = request.kinds().stream().filter(k -> !limited.contains(k)).toList();
@@ -165,7 +166,8 @@ public final class WorkStore {
       ps.setArray(i++, tx.createArrayOf("text", kinds.toArray()));
       ps.setInt(i++, limit);
       ps.setString(i++, request.workerId());
-      ps.setLong(i, request.lease().toMillis());
+      ps.setLong(i++, request.lease().toMillis());
+      ps.setString(i, request.workerId()); // the history row of work past its horizon
       return readClaims(ps, claimed, retired);
     }
   }

@@ -55,6 +55,7 @@ class ClaimPlanTest {
         ps.setInt(3, 10);
         ps.setString(4, "planner");
         ps.setLong(5, 60_000);
+        ps.setString(6, "planner");
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
             plan.add(rs.getString(1));
@@ -87,6 +88,47 @@ class ClaimPlanTest {
   }
 
   @Test
+  void claimOfRetriedWorkJudgesTheHorizonWithoutLeavingTheClaimIndex(TestDatabase db)
+      throws Exception {
+    // Issue 23: every claim decides the kind's deduplication horizon. Retried rows (a first
+    // attempt recorded) read their kind's horizon; the scan stays on the partial claim index and
+    // stops after the batch.
+    String s = db.schema();
+    db.execute(
+        """
+        INSERT INTO {schema}.kind (kind, backoff_base, backoff_cap, max_attempts, max_elapsed,
+                                   handler_timeout, dedup_horizon, unknown_outcome, registered_by)
+        VALUES ('k', '1 s', '5 min', 25, '30 min', '1 h', '1 h', 'retry', 'planner');
+        INSERT INTO {schema}.outbox (work_id, kind, payload, available_at, attempts,
+                                     claim_generation, first_attempt_at)
+        SELECT 'retry-' || g, 'k', '{}', clock_timestamp() - interval '1 hour' + g * interval '1 ms',
+               1, 1, clock_timestamp() - CASE WHEN g % 2 = 0 THEN interval '2 hours'
+                                               ELSE interval '10 minutes' END
+          FROM generate_series(1, 100000) g;
+        ANALYZE {schema}.outbox;
+        """);
+    String claim = new WorkSql(SchemaName.of(s)).claimBatch;
+    String text;
+    try (Connection c = db.connection()) {
+      c.setAutoCommit(false);
+      try (PreparedStatement ps = c.prepareStatement(EXPLAIN + claim)) {
+        ps.setString(1, "default");
+        ps.setArray(2, c.createArrayOf("text", new String[] {"k"}));
+        ps.setInt(3, 10);
+        ps.setString(4, "planner");
+        ps.setLong(5, 60_000);
+        ps.setString(6, "planner");
+        text = lines(ps);
+      }
+      c.rollback();
+    }
+    assertThat(text).as(text).contains("Index Scan using outbox_claim_idx");
+    assertThat(text).as(text).doesNotContain("Seq Scan on outbox");
+    String scan = text.substring(text.indexOf("Index Scan using outbox_claim_idx"));
+    assertThat(scan).as(text).containsPattern("actual rows=10[. ]");
+  }
+
+  @Test
   void resumedClaimStartsItsIndexScanAfterThePosition(TestDatabase db) throws Exception {
     String s = db.schema();
     db.execute(
@@ -110,6 +152,7 @@ class ClaimPlanTest {
         ps.setInt(6, 10);
         ps.setString(7, "planner");
         ps.setLong(8, 60_000);
+        ps.setString(9, "planner");
         text = lines(ps);
       }
       c.rollback();

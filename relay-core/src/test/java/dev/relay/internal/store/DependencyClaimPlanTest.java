@@ -81,5 +81,6 @@ class DependencyClaimPlanTest {
     ps.setInt(3, 10);
     ps.setString(4, "planner");
     ps.setLong(5, 60_000);
+    ps.setString(6, "planner");
   }
 }

@@ -63,7 +63,11 @@ import java.util.function.Function;
  * <p>{@link #start()} reads each route's stream from the server and refuses ({@link
  * DedupWindowException}, naming both values) a route whose {@link NatsRoute#dedupHorizon()} is
  * longer than the stream's {@code duplicate_window}: Relay's retries and redrives stay inside the
- * horizon, so every repeat it sends is one the stream still recognises.
+ * horizon, so every repeat it sends is one the stream still recognises. Told the workers' lease
+ * ({@link Builder#workerTimings}), it also refuses a horizon shorter than the lease plus the poll
+ * interval: the takeover of a dead worker's claim comes that late, and Relay's claim fails work
+ * past its horizon ({@code horizon_passed}) instead of publishing it again. {@code Relay.build()}
+ * refuses the same for the route's {@link NatsRoute#policy policy}.
  *
  * <table>
  *   <caption>What JetStream says and what it becomes</caption>
@@ -98,12 +102,23 @@ public final class NatsTransport implements BatchHandler, AutoCloseable {
 
   private final Options options;
   private final PublishPrologue<NatsRoute> prologue;
+  private final Duration lease;
+  private final Duration pollInterval;
+  private final Duration takeoverAfter;
   private volatile Connection connection;
   private volatile JetStream jetStream;
 
-  private NatsTransport(Options options, PublishPrologue<NatsRoute> prologue) {
+  private NatsTransport(
+      Options options,
+      PublishPrologue<NatsRoute> prologue,
+      Duration lease,
+      Duration pollInterval,
+      Duration takeoverAfter) {
     this.options = options;
     this.prologue = prologue;
+    this.lease = lease;
+    this.pollInterval = pollInterval;
+    this.takeoverAfter = takeoverAfter;
   }
 
   /** A builder on the client's connection options (servers, credentials, reconnects). */
@@ -116,6 +131,9 @@ public final class NatsTransport implements BatchHandler, AutoCloseable {
     private final Options options;
     private final PublishPrologue.Builder<NatsRoute> prologue =
         PublishPrologue.builder("NATS", "publishTimeout", DEFAULT_PUBLISH_TIMEOUT);
+    private Duration lease;
+    private Duration pollInterval;
+    private Duration takeoverAfter;
 
     private Builder(Options options) {
       this.options = options;
@@ -151,9 +169,32 @@ public final class NatsTransport implements BatchHandler, AutoCloseable {
       return this;
     }
 
+    /**
+     * The lease and poll interval of the Relay that runs this transport's kinds ({@link
+     * dev.relay.Relay.Builder#lease}, {@link dev.relay.Relay.Builder#pollInterval}). A worker that
+     * dies right after the stream acknowledged is replaced only after its lease and up to one poll
+     * more; {@link NatsTransport#start()} then also refuses a route whose horizon (and so its
+     * stream's window) is shorter than that, since the takeover would always come after the stream
+     * forgot the ID (and Relay's claim would fail the work, {@code horizon_passed}). Not checked
+     * unless set.
+     */
+    public Builder workerTimings(Duration lease, Duration pollInterval) {
+      if (lease == null || lease.isNegative() || lease.isZero()) {
+        throw new InvalidConfigurationException("lease", "must be positive, was " + lease);
+      }
+      if (pollInterval == null || pollInterval.isNegative()) {
+        throw new InvalidConfigurationException(
+            "pollInterval", "must be zero or more, was " + pollInterval);
+      }
+      this.takeoverAfter = lease.plus(pollInterval);
+      this.lease = lease;
+      this.pollInterval = pollInterval;
+      return this;
+    }
+
     /** Validates and builds; {@link NatsTransport#start()} connects. */
     public NatsTransport build() {
-      return new NatsTransport(options, prologue.build());
+      return new NatsTransport(options, prologue.build(), lease, pollInterval, takeoverAfter);
     }
   }
 
@@ -167,7 +208,8 @@ public final class NatsTransport implements BatchHandler, AutoCloseable {
    * the connection is closed again and nothing was published.
    *
    * @throws DedupWindowException if a route's horizon exceeds its stream's duplicate window
-   * @throws InvalidConfigurationException if a route's stream does not exist
+   * @throws InvalidConfigurationException if a route's stream does not exist, or its horizon is
+   *     shorter than the {@link Builder#workerTimings lease plus the poll interval}
    * @throws RelayException if the server cannot be reached or asked
    */
   public synchronized void start() {
@@ -198,6 +240,25 @@ public final class NatsTransport implements BatchHandler, AutoCloseable {
         Duration window = info.getConfiguration().getDuplicateWindow();
         if (window == null || r.dedupHorizon().compareTo(window) > 0) {
           throw new DedupWindowException(r.kind(), r.stream(), r.dedupHorizon(), window);
+        }
+        if (takeoverAfter != null && r.dedupHorizon().compareTo(takeoverAfter) < 0) {
+          throw new InvalidConfigurationException(
+              "dedupHorizon",
+              "of kind "
+                  + r.kind()
+                  + ": the route's horizon ("
+                  + r.dedupHorizon()
+                  + ", within stream "
+                  + r.stream()
+                  + "'s duplicate_window "
+                  + window
+                  + ") is shorter than the lease ("
+                  + lease
+                  + ") plus the pollInterval ("
+                  + pollInterval
+                  + "): a worker that dies after the stream acknowledged is replaced only then,"
+                  + " after the stream forgot the message ID. Lengthen the duplicate window and"
+                  + " the horizon, or shorten the lease");
         }
       }
       this.jetStream = c.jetStream();

@@ -191,6 +191,58 @@ class NatsTransportTest {
     }
 
     @Test
+    void aHorizonShorterThanTheLeasePlusThePollIsRefusedAtStartNamingBoth() throws Exception {
+      // issue 23: window 2 s, horizon 2 s, lease 5 s; a takeover always came after the window
+      Streams.Stream s = streams.create(Duration.ofSeconds(2));
+      NatsRoute route = new NatsRoute(KIND, s.name(), s.subject(), Duration.ofSeconds(2));
+      NatsTransport t =
+          NatsTransport.builder(Streams.options())
+              .route(route)
+              .workerTimings(Duration.ofSeconds(5), Duration.ofSeconds(1))
+              .build();
+
+      assertThatThrownBy(t::start)
+          .isInstanceOfSatisfying(
+              InvalidConfigurationException.class,
+              e -> assertThat(e.setting()).isEqualTo("dedupHorizon"))
+          .hasMessageContaining("horizon (PT2S")
+          .hasMessageContaining("lease (PT5S)")
+          .hasMessageContaining("pollInterval (PT1S)")
+          .hasMessageContaining(s.name());
+    }
+
+    @Test
+    void theRelayRefusesTheRoutesPolicyWhenItsHorizonIsShorterThanTheLeasePlusThePoll(
+        TestDatabase db) {
+      NatsRoute route = new NatsRoute(KIND, "ORDERS", "orders.received", Duration.ofSeconds(2));
+      assertThatThrownBy(
+              () ->
+                  Relay.builder(db.dataSource())
+                      .schema(db.schema())
+                      .lease(Duration.ofSeconds(5))
+                      .pollInterval(Duration.ofSeconds(1))
+                      .handle(KIND, route.policy(KindPolicy.DEFAULT), (c) -> null)
+                      .build())
+          .isInstanceOf(InvalidConfigurationException.class)
+          .hasMessageContaining("dedupHorizon")
+          .hasMessageContaining("lease (PT5S)");
+    }
+
+    @Test
+    void aHorizonOutlastingTheLeasePlusThePollStarts() throws Exception {
+      Streams.Stream s = streams.create(Duration.ofMinutes(1));
+      NatsRoute route = new NatsRoute(KIND, s.name(), s.subject(), Duration.ofSeconds(60));
+      try (NatsTransport t =
+          NatsTransport.builder(Streams.options())
+              .route(route)
+              .workerTimings(Duration.ofSeconds(30), Duration.ofSeconds(2))
+              .build()) {
+        t.start();
+        assertThat(t.kinds()).containsExactly(KIND);
+      }
+    }
+
+    @Test
     void aHorizonWithinTheWindowStarts() throws Exception {
       Streams.Stream s = streams.create(Duration.ofMinutes(1));
       try (NatsTransport t = started(s, Duration.ofSeconds(60))) {
