@@ -93,7 +93,7 @@ public final class ManualClaims {
    * @param queue the queue
    * @param state the state it now has ({@code failed} or {@code cancelled})
    * @param reason why: {@code deadline}, {@code attempts_exhausted}, {@code horizon_passed} or
-   *     {@code cancel_requested}
+   *     {@code cancelled} (a cancel request)
    * @param afterExpiredLease whether it was running under a lease that had expired
    */
   public record Retired(

@@ -17,6 +17,8 @@ import jakarta.servlet.DispatcherType;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import javax.sql.DataSource;
+import org.postgresql.ds.PGSimpleDataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -54,20 +56,11 @@ public class ServeApplication {
       RelayConnections connections,
       ObjectProvider<RelayEventListener> listeners) {
     Relay.Builder builder =
-        Relay.builder(connections.dataSource())
-            .listenConnections(connections.listenConnections())
-            .schema(options.schema())
-            .queues(settings.queues().toArray(String[]::new))
-            .concurrency(settings.concurrency())
-            .lease(settings.lease())
-            .pollInterval(settings.pollInterval())
-            .shutdownGrace(settings.shutdownGrace());
+        runtime(settings, options, connections.dataSource())
+            .listenConnections(connections.listenConnections());
     RelayEventListener listener = listeners.getIfUnique();
     if (listener != null) {
       builder.listener(listener);
-    }
-    if (options.workerId() != null) {
-      builder.workerId(options.workerId());
     }
     List<HttpRoute> routes =
         settings.kinds().values().stream()
@@ -85,6 +78,38 @@ public class ServeApplication {
     Relay relay = builder.build();
     relay.start();
     return relay;
+  }
+
+  /**
+   * The runtime's settings from the config, without handlers: shared by the runtime bean and by
+   * {@link #check}, so a setting the builder refuses is found before anything connects.
+   */
+  static Relay.Builder runtime(ServeConfig settings, ServeOptions options, DataSource dataSource) {
+    Relay.Builder builder =
+        Relay.builder(dataSource)
+            .schema(options.schema())
+            .queues(settings.queues().toArray(String[]::new))
+            .concurrency(settings.concurrency())
+            .lease(settings.lease())
+            .pollInterval(settings.pollInterval())
+            .shutdownGrace(settings.shutdownGrace());
+    if (options.workerId() != null) {
+      builder.workerId(options.workerId());
+    }
+    return builder;
+  }
+
+  /**
+   * Builds (never starts) the runtime the config describes, on a data source that is never asked
+   * for a connection: the builder's own checks (a kind's policy, a horizon shorter than the lease
+   * plus the poll interval) refuse a bad config before the database is reached.
+   *
+   * @throws dev.relay.InvalidConfigurationException naming the setting the builder refused
+   */
+  static void check(ServeConfig settings, ServeOptions options) {
+    Relay.Builder builder = runtime(settings, options, new PGSimpleDataSource());
+    settings.kinds().forEach((kind, c) -> builder.handle(kind, c.policy(), LogHandler.INSTANCE));
+    builder.build();
   }
 
   /** The schedules of the config; closed before the runtime (it depends on it). */

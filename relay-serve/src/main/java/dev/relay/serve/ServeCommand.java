@@ -1,5 +1,6 @@
 package dev.relay.serve;
 
+import dev.relay.InvalidConfigurationException;
 import dev.relay.Migrator;
 import dev.relay.test.EmbeddedServer;
 import java.io.IOException;
@@ -11,8 +12,11 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.springframework.boot.SpringApplication;
 import org.springframework.context.ConfigurableApplicationContext;
 import picocli.CommandLine.Command;
@@ -102,6 +106,11 @@ final class ServeCommand implements Callable<Integer> {
       Migrator.forSchema(schema);
     } catch (RuntimeException e) {
       throw usage("--schema: " + e.getMessage(), e);
+    }
+    try {
+      ServeApplication.check(settings, new ServeOptions(schema, workerId, interval));
+    } catch (InvalidConfigurationException e) {
+      throw usage(config + ": " + inConfigTerms(e), e);
     }
     String url = jdbcUrl != null ? jdbcUrl : System.getenv("RELAY_JDBC_URL");
     EmbeddedServer embedded = null;
@@ -278,6 +287,26 @@ final class ServeCommand implements Callable<Integer> {
           e);
     }
   }
+
+  /**
+   * The builder names settings as the Java API does ({@code kind k: dedupHorizon}); the config
+   * spells the same settings in snake case ({@code dedup_horizon}, {@code poll_interval}).
+   */
+  static String inConfigTerms(InvalidConfigurationException e) {
+    String m = e.getMessage().replaceFirst("^invalid setting ", "");
+    Matcher camel = CAMEL.matcher(m);
+    StringBuilder out = new StringBuilder();
+    while (camel.find()) {
+      camel.appendReplacement(
+          out,
+          Matcher.quoteReplacement(
+              camel.group().replaceAll("([A-Z])", "_$1").toLowerCase(Locale.ROOT)));
+    }
+    camel.appendTail(out);
+    return out.toString();
+  }
+
+  private static final Pattern CAMEL = Pattern.compile("\\b[a-z]+(?:[A-Z][a-z]+)+\\b");
 
   private static ServeMain.ServeFailure usage(String message, Throwable cause) {
     return new ServeMain.ServeFailure(ServeMain.USAGE, message, cause);

@@ -137,6 +137,24 @@ class ServeCommandTest {
         "kind k: request_timeout");
   }
 
+  @Test
+  void settingsTheRuntimeRefusesAreUsageErrorsInTheConfigsOwnTerms(@TempDir Path dir)
+      throws Exception {
+    // Checked by Relay's builder, not by the config reader: still refused before any connection
+    // (the database named here is unreachable), with exit 2 and the config's key names.
+    assertRefused(
+        dir,
+        "{\"lease\": \"5s\", \"kinds\": {\"k\": {\"handler\": \"log\","
+            + " \"dedup_horizon\": \"2s\", \"max_elapsed\": \"1s\"}},"
+            + " \"console\": {\"enabled\": false}}",
+        "kind k: dedup_horizon");
+    assertRefused(
+        dir,
+        "{\"kinds\": {\"k\": {\"handler\": \"log\", \"max_attempts\": 0}},"
+            + " \"console\": {\"enabled\": false}}",
+        "max_attempts");
+  }
+
   private static String limits(String fields) {
     return "{\"kinds\": {\"k\": {\"handler\": \"log\", " + fields + "}}}";
   }
