@@ -656,6 +656,19 @@ final class WorkSql {
                            WHEN 'release' THEN k.now
                            ELSE o.available_at END,
                        attempts = o.attempts - CASE WHEN i.action = 'release' THEN 1 ELSE 0 END,
+                       -- A release is not an attempt. When no claim of this work ever got as far
+                       -- as an attempt (no history but releases, never redriven), no receiver has
+                       -- seen its ID: the deduplication horizon must not start from this claim,
+                       -- or work waiting out a long backlog after a shutdown would be failed as
+                       -- past its horizon without ever having run.
+                       first_attempt_at = CASE
+                           WHEN i.action = 'release'
+                            AND NOT EXISTS (SELECT 1 FROM ${relay_schema}.attempt a
+                                             WHERE a.work_id = o.work_id
+                                               AND a.ending <> 'released')
+                            AND NOT EXISTS (SELECT 1 FROM ${relay_schema}.redrive_audit r
+                                             WHERE r.work_id = o.work_id)
+                           THEN NULL ELSE o.first_attempt_at END,
                        last_error = CASE WHEN i.action IN ('retry', 'fail', 'cancelled')
                                          THEN i.error ELSE o.last_error END,
                        last_error_kind = CASE WHEN i.action IN ('retry', 'fail', 'cancelled')

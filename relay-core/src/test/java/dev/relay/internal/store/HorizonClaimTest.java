@@ -226,4 +226,41 @@ class HorizonClaimTest {
 
     assertThat(f.claim("worker-b", 1, Duration.ofMinutes(5)).claimed()).hasSize(1);
   }
+
+  @Test
+  void aClaimReleasedBeforeItsHandlerStartedStartsNoHorizon() {
+    // Released claims are not attempts (the handler never started, nothing was sent): work whose
+    // only claims were released is as fresh as work never claimed, however long it then waits.
+    registerHorizon(Duration.ofHours(1), "retry");
+    f.enqueue(Work.of("released", "k", "{}"));
+    ClaimRef ref = f.claim("worker-a", 1, Duration.ofMinutes(5)).claimed().get(0).ref();
+    List<WriteResult> released = f.with(c -> f.store.release(c, "worker-a", List.of(ref)));
+    assertThat(released).singleElement().satisfies(r -> assertThat(r.applied()).isTrue());
+    assertThat(f.row("released")).containsEntry("first_attempt_at", null);
+    // ... and then waits out a backlog longer than the horizon: two days pass for every stamp
+    dev.relay.Rows.update(
+        f.ds,
+        f.schema,
+        "UPDATE {schema}.outbox SET created_at = created_at - interval '2 days',"
+            + " available_at = available_at - interval '2 days',"
+            + " first_attempt_at = first_attempt_at - interval '2 days'");
+
+    assertThat(f.claim("worker-b", 1, Duration.ofMinutes(5)).claimed()).hasSize(1);
+  }
+
+  @Test
+  void aReleaseAfterARealAttemptKeepsTheHorizonOfThatAttempt() {
+    registerHorizon(Duration.ofHours(1), "retry");
+    f.enqueue(Work.of("tried", "k", "{}"));
+    f.claim("worker-a", 1, Duration.ofMinutes(5));
+    f.expireLease("tried"); // generation 1's effect is unknown
+    ClaimRef ref = f.claim("worker-b", 1, Duration.ofMinutes(5)).claimed().get(0).ref();
+    f.with(c -> f.store.release(c, "worker-b", List.of(ref)));
+    firstAttemptedMinutesAgo("tried", 61);
+
+    assertThat(f.claim("worker-c", 1, Duration.ofMinutes(5)).retired())
+        .singleElement()
+        .extracting(RetiredWork::reason)
+        .isEqualTo("horizon_passed");
+  }
 }
