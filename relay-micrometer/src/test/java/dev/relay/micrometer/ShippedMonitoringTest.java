@@ -18,6 +18,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
@@ -99,6 +100,36 @@ class ShippedMonitoringTest {
                     + " / on (queue, kind) group_left sum by (queue, kind)"
                     + " (rate(relay_completions_total{kind=~\"${kind}\"}[5m]))"))
         .containsExactlyInAnyOrder("relay_failures_total", "relay_completions_total");
+  }
+
+  /**
+   * The rules parse, and their unit tests (which alert fires on which series, after its {@code
+   * for:}) pass. Fails, never skips, without promtool, as relay-console's browser test does without
+   * Chromium: Debian's {@code prometheus} package ships it.
+   */
+  @Test
+  void promtoolAcceptsTheRulesAndTheirUnitTests() throws Exception {
+    Path dir = RULES.getParent();
+    assertThat(promtool(dir, "check", "rules", "relay-alerts.yml")).contains("SUCCESS");
+    assertThat(promtool(dir, "test", "rules", "relay-alerts.test.yml")).contains("SUCCESS");
+  }
+
+  private static String promtool(Path dir, String... args) throws Exception {
+    List<String> command = new ArrayList<>(List.of("promtool"));
+    command.addAll(List.of(args));
+    Process p;
+    try {
+      p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
+    } catch (IOException e) {
+      throw new AssertionError(
+          "promtool is not on the PATH: install it (Debian: apt-get install prometheus)", e);
+    }
+    String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor(2, TimeUnit.MINUTES)).as("promtool finished").isTrue();
+    assertThat(p.exitValue())
+        .as("promtool %s exit status; output:%n%s", String.join(" ", args), output)
+        .isZero();
+    return output;
   }
 
   /** Runs work through every path a meter counts: done, retry, fail, throw, deadline, takeover. */
