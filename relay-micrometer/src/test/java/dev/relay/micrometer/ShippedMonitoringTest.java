@@ -6,9 +6,9 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.relay.Handler;
 import dev.relay.KindPolicy;
 import dev.relay.Outbox;
-import dev.relay.Outcome;
 import dev.relay.Relay;
 import dev.relay.Work;
 import dev.relay.admin.Admin;
@@ -29,12 +29,11 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -139,61 +138,27 @@ class ShippedMonitoringTest {
     RelayMetrics metrics = RelayMetrics.builder(admin).build();
     metrics.bindTo(registry);
 
-    Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
     CountDownLatch hungStarted = new CountDownLatch(1);
     CountDownLatch unblock = new CountDownLatch(1);
     KindPolicy policy =
         KindPolicy.DEFAULT
             .withBackoff(Duration.ofMillis(10), Duration.ofMillis(20))
             .withMaxRunTime(Duration.ofMillis(700));
-    dev.relay.Handler handler =
+    ScriptedMail scripted = new ScriptedMail();
+    Handler handler =
         claim -> {
-          int n = calls.computeIfAbsent(claim.workId(), k -> new AtomicInteger()).incrementAndGet();
-          switch (claim.workId()) {
-            case "m-hang":
-              if (claim.generation() == 1) {
-                hungStarted.countDown();
-                awaitIgnoringInterrupts(unblock); // a hung call: its lease runs out
-              }
-              return Outcome.done("ref");
-            case "m-fail":
-              return Outcome.fail("bad address");
-            case "m-retry":
-              return n == 1 ? Outcome.retry("provider busy") : Outcome.done("ref");
-            case "m-throw":
-              if (n == 1) {
-                throw new IllegalStateException("connection reset");
-              }
-              return Outcome.done("ref");
-            default:
-              return Outcome.done("ref");
+          if (claim.workId().equals("m-hang") && claim.generation() == 1) {
+            hungStarted.countDown();
+            awaitIgnoringInterrupts(unblock); // a hung call: its lease runs out
           }
+          return scripted.handle(claim);
         };
     enqueue(db, Work.of("m-hang", "mail", "{}"));
     try (var poolA = db.newDataSource("relay-a", 4);
         var poolB = db.newDataSource("relay-b", 4);
         Relay a =
-            Relay.builder(poolA)
-                .schema(db.schema())
-                .workerId("a")
-                .lease(Duration.ofSeconds(2))
-                .renewInterval(Duration.ofMillis(250))
-                .pollInterval(Duration.ofMillis(100))
-                .concurrency(1)
-                .bufferSize(0)
-                .listener(metrics.listener())
-                .handle("mail", policy, handler)
-                .build();
-        Relay b =
-            Relay.builder(poolB)
-                .schema(db.schema())
-                .workerId("b")
-                .lease(Duration.ofSeconds(2))
-                .renewInterval(Duration.ofMillis(250))
-                .pollInterval(Duration.ofMillis(100))
-                .listener(metrics.listener())
-                .handle("mail", policy, handler)
-                .build()) {
+            worker(db, poolA, "a", metrics, policy, handler).concurrency(1).bufferSize(0).build();
+        Relay b = worker(db, poolB, "b", metrics, policy, handler).build()) {
       a.start();
       assertThat(hungStarted.await(60, TimeUnit.SECONDS)).isTrue();
       enqueue(
@@ -221,6 +186,24 @@ class ShippedMonitoringTest {
     admin.refreshSummary();
     metrics.refresh();
     return registry.scrape();
+  }
+
+  /** A worker with a short lease, so a hung attempt is taken over within seconds. */
+  private static Relay.Builder worker(
+      TestDatabase db,
+      DataSource pool,
+      String workerId,
+      RelayMetrics metrics,
+      KindPolicy policy,
+      Handler handler) {
+    return Relay.builder(pool)
+        .schema(db.schema())
+        .workerId(workerId)
+        .lease(Duration.ofSeconds(2))
+        .renewInterval(Duration.ofMillis(250))
+        .pollInterval(Duration.ofMillis(100))
+        .listener(metrics.listener())
+        .handle("mail", policy, handler);
   }
 
   private static void enqueue(TestDatabase db, Work... work) throws Exception {
