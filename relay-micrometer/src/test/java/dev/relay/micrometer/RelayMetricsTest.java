@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import dev.relay.KindPolicy;
 import dev.relay.Outbox;
-import dev.relay.Outcome;
 import dev.relay.Relay;
 import dev.relay.Work;
 import dev.relay.admin.Admin;
@@ -20,9 +19,6 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 @RelayDatabaseTest
@@ -62,35 +58,13 @@ class RelayMetricsTest {
               Work.of("m-late", "mail", "{}").deadline(Instant.now().minusSeconds(60))));
       c.commit();
     }
-    Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
     KindPolicy quick = KindPolicy.DEFAULT.withBackoff(Duration.ofMillis(10), Duration.ofMillis(20));
     try (Relay relay =
         Relay.builder(db.dataSource())
             .schema(db.schema())
             .pollInterval(Duration.ofMillis(100))
             .listener(metrics.listener())
-            .handle(
-                "mail",
-                quick,
-                claim -> {
-                  int n =
-                      calls
-                          .computeIfAbsent(claim.workId(), k -> new AtomicInteger())
-                          .incrementAndGet();
-                  switch (claim.workId()) {
-                    case "m-fail":
-                      return Outcome.fail("bad address");
-                    case "m-retry":
-                      return n == 1 ? Outcome.retry("provider busy") : Outcome.done("ref");
-                    case "m-throw":
-                      if (n == 1) {
-                        throw new IllegalStateException("connection reset");
-                      }
-                      return Outcome.done("ref");
-                    default:
-                      return Outcome.done("ref");
-                  }
-                })
+            .handle("mail", quick, new ScriptedMail())
             .build()) {
       relay.start();
       await()
