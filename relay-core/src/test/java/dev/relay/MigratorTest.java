@@ -5,14 +5,27 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
 import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -59,6 +72,118 @@ class MigratorTest {
     }
     assertThat(db.queryLong("SELECT count(*) FROM " + fresh + ".schema_version"))
         .isEqualTo(allVersions().size());
+    assertThat(recordedChecksums()).isEqualTo(shippedChecksums());
+  }
+
+  @Test
+  void freshMigrateRecordsTheChecksumOfEveryVersion() throws Exception {
+    Migrator.migrate(db.dataSource(), fresh);
+
+    Map<Integer, String> recorded = recordedChecksums();
+    assertThat(recorded.keySet()).containsExactlyElementsOf(allVersions());
+    assertThat(recorded).isEqualTo(shippedChecksums());
+    assertThat(recorded.values()).allSatisfy(c -> assertThat(c).matches("[0-9a-f]{64}"));
+  }
+
+  @Test
+  void anEditedMigrationIsRefusedNamingTheVersionAndBothChecksums() throws Exception {
+    Migrator.migrate(db.dataSource(), fresh);
+    String shipped = shippedChecksums().get(3);
+    String edited = "0".repeat(64);
+    db.execute(
+        "UPDATE " + fresh + ".schema_version SET checksum = '" + edited + "' WHERE version = 3");
+
+    assertThatThrownBy(() -> Migrator.migrate(db.dataSource(), fresh))
+        .isInstanceOfSatisfying(
+            EditedMigrationException.class,
+            e -> {
+              assertThat(e.schema()).isEqualTo(fresh);
+              assertThat(e.version()).isEqualTo(3);
+              assertThat(e.recordedChecksum()).isEqualTo(edited);
+              assertThat(e.shippedChecksum()).isEqualTo(shipped);
+            })
+        .isInstanceOf(SchemaVersionException.class)
+        .hasMessageContaining("version 3")
+        .hasMessageContaining(edited)
+        .hasMessageContaining(shipped);
+    try (Connection c = db.connection()) {
+      assertThatThrownBy(() -> Migrator.forSchema(fresh).currentVersion(c))
+          .isInstanceOf(EditedMigrationException.class);
+    }
+    assertThat(recordedChecksums().get(3)).isEqualTo(edited);
+  }
+
+  @Test
+  void aGapInTheAppliedVersionsIsRefusedNamingTheMissingVersion() throws Exception {
+    Migrator.migrate(db.dataSource(), fresh);
+    db.execute("DELETE FROM " + fresh + ".schema_version WHERE version = 6");
+
+    assertThatThrownBy(() -> Migrator.migrate(db.dataSource(), fresh))
+        .isInstanceOfSatisfying(
+            MigrationGapException.class,
+            e -> {
+              assertThat(e.schema()).isEqualTo(fresh);
+              assertThat(e.missingVersions()).containsExactly(6);
+            })
+        .isInstanceOf(SchemaVersionException.class)
+        .hasMessageContaining("missing version 6");
+    try (Connection c = db.connection()) {
+      assertThatThrownBy(() -> Migrator.forSchema(fresh).currentVersion(c))
+          .isInstanceOf(MigrationGapException.class);
+    }
+    assertThat(db.queryLong("SELECT count(*) FROM " + fresh + ".schema_version"))
+        .isEqualTo(allVersions().size() - 1);
+  }
+
+  @Test
+  void aGapIsRefusedBeforeAnyPendingVersionIsApplied() throws Exception {
+    Migrator.migrate(db.dataSource(), fresh);
+    undoLatestVersion();
+    db.execute("DELETE FROM " + fresh + ".schema_version WHERE version IN (2, 3)");
+
+    assertThatThrownBy(() -> Migrator.migrate(db.dataSource(), fresh))
+        .isInstanceOfSatisfying(
+            MigrationGapException.class,
+            e -> assertThat(e.missingVersions()).containsExactly(2, 3));
+    assertThat(db.queryLong("SELECT max(version) FROM " + fresh + ".schema_version"))
+        .isEqualTo(Migrator.LATEST_VERSION - 1);
+  }
+
+  @Test
+  void aSchemaMigratedByThePreviousReleaseIsUpgradedAndItsChecksumsAccepted() throws Exception {
+    Migrator.migrate(db.dataSource(), fresh);
+    undoLatestVersion();
+    // The previous release's table: checksum NOT NULL.
+    db.execute("ALTER TABLE " + fresh + ".schema_version ALTER COLUMN checksum SET NOT NULL");
+
+    Migrator.Report report = Migrator.migrate(db.dataSource(), fresh);
+
+    assertThat(report.previousVersion()).isEqualTo(Migrator.LATEST_VERSION - 1);
+    assertThat(report.applied()).containsExactly(Migrator.LATEST_VERSION);
+    assertThat(recordedChecksums()).isEqualTo(shippedChecksums());
+    assertThat(
+            db.queryString(
+                "SELECT is_nullable FROM information_schema.columns WHERE table_schema = '"
+                    + fresh
+                    + "' AND table_name = 'schema_version' AND column_name = 'checksum'"))
+        .isEqualTo("YES");
+  }
+
+  @Test
+  void versionsRecordedWithoutAChecksumAreFilledFromTheShippedTextAtTheNextMigrate()
+      throws Exception {
+    Migrator.migrate(db.dataSource(), fresh);
+    undoLatestVersion();
+    db.execute("UPDATE " + fresh + ".schema_version SET checksum = NULL");
+    try (Connection c = db.connection()) {
+      assertThat(Migrator.forSchema(fresh).currentVersion(c))
+          .isEqualTo(Migrator.LATEST_VERSION - 1);
+    }
+
+    Migrator.Report report = Migrator.migrate(db.dataSource(), fresh);
+
+    assertThat(report.applied()).containsExactly(Migrator.LATEST_VERSION);
+    assertThat(recordedChecksums()).isEqualTo(shippedChecksums());
   }
 
   @Test
@@ -102,6 +227,51 @@ class MigratorTest {
         .hasMessageContaining("plain identifier");
     assertThatThrownBy(() -> Migrator.forSchema(""))
         .isInstanceOf(InvalidConfigurationException.class);
+  }
+
+  /** Takes the schema back to the version before the latest, as the previous release left it. */
+  private void undoLatestVersion() throws Exception {
+    assertThat(Migrator.LATEST_VERSION).as("update this for the new latest version").isEqualTo(12);
+    db.execute("ALTER TABLE " + fresh + ".outbox DROP COLUMN horizon_start");
+    db.execute(
+        "DELETE FROM " + fresh + ".schema_version WHERE version = " + Migrator.LATEST_VERSION);
+  }
+
+  private Map<Integer, String> recordedChecksums() throws Exception {
+    Map<Integer, String> recorded = new LinkedHashMap<>();
+    try (Connection c = db.connection();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT version, checksum FROM " + fresh + ".schema_version ORDER BY version")) {
+      while (rs.next()) {
+        recorded.put(rs.getInt(1), rs.getString(2));
+      }
+    }
+    return recorded;
+  }
+
+  /**
+   * SHA-256 of each shipped resource's text with line endings normalised, computed here anew from
+   * the migrations folder (V{n}__{description}.sql).
+   */
+  private static Map<Integer, String> shippedChecksums() throws Exception {
+    Path folder = Path.of(Migrator.class.getResource("migrations").toURI());
+    Map<Integer, String> shipped = new TreeMap<>();
+    try (Stream<Path> files = Files.list(folder)) {
+      for (Path f : files.toList()) {
+        Matcher m = Pattern.compile("V(\\d+)__.*\\.sql").matcher(f.getFileName().toString());
+        assertThat(m.matches()).as(f.toString()).isTrue();
+        String text = Files.readString(f, StandardCharsets.UTF_8).replace("\r\n", "\n");
+        shipped.put(
+            Integer.parseInt(m.group(1)),
+            HexFormat.of()
+                .formatHex(
+                    MessageDigest.getInstance("SHA-256")
+                        .digest(text.getBytes(StandardCharsets.UTF_8))));
+      }
+    }
+    return shipped;
   }
 
   private static List<Integer> allVersions() {
