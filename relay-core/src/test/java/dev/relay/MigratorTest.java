@@ -85,6 +85,36 @@ class MigratorTest {
     assertThat(recorded.values()).allSatisfy(c -> assertThat(c).matches("[0-9a-f]{64}"));
   }
 
+  /**
+   * The checksums of released versions, as databases have recorded them. A change here means a
+   * shipped migration was edited, which every migrated database would then refuse: add a new
+   * version instead. Append each new version once it is released.
+   */
+  private static final Map<Integer, String> RELEASED =
+      Map.ofEntries(
+          Map.entry(1, "881950bf2523112bf9f0d13d7cd02e388d02d0959f2a55124efe1181d69ccd8b"),
+          Map.entry(2, "e3d369a26427300f72c31b6d8c4a2834e183d40ad4a524763de454c2c30e49b8"),
+          Map.entry(3, "70b21558fe264a58104b429e2c9914726e097c3b342339bee141a3540469377f"),
+          Map.entry(4, "865c73f94058f7ac3317d21e05b677cf14779d30e3025987518ad2b7b4354350"),
+          Map.entry(5, "a0f509029fc023332599b7ea1997cdef4cbea6e44f858a20ba122b271c376784"),
+          Map.entry(6, "e483e3c52cf7c14e10975ee342040395084022bcfc45c2e90cd6190a16072472"),
+          Map.entry(7, "6eb7c3c686bc50badecfc377d2467773aaa44a33b804100f5147c3a1522b838c"),
+          Map.entry(8, "d8937aa15e9ef4ba8a57aecb202fd0b753773c22b922caed8884fe36d722ead9"),
+          Map.entry(9, "fdf504c16bf9eb8c5e6bb6aa7b4445ff9936c050f115e3f6e2facd7073dfb554"),
+          Map.entry(10, "7254528ad3651473bb7e3eff5188d8da6b0d5bf14dc7e06ff484fd3b3924eaa8"),
+          Map.entry(11, "7cdc144e5723c877397e022ef63fd16f1823da7b5f0efb372feaf76bff2f841c"),
+          Map.entry(12, "090b8fbf7972083793c0ac15d66ec0389a4f93dc7cc903faa95936140f4dd691"));
+
+  @Test
+  void releasedMigrationsAreNeverEdited() throws Exception {
+    Map<Integer, String> shipped = shippedChecksums();
+    for (Map.Entry<Integer, String> released : RELEASED.entrySet()) {
+      assertThat(shipped.get(released.getKey()))
+          .as("version %d was released; add a new version instead of editing it", released.getKey())
+          .isEqualTo(released.getValue());
+    }
+  }
+
   @Test
   void anEditedMigrationIsRefusedNamingTheVersionAndBothChecksums() throws Exception {
     Migrator.migrate(db.dataSource(), fresh);
