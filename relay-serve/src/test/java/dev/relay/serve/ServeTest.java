@@ -243,6 +243,48 @@ class ServeTest {
     assertThat(main.serving).isNull();
   }
 
+  @Test
+  void refusesASchemaWithAnEditedMigrationWithExitCodeOneInOneLine(
+      TestDatabase db, @TempDir Path dir) throws Exception {
+    String edited = db.schema() + "_edited";
+    try {
+      dev.relay.Migrator.migrate(db.dataSource(), edited);
+      db.execute("UPDATE " + edited + ".schema_version SET checksum = 'feed' WHERE version = 3");
+      Path config =
+          Files.writeString(
+              dir.resolve("relay.json"),
+              "{\"kinds\": {\"tick\": {\"handler\": \"log\"}}, \"console\": {\"enabled\": false}}");
+      for (boolean migrate : new boolean[] {false, true}) {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        ServeMain main =
+            new ServeMain(
+                InputStream.nullInputStream(), new PrintStream(new ByteArrayOutputStream()));
+        List<String> args =
+            new ArrayList<>(
+                List.of(
+                    "serve",
+                    "--config",
+                    config.toString(),
+                    "--jdbc-url",
+                    db.jdbcUrl(),
+                    "--schema",
+                    edited));
+        if (migrate) {
+          args.add("--migrate");
+        }
+        int code = main.run(new PrintStream(err, true), args.toArray(String[]::new));
+        assertThat(code).as(err.toString()).isEqualTo(1);
+        assertThat(err.toString())
+            .startsWith("relay serve: schema " + edited + " recorded version 3")
+            .doesNotContain("\tat ");
+        assertThat(err.toString().lines()).hasSize(1);
+        assertThat(main.serving).isNull();
+      }
+    } finally {
+      db.execute("DROP SCHEMA IF EXISTS " + edited + " CASCADE");
+    }
+  }
+
   /**
    * Starts {@code relay serve} in this JVM on the test's schema; its stdout goes to {@code out}.
    */
