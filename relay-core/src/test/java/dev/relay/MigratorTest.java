@@ -48,11 +48,31 @@ class MigratorTest {
 
   @Test
   void fourThreadsMigratingAtOnceApplyEachVersionOnce() throws Exception {
-    ExecutorService pool = Executors.newFixedThreadPool(4);
-    CyclicBarrier start = new CyclicBarrier(4);
+    assertThat(migrateConcurrently(4)).containsExactlyInAnyOrderElementsOf(allVersions());
+    assertThat(db.queryLong("SELECT count(*) FROM " + fresh + ".schema_version"))
+        .isEqualTo(allVersions().size());
+    assertThat(recordedChecksums()).isEqualTo(shippedChecksums());
+  }
+
+  @Test
+  void twoThreadsUpgradingAPreviousReleasesSchemaWithRowsWithoutChecksumsApplyAndFillOnce()
+      throws Exception {
+    Migrator.migrate(db.dataSource(), fresh);
+    undoLatestVersion();
+    db.execute(
+        "UPDATE " + fresh + ".schema_version SET checksum = NULL WHERE version IN (1, 5, 11)");
+
+    assertThat(migrateConcurrently(2)).containsExactly(Migrator.LATEST_VERSION);
+    assertThat(recordedChecksums()).isEqualTo(shippedChecksums());
+  }
+
+  /** Runs {@code threads} migrations at once on the fresh schema; returns what they applied. */
+  private List<Integer> migrateConcurrently(int threads) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    CyclicBarrier start = new CyclicBarrier(threads);
     List<Future<Migrator.Report>> reports = new ArrayList<>();
     try {
-      for (int i = 0; i < 4; i++) {
+      for (int i = 0; i < threads; i++) {
         reports.add(
             pool.submit(
                 () -> {
@@ -66,13 +86,10 @@ class MigratorTest {
         assertThat(report.currentVersion()).isEqualTo(Migrator.LATEST_VERSION);
         applied.addAll(report.applied());
       }
-      assertThat(applied).containsExactlyInAnyOrderElementsOf(allVersions());
+      return applied;
     } finally {
       pool.shutdownNow();
     }
-    assertThat(db.queryLong("SELECT count(*) FROM " + fresh + ".schema_version"))
-        .isEqualTo(allVersions().size());
-    assertThat(recordedChecksums()).isEqualTo(shippedChecksums());
   }
 
   @Test
