@@ -260,6 +260,25 @@ class MigratorTest {
   }
 
   @Test
+  void aSchemaBuiltFromThePlainFilesAsFlywayWouldIsNotCheckedAndReadsVersionZero()
+      throws Exception {
+    for (String text : shippedTexts().values()) {
+      db.execute(text.replace("${relay_schema}", fresh));
+    }
+
+    try (Connection c = db.connection()) {
+      assertThat(Migrator.forSchema(fresh).currentVersion(c)).isZero();
+    }
+    assertThat(db.queryString("SELECT to_regclass('" + fresh + ".schema_version')::text")).isNull();
+    try (Connection c = db.connection()) {
+      c.setAutoCommit(false);
+      Outbox outbox = Outbox.builder().schema(fresh).build();
+      assertThat(outbox.enqueue(c, Work.of("flyway-1", "k", "{}")).inserted()).isTrue();
+      c.commit();
+    }
+  }
+
+  @Test
   void unmigratedSchemaReportsVersionZero() throws Exception {
     try (Connection c = db.connection()) {
       assertThat(Migrator.forSchema(fresh).currentVersion(c)).isZero();
@@ -300,22 +319,32 @@ class MigratorTest {
 
   /**
    * SHA-256 of each shipped resource's text with line endings normalised, computed here anew from
-   * the migrations folder (V{n}__{description}.sql).
+   * the migrations folder.
    */
   private static Map<Integer, String> shippedChecksums() throws Exception {
+    Map<Integer, String> shipped = new TreeMap<>();
+    for (Map.Entry<Integer, String> file : shippedTexts().entrySet()) {
+      shipped.put(
+          file.getKey(),
+          HexFormat.of()
+              .formatHex(
+                  MessageDigest.getInstance("SHA-256")
+                      .digest(file.getValue().getBytes(StandardCharsets.UTF_8))));
+    }
+    return shipped;
+  }
+
+  /** Each shipped resource's text (V{n}__{description}.sql) by version, line endings LF. */
+  private static Map<Integer, String> shippedTexts() throws Exception {
     Path folder = Path.of(Migrator.class.getResource("migrations").toURI());
     Map<Integer, String> shipped = new TreeMap<>();
     try (Stream<Path> files = Files.list(folder)) {
       for (Path f : files.toList()) {
         Matcher m = Pattern.compile("V(\\d+)__.*\\.sql").matcher(f.getFileName().toString());
         assertThat(m.matches()).as(f.toString()).isTrue();
-        String text = Files.readString(f, StandardCharsets.UTF_8).replace("\r\n", "\n");
         shipped.put(
             Integer.parseInt(m.group(1)),
-            HexFormat.of()
-                .formatHex(
-                    MessageDigest.getInstance("SHA-256")
-                        .digest(text.getBytes(StandardCharsets.UTF_8))));
+            Files.readString(f, StandardCharsets.UTF_8).replace("\r\n", "\n"));
       }
     }
     return shipped;
