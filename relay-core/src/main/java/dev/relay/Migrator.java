@@ -17,6 +17,8 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,6 +39,15 @@ import org.slf4j.LoggerFactory;
  * placeholder {@code ${relay_schema}}; Flyway or Liquibase users may run them instead, with that
  * placeholder defined. Requires PostgreSQL 15 or newer; refuses a schema that a newer library has
  * migrated ({@link SchemaVersionException}).
+ *
+ * <p>Each applied version is recorded in the schema's {@code schema_version} table with the SHA-256
+ * of its text (line endings normalised to LF). Every migration and every {@link
+ * #currentVersion(Connection)} checks the recorded versions against the text this library ships and
+ * refuses, changing nothing, an edited migration ({@link EditedMigrationException}: a recorded
+ * checksum differs from the shipped text's) or a gap ({@link MigrationGapException}: a version
+ * missing below the highest applied). Versions newer than this library are not checked: it does not
+ * know their text. A row recorded without a checksum is skipped by the check, and a migration fills
+ * it in from the shipped text, trusting that text.
  */
 public final class Migrator {
   private static final Logger log = LoggerFactory.getLogger(Migrator.class);
@@ -134,13 +145,18 @@ public final class Migrator {
 
   /**
    * The version recorded in the schema, or 0 when the schema has not been migrated. Does not change
-   * anything.
+   * anything. Checks the recorded versions as a migration does (see the class comment), so a schema
+   * newer than this library is returned as it is, but one with an edited migration or a gap is
+   * refused.
+   *
+   * @throws EditedMigrationException if a version this library ships was applied from other text
+   * @throws MigrationGapException if a version is missing below the highest recorded
    */
   public int currentVersion(Connection c) {
     try (Statement s = c.createStatement();
         ResultSet rs = s.executeQuery(sql.versionTableExists)) {
       rs.next();
-      return rs.getBoolean(1) ? recordedVersion(c) : 0;
+      return rs.getBoolean(1) ? checked(applied(c)) : 0;
     } catch (SQLException e) {
       throw SqlErrors.translate("reading the version of schema " + schema, e);
     }
@@ -157,7 +173,8 @@ public final class Migrator {
     try (Statement s = c.createStatement()) {
       s.execute(sql.createVersionTable);
     }
-    int previous = recordedVersion(c);
+    List<Applied> recorded = applied(c);
+    int previous = highest(recorded);
     if (previous > LATEST_VERSION) {
       throw new SchemaVersionException(
           "schema "
@@ -168,19 +185,20 @@ public final class Migrator {
               + LATEST_VERSION
               + ": upgrade Relay before running it against this database");
     }
+    checked(recorded);
+    fillMissingChecksums(c, recorded);
     List<Integer> applied = new ArrayList<>();
     for (Version v : VERSIONS) {
       if (v.number() <= previous) {
         continue;
       }
-      String text = v.text();
       try (Statement s = c.createStatement()) {
-        s.execute(sql.migration(text));
+        s.execute(sql.migration(v.text()));
       }
       try (PreparedStatement ps = c.prepareStatement(sql.recordVersion)) {
         ps.setInt(1, v.number());
         ps.setString(2, v.description());
-        ps.setString(3, sha256(text));
+        ps.setString(3, Shipped.checksum(v.number()));
         ps.executeUpdate();
       }
       applied.add(v.number());
@@ -188,11 +206,69 @@ public final class Migrator {
     return new Report(schema.sql(), previous, Math.max(previous, LATEST_VERSION), applied);
   }
 
-  private int recordedVersion(Connection c) throws SQLException {
+  /** One row of {@code schema_version}; {@code checksum} is null when recorded without one. */
+  private record Applied(int version, String checksum) {}
+
+  private List<Applied> applied(Connection c) throws SQLException {
+    List<Applied> rows = new ArrayList<>();
     try (Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery(sql.recordedVersion)) {
-      rs.next();
-      return rs.getInt(1);
+        ResultSet rs = s.executeQuery(sql.appliedVersions)) {
+      while (rs.next()) {
+        rows.add(new Applied(rs.getInt(1), rs.getString(2)));
+      }
+    }
+    return rows;
+  }
+
+  private static int highest(List<Applied> rows) {
+    return rows.isEmpty() ? 0 : rows.get(rows.size() - 1).version();
+  }
+
+  /**
+   * Refuses a gap among the versions this library knows, then an applied version whose checksum is
+   * not the shipped text's; returns the highest version recorded. Rows come in version order.
+   */
+  private int checked(List<Applied> rows) {
+    int highest = highest(rows);
+    List<Integer> missing = new ArrayList<>();
+    int expected = 1;
+    for (Applied row : rows) {
+      while (expected < row.version() && expected <= LATEST_VERSION) {
+        missing.add(expected++);
+      }
+      expected = Math.max(expected, row.version() + 1);
+    }
+    if (!missing.isEmpty()) {
+      throw new MigrationGapException(schema.sql(), missing, highest);
+    }
+    for (Applied row : rows) {
+      String shipped = Shipped.checksum(row.version());
+      if (shipped != null && row.checksum() != null && !row.checksum().equals(shipped)) {
+        throw new EditedMigrationException(schema.sql(), row.version(), row.checksum(), shipped);
+      }
+    }
+    return highest;
+  }
+
+  /** Records the shipped text's checksum for every known version recorded without one. */
+  private void fillMissingChecksums(Connection c, List<Applied> rows) throws SQLException {
+    List<Integer> filled = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(sql.fillChecksum)) {
+      for (Applied row : rows) {
+        if (row.checksum() == null && Shipped.checksum(row.version()) != null) {
+          ps.setString(1, Shipped.checksum(row.version()));
+          ps.setInt(2, row.version());
+          ps.executeUpdate();
+          filled.add(row.version());
+        }
+      }
+    }
+    if (!filled.isEmpty()) {
+      log.info(
+          "relay schema {}: versions {} had no checksum; recorded the checksums of the text this"
+              + " library ships, trusting that it is what was applied",
+          schema,
+          filled);
     }
   }
 
@@ -212,6 +288,18 @@ public final class Migrator {
     }
   }
 
+  /** The checksums of the shipped texts, computed once, on first use. */
+  private static final class Shipped {
+    private static final Map<Integer, String> CHECKSUMS =
+        VERSIONS.stream()
+            .collect(Collectors.toUnmodifiableMap(Version::number, v -> sha256(v.text())));
+
+    /** The checksum of version {@code number}, or null when this library does not ship it. */
+    static String checksum(int number) {
+      return CHECKSUMS.get(number);
+    }
+  }
+
   private static String sha256(String text) {
     try {
       return HexFormat.of()
@@ -223,13 +311,16 @@ public final class Migrator {
   }
 
   private record Version(int number, String description, String resource) {
+    /** The resource's text, line endings normalised to LF (so a CRLF checkout hashes the same). */
     String text() {
       String path = "migrations/" + resource;
       try (InputStream in = Migrator.class.getResourceAsStream(path)) {
         if (in == null) {
           throw new IllegalStateException("missing migration resource dev/relay/" + path);
         }
-        return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        return new String(in.readAllBytes(), StandardCharsets.UTF_8)
+            .replace("\r\n", "\n")
+            .replace('\r', '\n');
       } catch (IOException e) {
         throw new IllegalStateException("cannot read migration resource dev/relay/" + path, e);
       }

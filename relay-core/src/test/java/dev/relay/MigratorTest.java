@@ -5,14 +5,27 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
 import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -35,11 +48,31 @@ class MigratorTest {
 
   @Test
   void fourThreadsMigratingAtOnceApplyEachVersionOnce() throws Exception {
-    ExecutorService pool = Executors.newFixedThreadPool(4);
-    CyclicBarrier start = new CyclicBarrier(4);
+    assertThat(migrateConcurrently(4)).containsExactlyInAnyOrderElementsOf(allVersions());
+    assertThat(db.queryLong("SELECT count(*) FROM " + fresh + ".schema_version"))
+        .isEqualTo(allVersions().size());
+    assertThat(recordedChecksums()).isEqualTo(shippedChecksums());
+  }
+
+  @Test
+  void twoThreadsUpgradingAPreviousReleasesSchemaWithRowsWithoutChecksumsApplyAndFillOnce()
+      throws Exception {
+    Migrator.migrate(db.dataSource(), fresh);
+    undoLatestVersion();
+    db.execute(
+        "UPDATE " + fresh + ".schema_version SET checksum = NULL WHERE version IN (1, 5, 11)");
+
+    assertThat(migrateConcurrently(2)).containsExactly(Migrator.LATEST_VERSION);
+    assertThat(recordedChecksums()).isEqualTo(shippedChecksums());
+  }
+
+  /** Runs {@code threads} migrations at once on the fresh schema; returns what they applied. */
+  private List<Integer> migrateConcurrently(int threads) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    CyclicBarrier start = new CyclicBarrier(threads);
     List<Future<Migrator.Report>> reports = new ArrayList<>();
     try {
-      for (int i = 0; i < 4; i++) {
+      for (int i = 0; i < threads; i++) {
         reports.add(
             pool.submit(
                 () -> {
@@ -53,12 +86,151 @@ class MigratorTest {
         assertThat(report.currentVersion()).isEqualTo(Migrator.LATEST_VERSION);
         applied.addAll(report.applied());
       }
-      assertThat(applied).containsExactlyInAnyOrderElementsOf(allVersions());
+      return applied;
     } finally {
       pool.shutdownNow();
     }
+  }
+
+  @Test
+  void freshMigrateRecordsTheChecksumOfEveryVersion() throws Exception {
+    Migrator.migrate(db.dataSource(), fresh);
+
+    Map<Integer, String> recorded = recordedChecksums();
+    assertThat(recorded.keySet()).containsExactlyElementsOf(allVersions());
+    assertThat(recorded).isEqualTo(shippedChecksums());
+    assertThat(recorded.values()).allSatisfy(c -> assertThat(c).matches("[0-9a-f]{64}"));
+  }
+
+  /**
+   * The checksums of released versions, as databases have recorded them. A change here means a
+   * shipped migration was edited, which every migrated database would then refuse: add a new
+   * version instead. Append each new version once it is released.
+   */
+  private static final Map<Integer, String> RELEASED =
+      Map.ofEntries(
+          Map.entry(1, "881950bf2523112bf9f0d13d7cd02e388d02d0959f2a55124efe1181d69ccd8b"),
+          Map.entry(2, "e3d369a26427300f72c31b6d8c4a2834e183d40ad4a524763de454c2c30e49b8"),
+          Map.entry(3, "70b21558fe264a58104b429e2c9914726e097c3b342339bee141a3540469377f"),
+          Map.entry(4, "865c73f94058f7ac3317d21e05b677cf14779d30e3025987518ad2b7b4354350"),
+          Map.entry(5, "a0f509029fc023332599b7ea1997cdef4cbea6e44f858a20ba122b271c376784"),
+          Map.entry(6, "e483e3c52cf7c14e10975ee342040395084022bcfc45c2e90cd6190a16072472"),
+          Map.entry(7, "6eb7c3c686bc50badecfc377d2467773aaa44a33b804100f5147c3a1522b838c"),
+          Map.entry(8, "d8937aa15e9ef4ba8a57aecb202fd0b753773c22b922caed8884fe36d722ead9"),
+          Map.entry(9, "fdf504c16bf9eb8c5e6bb6aa7b4445ff9936c050f115e3f6e2facd7073dfb554"),
+          Map.entry(10, "7254528ad3651473bb7e3eff5188d8da6b0d5bf14dc7e06ff484fd3b3924eaa8"),
+          Map.entry(11, "7cdc144e5723c877397e022ef63fd16f1823da7b5f0efb372feaf76bff2f841c"),
+          Map.entry(12, "090b8fbf7972083793c0ac15d66ec0389a4f93dc7cc903faa95936140f4dd691"));
+
+  @Test
+  void releasedMigrationsAreNeverEdited() throws Exception {
+    Map<Integer, String> shipped = shippedChecksums();
+    for (Map.Entry<Integer, String> released : RELEASED.entrySet()) {
+      assertThat(shipped.get(released.getKey()))
+          .as("version %d was released; add a new version instead of editing it", released.getKey())
+          .isEqualTo(released.getValue());
+    }
+  }
+
+  @Test
+  void anEditedMigrationIsRefusedNamingTheVersionAndBothChecksums() throws Exception {
+    Migrator.migrate(db.dataSource(), fresh);
+    String shipped = shippedChecksums().get(3);
+    String edited = "0".repeat(64);
+    db.execute(
+        "UPDATE " + fresh + ".schema_version SET checksum = '" + edited + "' WHERE version = 3");
+
+    assertThatThrownBy(() -> Migrator.migrate(db.dataSource(), fresh))
+        .isInstanceOfSatisfying(
+            EditedMigrationException.class,
+            e -> {
+              assertThat(e.schema()).isEqualTo(fresh);
+              assertThat(e.version()).isEqualTo(3);
+              assertThat(e.recordedChecksum()).isEqualTo(edited);
+              assertThat(e.shippedChecksum()).isEqualTo(shipped);
+            })
+        .isInstanceOf(SchemaVersionException.class)
+        .hasMessageContaining("version 3")
+        .hasMessageContaining(edited)
+        .hasMessageContaining(shipped);
+    try (Connection c = db.connection()) {
+      assertThatThrownBy(() -> Migrator.forSchema(fresh).currentVersion(c))
+          .isInstanceOf(EditedMigrationException.class);
+    }
+    assertThat(recordedChecksums().get(3)).isEqualTo(edited);
+  }
+
+  @Test
+  void aGapInTheAppliedVersionsIsRefusedNamingTheMissingVersion() throws Exception {
+    Migrator.migrate(db.dataSource(), fresh);
+    db.execute("DELETE FROM " + fresh + ".schema_version WHERE version = 6");
+
+    assertThatThrownBy(() -> Migrator.migrate(db.dataSource(), fresh))
+        .isInstanceOfSatisfying(
+            MigrationGapException.class,
+            e -> {
+              assertThat(e.schema()).isEqualTo(fresh);
+              assertThat(e.missingVersions()).containsExactly(6);
+            })
+        .isInstanceOf(SchemaVersionException.class)
+        .hasMessageContaining("missing version 6");
+    try (Connection c = db.connection()) {
+      assertThatThrownBy(() -> Migrator.forSchema(fresh).currentVersion(c))
+          .isInstanceOf(MigrationGapException.class);
+    }
     assertThat(db.queryLong("SELECT count(*) FROM " + fresh + ".schema_version"))
-        .isEqualTo(allVersions().size());
+        .isEqualTo(allVersions().size() - 1);
+  }
+
+  @Test
+  void aGapIsRefusedBeforeAnyPendingVersionIsApplied() throws Exception {
+    Migrator.migrate(db.dataSource(), fresh);
+    undoLatestVersion();
+    db.execute("DELETE FROM " + fresh + ".schema_version WHERE version IN (2, 3)");
+
+    assertThatThrownBy(() -> Migrator.migrate(db.dataSource(), fresh))
+        .isInstanceOfSatisfying(
+            MigrationGapException.class,
+            e -> assertThat(e.missingVersions()).containsExactly(2, 3));
+    assertThat(db.queryLong("SELECT max(version) FROM " + fresh + ".schema_version"))
+        .isEqualTo(Migrator.LATEST_VERSION - 1);
+  }
+
+  @Test
+  void aSchemaMigratedByThePreviousReleaseIsUpgradedAndItsChecksumsAccepted() throws Exception {
+    Migrator.migrate(db.dataSource(), fresh);
+    undoLatestVersion();
+    // The previous release's table: checksum NOT NULL.
+    db.execute("ALTER TABLE " + fresh + ".schema_version ALTER COLUMN checksum SET NOT NULL");
+
+    Migrator.Report report = Migrator.migrate(db.dataSource(), fresh);
+
+    assertThat(report.previousVersion()).isEqualTo(Migrator.LATEST_VERSION - 1);
+    assertThat(report.applied()).containsExactly(Migrator.LATEST_VERSION);
+    assertThat(recordedChecksums()).isEqualTo(shippedChecksums());
+    assertThat(
+            db.queryString(
+                "SELECT is_nullable FROM information_schema.columns WHERE table_schema = '"
+                    + fresh
+                    + "' AND table_name = 'schema_version' AND column_name = 'checksum'"))
+        .isEqualTo("YES");
+  }
+
+  @Test
+  void versionsRecordedWithoutAChecksumAreFilledFromTheShippedTextAtTheNextMigrate()
+      throws Exception {
+    Migrator.migrate(db.dataSource(), fresh);
+    undoLatestVersion();
+    db.execute("UPDATE " + fresh + ".schema_version SET checksum = NULL");
+    try (Connection c = db.connection()) {
+      assertThat(Migrator.forSchema(fresh).currentVersion(c))
+          .isEqualTo(Migrator.LATEST_VERSION - 1);
+    }
+
+    Migrator.Report report = Migrator.migrate(db.dataSource(), fresh);
+
+    assertThat(report.applied()).containsExactly(Migrator.LATEST_VERSION);
+    assertThat(recordedChecksums()).isEqualTo(shippedChecksums());
   }
 
   @Test
@@ -88,6 +260,25 @@ class MigratorTest {
   }
 
   @Test
+  void aSchemaBuiltFromThePlainFilesAsFlywayWouldIsNotCheckedAndReadsVersionZero()
+      throws Exception {
+    for (String text : shippedTexts().values()) {
+      db.execute(text.replace("${relay_schema}", fresh));
+    }
+
+    try (Connection c = db.connection()) {
+      assertThat(Migrator.forSchema(fresh).currentVersion(c)).isZero();
+    }
+    assertThat(db.queryString("SELECT to_regclass('" + fresh + ".schema_version')::text")).isNull();
+    try (Connection c = db.connection()) {
+      c.setAutoCommit(false);
+      Outbox outbox = Outbox.builder().schema(fresh).build();
+      assertThat(outbox.enqueue(c, Work.of("flyway-1", "k", "{}")).inserted()).isTrue();
+      c.commit();
+    }
+  }
+
+  @Test
   void unmigratedSchemaReportsVersionZero() throws Exception {
     try (Connection c = db.connection()) {
       assertThat(Migrator.forSchema(fresh).currentVersion(c)).isZero();
@@ -102,6 +293,61 @@ class MigratorTest {
         .hasMessageContaining("plain identifier");
     assertThatThrownBy(() -> Migrator.forSchema(""))
         .isInstanceOf(InvalidConfigurationException.class);
+  }
+
+  /** Takes the schema back to the version before the latest, as the previous release left it. */
+  private void undoLatestVersion() throws Exception {
+    assertThat(Migrator.LATEST_VERSION).as("update this for the new latest version").isEqualTo(12);
+    db.execute("ALTER TABLE " + fresh + ".outbox DROP COLUMN horizon_start");
+    db.execute(
+        "DELETE FROM " + fresh + ".schema_version WHERE version = " + Migrator.LATEST_VERSION);
+  }
+
+  private Map<Integer, String> recordedChecksums() throws Exception {
+    Map<Integer, String> recorded = new LinkedHashMap<>();
+    try (Connection c = db.connection();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT version, checksum FROM " + fresh + ".schema_version ORDER BY version")) {
+      while (rs.next()) {
+        recorded.put(rs.getInt(1), rs.getString(2));
+      }
+    }
+    return recorded;
+  }
+
+  /**
+   * SHA-256 of each shipped resource's text with line endings normalised, computed here anew from
+   * the migrations folder.
+   */
+  private static Map<Integer, String> shippedChecksums() throws Exception {
+    Map<Integer, String> shipped = new TreeMap<>();
+    for (Map.Entry<Integer, String> file : shippedTexts().entrySet()) {
+      shipped.put(
+          file.getKey(),
+          HexFormat.of()
+              .formatHex(
+                  MessageDigest.getInstance("SHA-256")
+                      .digest(file.getValue().getBytes(StandardCharsets.UTF_8))));
+    }
+    return shipped;
+  }
+
+  /** Each shipped resource's text (V{n}__{description}.sql) by version, line endings LF. */
+  private static Map<Integer, String> shippedTexts() throws Exception {
+    Path folder = Path.of(Migrator.class.getResource("migrations").toURI());
+    Map<Integer, String> shipped = new TreeMap<>();
+    try (Stream<Path> files = Files.list(folder)) {
+      for (Path f : files.toList()) {
+        Matcher m = Pattern.compile("V(\\d+)__.*\\.sql").matcher(f.getFileName().toString());
+        assertThat(m.matches()).as(f.toString()).isTrue();
+        shipped.put(
+            Integer.parseInt(m.group(1)),
+            Files.readString(f, StandardCharsets.UTF_8).replace("\r\n", "\n"));
+      }
+    }
+    return shipped;
   }
 
   private static List<Integer> allVersions() {

@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     header = "Creates or upgrades the schema.",
     description = {
-      "Creates or upgrades Relay's schema to the version this relay needs. Idempotent, and safe to run from several processes at once (an advisory lock serialises them). Refuses a schema migrated by a newer Relay (exit 1).",
+      "Creates or upgrades Relay's schema to the version this relay needs. Idempotent, and safe to run from several processes at once (an advisory lock serialises them). Refuses (exit 1), changing nothing, a schema migrated by a newer Relay, one whose applied versions differ from the SQL this relay ships (an edited migration), and one with a version missing below the highest applied (a gap).",
       ""
     })
 final class MigrateCommand extends DbCommand {

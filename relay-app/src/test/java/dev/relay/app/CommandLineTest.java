@@ -73,6 +73,31 @@ class CommandLineTest {
     }
 
     @Test
+    void anEditedMigrationIsRefusedInOneLineByMigrateAndByEveryCommand(TestDatabase db)
+        throws Exception {
+      String edited = db.schema() + "_edited";
+      try {
+        dev.relay.Migrator.migrate(db.dataSource(), edited);
+        db.execute("UPDATE " + edited + ".schema_version SET checksum = 'feed' WHERE version = 3");
+        for (String command : new String[] {"migrate", "status"}) {
+          Cli.Result r = Cli.run(command, "--jdbc-url", db.jdbcUrl(), "--schema", edited);
+          assertThat(r.exitCode()).as(r.toString()).isEqualTo(1);
+          assertThat(r.err().lines()).as(r.toString()).hasSize(1);
+          assertThat(r.err())
+              .startsWith("relay " + command + ": schema " + edited + " recorded version 3")
+              .contains("checksum feed")
+              .doesNotContain("\tat ");
+        }
+        assertThat(
+                db.queryString(
+                    "SELECT checksum FROM " + edited + ".schema_version WHERE version = 3"))
+            .isEqualTo("feed");
+      } finally {
+        db.execute("DROP SCHEMA IF EXISTS " + edited + " CASCADE");
+      }
+    }
+
+    @Test
     void anUnmigratedSchemaIsRefusedWithTheWayOut(TestDatabase db) {
       Cli.Result r = Cli.run("status", "--jdbc-url", db.jdbcUrl(), "--schema", "relay_never_made");
       assertThat(r.exitCode()).as(r.toString()).isEqualTo(1);

@@ -2,6 +2,7 @@ package dev.relay.serve;
 
 import dev.relay.InvalidConfigurationException;
 import dev.relay.Migrator;
+import dev.relay.SchemaVersionException;
 import dev.relay.test.EmbeddedServer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -202,6 +203,9 @@ final class ServeCommand implements Callable<Integer> {
                     : ": run `relay migrate --schema " + schema + "` or serve with --migrate"),
             null);
       }
+    } catch (SchemaVersionException e) {
+      // An edited migration, a gap, a newer schema under --migrate: one line, exit 1.
+      throw new ServeMain.ServeFailure(ServeMain.REFUSED, e.getMessage(), e);
     } catch (SQLException e) {
       throw new ServeMain.ServeFailure(
           ServeMain.DATABASE_UNAVAILABLE, "database unavailable: " + e.getMessage(), e);

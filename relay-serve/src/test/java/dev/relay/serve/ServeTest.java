@@ -221,6 +221,36 @@ class ServeTest {
   @Test
   void refusesASchemaThatIsNotMigratedWithExitCodeOne(TestDatabase db, @TempDir Path dir)
       throws Exception {
+    assertThat(refusal(db, dir, db.schema() + "_fresh"))
+        .contains("is not migrated")
+        .contains("--migrate");
+  }
+
+  @Test
+  void refusesASchemaWithAnEditedMigrationWithExitCodeOneInOneLine(
+      TestDatabase db, @TempDir Path dir) throws Exception {
+    String edited = db.schema() + "_edited";
+    try {
+      dev.relay.Migrator.migrate(db.dataSource(), edited);
+      db.execute("UPDATE " + edited + ".schema_version SET checksum = 'feed' WHERE version = 3");
+      for (String[] more : new String[][] {{}, {"--migrate"}}) {
+        String err = refusal(db, dir, edited, more);
+        assertThat(err)
+            .startsWith("relay serve: schema " + edited + " recorded version 3")
+            .doesNotContain("\tat ");
+        assertThat(err.lines()).hasSize(1);
+      }
+    } finally {
+      db.execute("DROP SCHEMA IF EXISTS " + edited + " CASCADE");
+    }
+  }
+
+  /**
+   * Runs {@code relay serve} on {@code schema} with a minimal config, expects exit 1 with nothing
+   * served, and returns its stderr.
+   */
+  private static String refusal(TestDatabase db, Path dir, String schema, String... more)
+      throws IOException {
     Path config =
         Files.writeString(
             dir.resolve("relay.json"),
@@ -228,25 +258,24 @@ class ServeTest {
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     ServeMain main =
         new ServeMain(InputStream.nullInputStream(), new PrintStream(new ByteArrayOutputStream()));
-    int code =
-        main.run(
-            new PrintStream(err, true),
-            "serve",
-            "--config",
-            config.toString(),
-            "--jdbc-url",
-            db.jdbcUrl(),
-            "--schema",
-            db.schema() + "_fresh");
+    int code = main.run(new PrintStream(err, true), serveArgs(db, config, schema, more));
     assertThat(code).as(err.toString()).isEqualTo(1);
-    assertThat(err.toString()).contains("is not migrated").contains("--migrate");
     assertThat(main.serving).isNull();
+    return err.toString();
   }
 
   /**
    * Starts {@code relay serve} in this JVM on the test's schema; its stdout goes to {@code out}.
    */
   static Serving serve(TestDatabase db, Path config, ByteArrayOutputStream out, String... more) {
+    ServeMain main = new ServeMain(InputStream.nullInputStream(), new PrintStream(out, true));
+    int code = main.run(System.err, serveArgs(db, config, db.schema(), more));
+    assertThat(code).as(out.toString()).isZero();
+    return main.serving;
+  }
+
+  /** {@code serve --config config --jdbc-url (db) --schema schema}, then {@code more}. */
+  private static String[] serveArgs(TestDatabase db, Path config, String schema, String... more) {
     List<String> args =
         new ArrayList<>(
             List.of(
@@ -256,12 +285,9 @@ class ServeTest {
                 "--jdbc-url",
                 db.jdbcUrl(),
                 "--schema",
-                db.schema()));
+                schema));
     args.addAll(List.of(more));
-    ServeMain main = new ServeMain(InputStream.nullInputStream(), new PrintStream(out, true));
-    int code = main.run(System.err, args.toArray(String[]::new));
-    assertThat(code).as(out.toString()).isZero();
-    return main.serving;
+    return args.toArray(String[]::new);
   }
 
   /** Nothing answers on this host's other addresses (when it has any). */

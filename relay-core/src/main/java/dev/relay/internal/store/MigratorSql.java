@@ -27,14 +27,23 @@ public final class MigratorSql {
   /** Whether the version table exists, without creating anything. */
   public final String versionTableExists;
 
-  /** Creates the schema and its version table if missing (the first thing a migration does). */
+  /**
+   * Creates the schema and its version table if missing (the first thing a migration does). The
+   * checksum is nullable: a row recorded without one (by hand, or by a tool other than Relay's
+   * migrator) gets the shipped text's checksum at the next migration. Releases before the check of
+   * applied versions created the column NOT NULL; that constraint is dropped here, once (only when
+   * it is still set, so a current schema takes no table lock).
+   */
   public final String createVersionTable;
 
-  /** The highest version applied, or 0. */
-  public final String recordedVersion;
+  /** Every applied version with its checksum (null when recorded without one), in order. */
+  public final String appliedVersions;
 
   /** Records one applied version with the checksum of its text. */
   public final String recordVersion;
+
+  /** Fills the checksum of one version recorded without one (version, checksum). */
+  public final String fillChecksum;
 
   /** The statements for {@code schema}. */
   public static MigratorSql of(SchemaName schema) {
@@ -52,17 +61,33 @@ public final class MigratorSql {
             CREATE TABLE IF NOT EXISTS ${relay_schema}.schema_version (
                 version     integer     PRIMARY KEY,
                 description text        NOT NULL,
-                checksum    text        NOT NULL,
+                checksum    text,
                 applied_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
                 applied_by  text        NOT NULL DEFAULT current_user
-            )""");
-    recordedVersion =
-        schema.inject("SELECT coalesce(max(version), 0) FROM ${relay_schema}.schema_version");
+            );
+            DO $relay$
+            BEGIN
+                IF (SELECT attnotnull FROM pg_attribute
+                    WHERE attrelid = '${relay_schema}.schema_version'::regclass
+                      AND attname = 'checksum') THEN
+                    ALTER TABLE ${relay_schema}.schema_version
+                        ALTER COLUMN checksum DROP NOT NULL;
+                END IF;
+            END
+            $relay$""");
+    appliedVersions =
+        schema.inject(
+            "SELECT version, checksum FROM ${relay_schema}.schema_version ORDER BY version");
     recordVersion =
         schema.inject(
             """
             INSERT INTO ${relay_schema}.schema_version (version, description, checksum)
             VALUES (?, ?, ?)""");
+    fillChecksum =
+        schema.inject(
+            """
+            UPDATE ${relay_schema}.schema_version SET checksum = ?
+            WHERE version = ? AND checksum IS NULL""");
   }
 
   /**
