@@ -656,18 +656,16 @@ final class WorkSql {
                            WHEN 'release' THEN k.now
                            ELSE o.available_at END,
                        attempts = o.attempts - CASE WHEN i.action = 'release' THEN 1 ELSE 0 END,
-                       -- A release is not an attempt. When no claim of this work ever got as far
-                       -- as an attempt (no history but releases, never redriven), no receiver has
-                       -- seen its ID: the deduplication horizon must not start from this claim,
-                       -- or work waiting out a long backlog after a shutdown would be failed as
-                       -- past its horizon without ever having run.
+                       -- A release is not an attempt. When this claim is the only one counted
+                       -- (attempts = 1: every earlier claim was released, or there was none; a
+                       -- takeover counts) and no attempt ever ended with evidence (every ending
+                       -- stores one; a redrive keeps it), no receiver has seen the ID: the
+                       -- deduplication horizon must not start from this claim, or work waiting
+                       -- out a long backlog after a shutdown would be failed as past its horizon
+                       -- without having run. Read from the row alone: no other table is named,
+                       -- so a worker role needs no new grant.
                        first_attempt_at = CASE
-                           WHEN i.action = 'release'
-                            AND NOT EXISTS (SELECT 1 FROM ${relay_schema}.attempt a
-                                             WHERE a.work_id = o.work_id
-                                               AND a.ending <> 'released')
-                            AND NOT EXISTS (SELECT 1 FROM ${relay_schema}.redrive_audit r
-                                             WHERE r.work_id = o.work_id)
+                           WHEN i.action = 'release' AND o.attempts = 1 AND o.outcome IS NULL
                            THEN NULL ELSE o.first_attempt_at END,
                        last_error = CASE WHEN i.action IN ('retry', 'fail', 'cancelled')
                                          THEN i.error ELSE o.last_error END,
