@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -53,6 +54,11 @@ import org.slf4j.LoggerFactory;
  *       <td>how long the longest-waiting claimable item has waited (alert on this)</td></tr>
  *   <tr><td>relay.work.expired.leases</td><td>gauge</td><td>queue, kind</td>
  *       <td>running work whose lease has expired</td></tr>
+ *   <tr><td>relay.work.blocked</td><td>gauge</td><td>queue, kind, reason</td>
+ *       <td>ready work held by a dependency: {@code dependency_failed}, {@code
+ *       dependency_cancelled}, {@code dependency_superseded}, {@code dependency_missing}</td></tr>
+ *   <tr><td>relay.work.blocked.keys</td><td>gauge</td><td>queue, kind</td>
+ *       <td>ordering keys held by a failed item: nothing behind it runs</td></tr>
  *   <tr><td>relay.claims</td><td>counter</td><td>queue, kind</td><td>claims committed</td></tr>
  *   <tr><td>relay.claims.repeated</td><td>counter</td><td>queue, kind</td>
  *       <td>claims with a generation above 1: the work had been claimed before</td></tr>
@@ -91,6 +97,14 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(RelayMetrics.class);
   private static final List<String> STATES =
       List.of("ready", "running", "done", "failed", "cancelled");
+
+  /** The reasons {@link QueueHealth#blockedByReason} counts (docs/dependencies.md). */
+  private static final List<String> BLOCKED_REASONS =
+      List.of(
+          "dependency_failed",
+          "dependency_cancelled",
+          "dependency_superseded",
+          "dependency_missing");
 
   private final Admin admin;
   private final Duration refreshInterval;
@@ -229,6 +243,21 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
       fresh.put(
           gauge("relay.work.expired.leases", base, "running work whose lease has expired"),
           (double) h.expiredLeases());
+      fresh.put(
+          gauge("relay.work.blocked.keys", base, "ordering keys held by a failed item"),
+          (double) h.blockedKeys());
+      // every known reason has a series (zero when none), so an alert sees it rise from zero
+      Map<String, Long> held = new TreeMap<>();
+      BLOCKED_REASONS.forEach(r -> held.put(r, 0L));
+      held.putAll(h.blockedByReason());
+      held.forEach(
+          (reason, n) ->
+              fresh.put(
+                  gauge(
+                      "relay.work.blocked",
+                      base.and("reason", reason),
+                      "ready work held by a dependency, by reason"),
+                  (double) n));
     }
     for (Map.Entry<String, AtomicReference<Double>> e : gaugeValues.entrySet()) {
       e.getValue().set(fresh.getOrDefault(e.getKey(), 0.0));

@@ -132,6 +132,47 @@ class RelayMetricsTest {
   }
 
   @Test
+  void heldWorkGaugesCountWorkHeldByADependencyAndKeysHeldByAFailedItem(TestDatabase db)
+      throws Exception {
+    Admin admin = Admin.create(db.dataSource(), db.schema());
+    RelayMetrics metrics = RelayMetrics.builder(admin).build();
+    metrics.bindTo(registry);
+    Outbox outbox = Outbox.builder().schema(db.schema()).build();
+    try (Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      outbox.enqueueAll(
+          c,
+          List.of(
+              Work.of("invoice-7", "mail", "{}"),
+              Work.of("receipt-7", "mail", "{}").dependsOn("invoice-7"),
+              Work.of("order-7-a", "mail", "{}").orderingKey("order-7"),
+              Work.of("order-7-b", "mail", "{}").orderingKey("order-7")));
+      c.commit();
+    }
+    metrics.refresh();
+    assertThat(gauge("relay.work.blocked", "kind", "mail", "reason", "dependency_cancelled"))
+        .isZero();
+    assertThat(gauge("relay.work.blocked.keys", "kind", "mail")).isZero();
+
+    admin.cancel("invoice-7", "olga", "customer withdrew"); // the receipt now waits for a person
+    // the head of order-7 fails: order-7-b waits behind it
+    db.execute("UPDATE {schema}.outbox SET state = 'failed' WHERE work_id = 'order-7-a'");
+    metrics.refresh();
+
+    assertThat(gauge("relay.work.blocked", "kind", "mail", "reason", "dependency_cancelled"))
+        .isEqualTo(1);
+    for (String other :
+        List.of("dependency_failed", "dependency_superseded", "dependency_missing")) {
+      // every reason has its series, at zero, so an alert sees it rise
+      assertThat(registry.find("relay.work.blocked").tags("reason", other).gauge())
+          .as(other)
+          .isNotNull()
+          .satisfies(g -> assertThat(g.value()).isZero());
+    }
+    assertThat(gauge("relay.work.blocked.keys", "kind", "mail")).isEqualTo(1);
+  }
+
+  @Test
   void oldestEligibleAgeGaugeFollowsTheTableAndRefreshesOnItsInterval(TestDatabase db)
       throws Exception {
     Admin admin = Admin.create(db.dataSource(), db.schema());
