@@ -104,21 +104,15 @@ public final class NatsTransport implements BatchHandler, AutoCloseable {
   private final PublishPrologue<NatsRoute> prologue;
   private final Duration lease;
   private final Duration pollInterval;
-  private final Duration takeoverAfter;
   private volatile Connection connection;
   private volatile JetStream jetStream;
 
   private NatsTransport(
-      Options options,
-      PublishPrologue<NatsRoute> prologue,
-      Duration lease,
-      Duration pollInterval,
-      Duration takeoverAfter) {
+      Options options, PublishPrologue<NatsRoute> prologue, Duration lease, Duration pollInterval) {
     this.options = options;
     this.prologue = prologue;
     this.lease = lease;
     this.pollInterval = pollInterval;
-    this.takeoverAfter = takeoverAfter;
   }
 
   /** A builder on the client's connection options (servers, credentials, reconnects). */
@@ -133,7 +127,6 @@ public final class NatsTransport implements BatchHandler, AutoCloseable {
         PublishPrologue.builder("NATS", "publishTimeout", DEFAULT_PUBLISH_TIMEOUT);
     private Duration lease;
     private Duration pollInterval;
-    private Duration takeoverAfter;
 
     private Builder(Options options) {
       this.options = options;
@@ -186,7 +179,6 @@ public final class NatsTransport implements BatchHandler, AutoCloseable {
         throw new InvalidConfigurationException(
             "pollInterval", "must be zero or more, was " + pollInterval);
       }
-      this.takeoverAfter = lease.plus(pollInterval);
       this.lease = lease;
       this.pollInterval = pollInterval;
       return this;
@@ -194,7 +186,7 @@ public final class NatsTransport implements BatchHandler, AutoCloseable {
 
     /** Validates and builds; {@link NatsTransport#start()} connects. */
     public NatsTransport build() {
-      return new NatsTransport(options, prologue.build(), lease, pollInterval, takeoverAfter);
+      return new NatsTransport(options, prologue.build(), lease, pollInterval);
     }
   }
 
@@ -241,7 +233,7 @@ public final class NatsTransport implements BatchHandler, AutoCloseable {
         if (window == null || r.dedupHorizon().compareTo(window) > 0) {
           throw new DedupWindowException(r.kind(), r.stream(), r.dedupHorizon(), window);
         }
-        if (takeoverAfter != null && r.dedupHorizon().compareTo(takeoverAfter) < 0) {
+        if (lease != null && r.dedupHorizon().compareTo(lease.plus(pollInterval)) < 0) {
           throw new InvalidConfigurationException(
               "dedupHorizon",
               "of kind "
