@@ -297,7 +297,7 @@ final class ServeCommand implements Callable<Integer> {
    * spells the same settings in snake case ({@code dedup_horizon}, {@code poll_interval}).
    */
   static String inConfigTerms(InvalidConfigurationException e) {
-    String m = e.getMessage().replaceFirst("^invalid setting ", "");
+    String m = e.setting() + ": " + e.problem();
     Matcher camel = CAMEL.matcher(m);
     StringBuilder out = new StringBuilder();
     while (camel.find()) {

@@ -493,8 +493,7 @@ record ServeConfig(
             case "requestTimeout" -> "request_timeout";
             default -> e.setting();
           };
-      throw new IllegalArgumentException(
-          where + ": " + key + e.getMessage().substring(e.getMessage().indexOf(':')), e);
+      throw new IllegalArgumentException(where + ": " + key + " " + e.problem(), e);
     }
     if (node.has("receiver_ref_header")) {
       r = r.withReceiverRefHeader(node.get("receiver_ref_header").asText());

@@ -156,13 +156,8 @@ final class RelaySettings {
   private static InvalidConfigurationPropertyValueException refused(
       String property, InvalidConfigurationException e, Environment env) {
     String value = env.getProperty(property);
-    String prefix = "invalid setting " + e.setting() + ": ";
-    String reason =
-        e.getMessage().startsWith(prefix)
-            ? e.getMessage().substring(prefix.length())
-            : e.getMessage();
     return new InvalidConfigurationPropertyValueException(
-        property, value == null ? "(default)" : value, reason);
+        property, value == null ? "(default)" : value, e.problem());
   }
 
   /**
