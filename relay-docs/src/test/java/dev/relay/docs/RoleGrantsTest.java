@@ -28,9 +28,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * docs/protocol.md promises that, with the roles it lists, Relay's enqueue, claim, renew, settle,
- * kind registration (limits included) and cancel run while rewriting or deleting work is denied.
- * This test runs that SQL block as written (schema and role names made unique) and then each part
- * of Relay under its role, so a new column or table that needs a grant fails here first.
+ * kind registration (limits included), local hand-off and cancel run while rewriting or deleting
+ * work is denied. This test runs that SQL block as written (schema and role names made unique) and
+ * then each part of Relay under its role, so a new column or table that needs a grant fails here
+ * first.
  */
 @RelayDatabaseTest
 class RoleGrantsTest {
@@ -85,8 +86,16 @@ class RoleGrantsTest {
                   "report",
                   KindPolicy.DEFAULT.withMaxRunning(1).withRateLimit(5, Duration.ofSeconds(1)),
                   claim -> Outcome.done())
+              .localHandoff(true)
               .build()) {
         relay.start();
+        // A local hand-off: the producer inserts the claim, the worker registered and runs it.
+        Outbox handingOff = outbox.handingOffTo(relay);
+        try (Connection c = asProducer.getConnection()) {
+          c.setAutoCommit(false);
+          handingOff.enqueue(c, Work.of("order-105-ack", "order_received", "{\"order\": 105}"));
+          handingOff.commitAndStart(c);
+        }
         await()
             .atMost(Duration.ofSeconds(60))
             .until(
@@ -94,7 +103,13 @@ class RoleGrantsTest {
                     db.queryLong(
                             "SELECT count(*) FROM {schema}.outbox WHERE state = 'done'"
                                 + " AND work_id <> 'order-104-ack'")
-                        == 5);
+                        == 6);
+        assertThat(
+                db.queryLong(
+                    "SELECT claim_generation FROM {schema}.outbox"
+                        + " WHERE work_id = 'order-105-ack'"))
+            .as("handed off, not claimed")
+            .isEqualTo(1);
       }
 
       for (HikariDataSource role : new HikariDataSource[] {asProducer, asWorker, asAdmin}) {
