@@ -126,7 +126,8 @@ public final class BenchCommand implements Callable<Integer> {
       names = "--only",
       split = ",",
       description =
-          "Relay's parts to run (default all): enqueue, burn-down, limits, growth, steady, memory,"
+          "Relay's parts to run (default all): enqueue, burn-down, limits, growth, steady, handoff,"
+              + " memory,"
               + " kafka (needs --kafka), rabbitmq, nats (these two run only when named here or"
               + " given --rabbitmq / --nats), console-overview (only when named here; 1M rows"
               + " and --retained), ready-index (only when named here: WAL per write and paired"
@@ -231,6 +232,7 @@ public final class BenchCommand implements Callable<Integer> {
           "limits",
           "growth",
           "steady",
+          "handoff",
           "memory",
           "kafka",
           "rabbitmq",
@@ -325,6 +327,10 @@ public final class BenchCommand implements Callable<Integer> {
       if (runs("steady")) {
         step(report, "steady: relay");
         relay.steady();
+      }
+      if (runs("handoff")) {
+        step(report, "steady: relay local hand-off " + PICKUP_TARGET_RATE + "/s");
+        relay.steadyHandoff(PICKUP_TARGET_RATE);
       }
       if (runs("memory")) {
         step(report, "memory: relay");
