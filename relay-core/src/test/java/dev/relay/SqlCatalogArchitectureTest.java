@@ -33,6 +33,7 @@ class SqlCatalogArchitectureTest {
           "dev/relay/internal/store/DependencySql.java",
           "dev/relay/internal/store/MigratorSql.java",
           "dev/relay/internal/admin/AdminSql.java",
+          "dev/relay/internal/admin/PauseSql.java",
           "dev/relay/internal/receiver/InboxSql.java",
           "dev/relay/internal/receiver/FenceSql.java",
           "dev/relay/internal/receiver/KeyPositionSql.java",

@@ -108,6 +108,18 @@ class CommandConformanceTest {
             "--reason",
             List.of("x", "--actor", "a", "--reason", "r", "--limit", "lots"),
             "--limit"),
+        new Case(
+            "pause",
+            List.of("pause", "--kind", "k", "--actor", "a"),
+            "--reason",
+            List.of("--kind", "k", "--actor", "a", "--reason", "r", "--for", "a while"),
+            "--for"),
+        new Case(
+            "resume",
+            List.of("resume", "--kind", "k", "--reason", "r"),
+            "--actor",
+            List.of("--kind", "k", "--actor", "a", "--reason", "r", "--schema", "Bad-Name"),
+            "--schema"),
         new Case("purge", List.of(), null, List.of("--retention", "1s"), "--retention"),
         new Case("schedules", List.of(), null, List.of("--schema", "Bad-Name"), "--schema"),
         new Case(

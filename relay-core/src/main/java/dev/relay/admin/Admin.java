@@ -29,9 +29,9 @@ import javax.sql.DataSource;
 
 /**
  * The operator's view of Relay: queue health, listing and showing work, and the audited actions
- * (redrive, supersede, cancel, purge). It is what the {@code relay} command and your own tools
- * call, so they apply the same rules and the same per-kind policy (from the {@code kind} table)
- * that the workers use.
+ * (redrive, supersede, cancel, purge, pause and resume). It is what the {@code relay} command and
+ * your own tools call, so they apply the same rules and the same per-kind policy (from the {@code
+ * kind} table) that the workers use.
  *
  * <pre>{@code
  * Admin admin = Admin.create(dataSource);                  // schema "relay"; share one instance
@@ -377,6 +377,62 @@ public final class Admin {
   }
 
   /**
+   * Pauses work across every worker: items of {@code queue} and {@code kind} ({@code null} for
+   * every queue or every kind, not both) are not claimed until {@link #resume} or until {@code
+   * resumeAt} passes on the database clock. The test is part of the claim statement, so it holds
+   * for every worker of this release at once, without restarting them. Running work finishes (a
+   * pause recalls nothing), new work is still accepted, and delayed and retried work keeps its
+   * times: it becomes claimable at its time or at the resume, whichever is later. Pausing a target
+   * already paused replaces the actor, reason and automatic resume and keeps the start. Stored with
+   * who, why and when, and audited in {@code pause_audit}.
+   *
+   * <p>What holds: the pause locks the pause table exclusively, which waits for every claim in
+   * flight to commit, so once this call returns no claim of the paused work is made. Work claimed
+   * before it (in a worker's buffer, or running) still runs. Workers of a release before the pause
+   * table existed do not read it.
+   *
+   * @param queue the queue, or {@code null} for every queue
+   * @param kind the kind, or {@code null} for every kind
+   * @param resumeAt when the pause ends by itself, or {@code null} for never; must be after the
+   *     database clock's now
+   * @return the pause as stored
+   * @throws InvalidAdminRequestException if both queue and kind are null, a name is blank or too
+   *     long, the actor or reason is empty or too long, or {@code resumeAt} is not in the future
+   *     (nothing changes)
+   */
+  public Pause pause(String queue, String kind, String actor, String reason, Instant resumeAt) {
+    requireTarget(queue, kind);
+    requireText("actor", actor, MAX_ACTOR_LENGTH);
+    requireText("reason", reason, MAX_REASON_LENGTH);
+    return withConnection("pause", c -> store.pause(c, queue, kind, actor, reason, resumeAt));
+  }
+
+  /**
+   * Lifts the pause of exactly this target (the same queue and kind as paused; a pause of a queue
+   * is not lifted by resuming one of its kinds) and wakes the workers with the notification that a
+   * new item sends, so the held work is claimed at once. Audited whether or not a pause was in
+   * force.
+   *
+   * @return the pause lifted, or empty when none was in force for this target
+   * @throws InvalidAdminRequestException if both queue and kind are null, a name is blank or too
+   *     long, or the actor or reason is empty or too long (nothing changes)
+   */
+  public Optional<Pause> resume(String queue, String kind, String actor, String reason) {
+    requireTarget(queue, kind);
+    requireText("actor", actor, MAX_ACTOR_LENGTH);
+    requireText("reason", reason, MAX_REASON_LENGTH);
+    return withConnection("resume", c -> store.resume(c, queue, kind, actor, reason));
+  }
+
+  /**
+   * The pauses in force now (on the database clock), every-queue and every-kind ones first, then by
+   * queue and kind. A pause whose automatic resume has passed holds nothing and is not listed.
+   */
+  public List<Pause> pauses() {
+    return withConnection("list pauses", store::pauses);
+  }
+
+  /**
    * Applies {@code policy}: purges done and cancelled work past its retention and its kind's
    * deduplication horizon (never failed work), leaving one tombstone per item; purges tombstones
    * past the identity horizon and history and audit rows past their retention. Works in batches of
@@ -458,6 +514,19 @@ public final class Admin {
     if (value.length() > max) {
       throw new InvalidAdminRequestException(
           field, "has " + value.length() + " characters; the limit is " + max);
+    }
+  }
+
+  private static void requireTarget(String queue, String kind) {
+    if (queue == null && kind == null) {
+      throw new InvalidAdminRequestException(
+          "queue and kind", "are both null; name a queue, a kind, or both");
+    }
+    if (queue != null) {
+      requireText("queue", queue, Outbox.MAX_NAME_LENGTH);
+    }
+    if (kind != null) {
+      requireText("kind", kind, Outbox.MAX_NAME_LENGTH);
     }
   }
 

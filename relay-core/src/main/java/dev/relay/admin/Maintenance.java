@@ -159,8 +159,9 @@ public final class Maintenance implements AutoCloseable {
   }
 
   /**
-   * One round now: take (or confirm) the lock; if held here, purge under the policy, then refresh
-   * the done/cancelled summary.
+   * One round now: take (or confirm) the lock; if held here, purge under the policy, remove pauses
+   * whose automatic resume has passed (audited, waking the workers), then refresh the
+   * done/cancelled summary.
    *
    * @throws RelayException if the database fails (the lock is dropped and retaken next time)
    */
@@ -171,6 +172,15 @@ public final class Maintenance implements AutoCloseable {
       }
       try (Connection c = dataSource.getConnection()) {
         PurgeResult p = store.purge(c, config.policy(), false);
+        // Expired pauses already hold nothing (every claim compares resume_at with the database
+        // clock); removing them keeps the table small, records the resume and wakes the workers.
+        int resumed = store.expirePauses(c);
+        if (resumed > 0) {
+          log.info(
+              "relay maintenance on {}: {} paused target(s) resumed automatically",
+              schema,
+              resumed);
+        }
         // After the purge, so the counts leave out what it just removed.
         Instant asOf = store.refreshSummary(c);
         return new MaintenanceResult(true, p, asOf);

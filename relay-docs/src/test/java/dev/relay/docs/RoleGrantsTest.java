@@ -28,9 +28,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * docs/protocol.md promises that, with the roles it lists, Relay's enqueue, claim, renew, settle,
- * kind registration (limits included) and cancel run while rewriting or deleting work is denied.
- * This test runs that SQL block as written (schema and role names made unique) and then each part
- * of Relay under its role, so a new column or table that needs a grant fails here first.
+ * kind registration (limits included), cancel, pause and resume run while rewriting or deleting
+ * work is denied. This test runs that SQL block as written (schema and role names made unique) and
+ * then each part of Relay under its role, so a new column or table that needs a grant fails here
+ * first.
  */
 @RelayDatabaseTest
 class RoleGrantsTest {
@@ -75,6 +76,10 @@ class RoleGrantsTest {
       CancelResult cancelled =
           Admin.create(asAdmin, db.schema()).cancel("order-104-ack", "olga", "customer asked");
       assertThat(cancelled.status()).isEqualTo(CancelResult.Status.CANCELLED);
+      Admin asAdminApi = Admin.create(asAdmin, db.schema());
+      asAdminApi.pause(null, "report", "olga", "receiver down", null);
+      assertThat(asAdminApi.pauses()).hasSize(1);
+      assertThat(asAdminApi.resume(null, "report", "olga", "receiver back")).isPresent();
 
       try (Relay relay =
           Relay.builder(asWorker)

@@ -59,6 +59,8 @@ import org.slf4j.LoggerFactory;
  *       dependency_cancelled}, {@code dependency_superseded}, {@code dependency_missing}</td></tr>
  *   <tr><td>relay.work.blocked.keys</td><td>gauge</td><td>queue, kind</td>
  *       <td>ordering keys held by a failed item: nothing behind it runs</td></tr>
+ *   <tr><td>relay.work.paused.age</td><td>gauge, seconds</td><td>queue, kind</td>
+ *       <td>how long a pause has held the pair's work ({@link Admin#pause}); 0 when not paused</td></tr>
  *   <tr><td>relay.claims</td><td>counter</td><td>queue, kind</td><td>claims committed</td></tr>
  *   <tr><td>relay.claims.repeated</td><td>counter</td><td>queue, kind</td>
  *       <td>claims with a generation above 1: the work had been claimed before</td></tr>
@@ -151,7 +153,10 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
       return this;
     }
 
-    /** The clock for creation-to-completion timing (default the system clock, UTC). */
+    /**
+     * The clock for creation-to-completion timing and the age of a pause (default the system clock,
+     * UTC).
+     */
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
       return this;
@@ -246,6 +251,14 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
       fresh.put(
           gauge("relay.work.blocked.keys", base, "ordering keys held by a failed item"),
           (double) h.blockedKeys());
+      fresh.put(
+          gauge(
+              "relay.work.paused.age",
+              base,
+              "seconds a pause has held this queue and kind's work (0: not paused)"),
+          h.pausedSince() == null
+              ? 0.0
+              : Math.max(0, Duration.between(h.pausedSince(), clock.instant()).toNanos() / 1e9));
       // every known reason has a series (zero when none), so an alert sees it rise from zero
       Map<String, Long> held = new TreeMap<>();
       BLOCKED_REASONS.forEach(r -> held.put(r, 0L));

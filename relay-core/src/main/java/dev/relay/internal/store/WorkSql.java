@@ -302,6 +302,19 @@ final class WorkSql {
                  WHERE o.state IN ('ready', 'running')
                    AND {queue_condition}{resume_condition}
                    AND o.kind = ANY (?::text[])
+                   -- Paused: a pause naming the row's queue, kind or both holds it until the
+                   -- pause is deleted or its resume_at passes. The first arm is an InitPlan, one
+                   -- probe of the tiny pause table per statement: with no pause (the usual case)
+                   -- it is true and no row evaluates the per-row subquery (the OR stays in the
+                   -- written order). Reading the table holds its ACCESS SHARE lock until this
+                   -- claim commits, so a pause (which locks it exclusively) waits for claims in
+                   -- flight, and claims after it see it.
+                   AND ((SELECT NOT EXISTS (SELECT 1 FROM ${relay_schema}.pause))
+                        OR NOT EXISTS (SELECT 1 FROM ${relay_schema}.pause ps
+                                        WHERE (ps.queue IS NULL OR ps.queue = o.queue)
+                                          AND (ps.kind IS NULL OR ps.kind = o.kind)
+                                          AND (ps.resume_at IS NULL
+                                               OR ps.resume_at > (SELECT clock_timestamp()))))
                    AND o.available_at <= (SELECT clock_timestamp())
                    AND (o.lease_until IS NULL OR o.lease_until <= (SELECT clock_timestamp()))
                    -- Ordered delivery: a keyed item waits until every lower sequence of its key

@@ -85,6 +85,12 @@ class ClaimPlanTest {
       visited += Long.parseLong(m.group(2));
     }
     assertThat(visited).as(text).isLessThan(2_000);
+    // With no pause, the pause test is one probe of the empty pause table per statement: the
+    // per-row subquery is never executed.
+    assertThat(text)
+        .as(text)
+        .containsPattern("Seq Scan on pause \\(actual rows=0[.0-9]* loops=1\\)");
+    assertThat(text).as(text).containsPattern("on pause ps \\(never executed\\)");
   }
 
   @Test
