@@ -2,6 +2,7 @@ package dev.relay;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Map;
 
 /**
  * A handler's view of one claimed attempt: the work, the authority this worker holds over it (the
@@ -140,6 +141,15 @@ public interface Claim {
    * applied that sequence (see {@code dev.relay.receiver.KeyedHistory}).
    */
   Long previousDeliveredSequence();
+
+  /**
+   * The producer's trace context, stored with the work at enqueue ({@link RelayTracing}, {@link
+   * Work#traceContext(Map)}): W3C Trace Context carrier fields such as {@code traceparent}; empty
+   * when the work was enqueued without one.
+   */
+  default Map<String, String> traceContext() {
+    return Map.of();
+  }
 
   /** The ID of the worker holding this claim. */
   String workerId();

@@ -2,12 +2,14 @@ package dev.relay.internal.runtime;
 
 import dev.relay.Claim;
 import dev.relay.KindPolicy;
+import dev.relay.internal.json.StringMapJson;
 import dev.relay.internal.store.ClaimRef;
 import dev.relay.internal.store.ClaimedWork;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -189,6 +191,11 @@ final class LiveClaim implements Claim {
   @Override
   public Long previousDeliveredSequence() {
     return work.previousDeliveredSequence();
+  }
+
+  @Override
+  public Map<String, String> traceContext() {
+    return StringMapJson.readStored(work.traceContext());
   }
 
   @Override
