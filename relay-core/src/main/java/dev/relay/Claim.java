@@ -151,6 +151,16 @@ public interface Claim {
     return Map.of();
   }
 
+  /**
+   * The trace context a call made by this attempt should carry ({@code traceparent}, {@code
+   * tracestate}), as Relay's transports send it: the attempt span's while the handler runs under a
+   * configured {@link RelayTracing}, else the stored {@link #traceContext()} (so that the receiver
+   * still joins the producer's trace); empty when there is neither.
+   */
+  default Map<String, String> callTraceContext() {
+    return traceContext();
+  }
+
   /** The ID of the worker holding this claim. */
   String workerId();
 

@@ -48,7 +48,21 @@ public interface RelayTracing extends RelayEventListener {
     return Scope.NONE;
   }
 
-  /** What {@link #enterAttempt} opened; closed once, on the thread that opened it. */
+  /**
+   * Called by a receiver ({@code HttpReceiver}, the broker inboxes) on the thread that applies a
+   * delivery, with the trace headers the sender put on it ({@code traceparent}, {@code tracestate};
+   * empty when there were none): the returned scope, closed on the same thread once the delivery's
+   * reply is decided, is where the receiver's span continues the sender's trace. Must not throw.
+   *
+   * @param carrier the delivery's trace headers (lower-case names)
+   * @param workId the delivery's work ID (its message ID)
+   * @param receiver what received it: {@code http} or the broker inbox's consumer name
+   */
+  default Scope enterDelivery(Map<String, String> carrier, String workId, String receiver) {
+    return Scope.NONE;
+  }
+
+  /** What {@link #enterAttempt} or {@link #enterDelivery} opened; closed once, on its thread. */
   @FunctionalInterface
   interface Scope extends AutoCloseable {
     /** A scope that does nothing. */

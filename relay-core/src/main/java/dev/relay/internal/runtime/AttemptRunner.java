@@ -223,6 +223,8 @@ final class AttemptRunner {
     }
     try {
       RelayTracing.Scope scope = tracing.enterAttempt(c);
+      // what the attempt's own calls carry (Claim.callTraceContext): the span just made current
+      c.callTrace = tracing.currentContext();
       return scope == null ? RelayTracing.Scope.NONE : scope;
     } catch (RuntimeException e) {
       log.warn("RelayTracing.enterAttempt threw for {}; the handler runs without a scope", c, e);

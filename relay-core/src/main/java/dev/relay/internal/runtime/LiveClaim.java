@@ -70,6 +70,9 @@ final class LiveClaim implements Claim {
   private boolean renewing;
   private boolean recording;
 
+  /** The attempt span's context, set on the handler thread when the tracing scope opens. */
+  volatile Map<String, String> callTrace;
+
   // Guarded by this.
   private Thread thread;
   private final List<Runnable> stopActions = new ArrayList<>();
@@ -196,6 +199,12 @@ final class LiveClaim implements Claim {
   @Override
   public Map<String, String> traceContext() {
     return StringMapJson.readStored(work.traceContext());
+  }
+
+  @Override
+  public Map<String, String> callTraceContext() {
+    Map<String, String> during = callTrace;
+    return during != null ? during : traceContext();
   }
 
   @Override
