@@ -70,6 +70,9 @@ final class LiveClaim implements Claim {
   private boolean renewing;
   private boolean recording;
 
+  /** The stored trace context, read on first use. */
+  private volatile Map<String, String> trace;
+
   /** The attempt span's context, set on the handler thread when the tracing scope opens. */
   volatile Map<String, String> callTrace;
 
@@ -198,7 +201,12 @@ final class LiveClaim implements Claim {
 
   @Override
   public Map<String, String> traceContext() {
-    return StringMapJson.readStored(work.traceContext());
+    Map<String, String> t = trace;
+    if (t == null) {
+      t = StringMapJson.readStored(work.traceContext()); // read at most once or twice per claim
+      trace = t;
+    }
+    return t;
   }
 
   @Override
