@@ -16,17 +16,10 @@ import dev.relay.transport.rabbitmq.RabbitRoute;
 import dev.relay.transport.rabbitmq.RabbitTransport;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
-import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.Scope;
-import io.opentelemetry.context.propagation.ContextPropagators;
-import io.opentelemetry.sdk.OpenTelemetrySdk;
-import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
-import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
-import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
 import java.sql.Connection;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -37,15 +30,8 @@ import org.junit.jupiter.api.Test;
 class RabbitTraceTest {
   @Test
   void theConsumersSpanContinuesTheAttemptThatPublished(TestDatabase db) throws Exception {
-    InMemorySpanExporter exporter = InMemorySpanExporter.create();
-    SdkTracerProvider provider =
-        SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build();
-    OpenTelemetrySdk sdk =
-        OpenTelemetrySdk.builder()
-            .setTracerProvider(provider)
-            .setPropagators(ContextPropagators.create(W3CTraceContextPropagator.getInstance()))
-            .build();
-    RelayOpenTelemetry tracing = RelayOpenTelemetry.create(sdk);
+    TestTelemetry otel = new TestTelemetry();
+    RelayOpenTelemetry tracing = RelayOpenTelemetry.create(otel.sdk);
     ConnectionFactory factory = new ConnectionFactory();
     factory.setHost("127.0.0.1");
     factory.setPort(5672);
@@ -71,7 +57,7 @@ class RabbitTraceTest {
                   seen.put("consumerSpan", Span.current().getSpanContext().getSpanId()))
           .consume(admin.createChannel(), queue, 10);
 
-      Span checkout = sdk.getTracer("shop").spanBuilder("checkout").startSpan();
+      Span checkout = otel.sdk.getTracer("shop").spanBuilder("checkout").startSpan();
       Scope current = checkout.makeCurrent();
       try (Connection c = db.connection()) {
         c.setAutoCommit(false);
@@ -98,15 +84,15 @@ class RabbitTraceTest {
             .atMost(Duration.ofSeconds(60))
             .until(
                 () ->
-                    spans(exporter, "process warehouse").size() == 1
-                        && spans(exporter, "process default").size() == 1);
+                    otel.spans("process warehouse").size() == 1
+                        && otel.spans("process default").size() == 1);
       } finally {
         relay.close();
         channel.queueDelete(queue);
       }
 
-      SpanData attempt = spans(exporter, "process default").get(0);
-      SpanData consumed = spans(exporter, "process warehouse").get(0);
+      SpanData attempt = otel.spans("process default").get(0);
+      SpanData consumed = otel.spans("process warehouse").get(0);
       assertThat(attempt.getTraceId()).isEqualTo(checkout.getSpanContext().getTraceId());
       assertThat(consumed.getKind()).isEqualTo(SpanKind.CONSUMER);
       assertThat(consumed.getTraceId()).isEqualTo(attempt.getTraceId());
@@ -114,11 +100,7 @@ class RabbitTraceTest {
       assertThat(consumed.getSpanId()).isEqualTo(seen.get("consumerSpan"));
       assertThat(consumed.getAttributes().get(RelayOpenTelemetry.MESSAGE_ID)).isEqualTo("ship-103");
     } finally {
-      provider.close();
+      otel.close();
     }
-  }
-
-  private static List<SpanData> spans(InMemorySpanExporter exporter, String name) {
-    return exporter.getFinishedSpanItems().stream().filter(s -> s.getName().equals(name)).toList();
   }
 }

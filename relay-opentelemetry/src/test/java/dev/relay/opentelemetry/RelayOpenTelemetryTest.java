@@ -19,15 +19,10 @@ import dev.relay.transport.http.HttpTransport;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.Tracer;
-import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.Scope;
-import io.opentelemetry.context.propagation.ContextPropagators;
-import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
-import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.EventData;
 import io.opentelemetry.sdk.trace.data.SpanData;
-import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -51,8 +46,8 @@ import org.slf4j.MDC;
 class RelayOpenTelemetryTest {
   private static final Duration PATIENCE = Duration.ofSeconds(60);
 
-  private final InMemorySpanExporter exporter = InMemorySpanExporter.create();
-  private SdkTracerProvider provider;
+  private final TestTelemetry otel = new TestTelemetry();
+  private final InMemorySpanExporter exporter = otel.exporter;
   private Tracer appTracer;
   private RelayOpenTelemetry tracing;
   private TestDatabase db;
@@ -63,15 +58,8 @@ class RelayOpenTelemetryTest {
   @BeforeEach
   void setUp(TestDatabase db) {
     this.db = db;
-    provider =
-        SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build();
-    OpenTelemetrySdk sdk =
-        OpenTelemetrySdk.builder()
-            .setTracerProvider(provider)
-            .setPropagators(ContextPropagators.create(W3CTraceContextPropagator.getInstance()))
-            .build();
-    appTracer = sdk.getTracer("shop");
-    tracing = RelayOpenTelemetry.create(sdk);
+    appTracer = otel.sdk.getTracer("shop");
+    tracing = RelayOpenTelemetry.create(otel.sdk);
     outbox = Outbox.builder().schema(db.schema()).tracing(tracing).build();
   }
 
@@ -83,7 +71,7 @@ class RelayOpenTelemetryTest {
     if (server != null) {
       server.stop(0);
     }
-    provider.close();
+    otel.close();
   }
 
   private void enqueue(Work work) throws Exception {
