@@ -127,6 +127,7 @@ public final class Relay implements AutoCloseable {
   private final Map<String, Handler> handlers;
   private final Executor executor;
   private final RelayEventListener listener;
+  private final RelayTracing tracing;
   private final ConnectionFactory listenConnections;
   private final WorkStore store;
   private final AtomicInteger phase = new AtomicInteger(); // 0 new, 1 started, 2 closed
@@ -138,6 +139,7 @@ public final class Relay implements AutoCloseable {
     this.handlers = Map.copyOf(b.handlers);
     this.executor = b.executor;
     this.listener = b.listener;
+    this.tracing = b.tracing;
     this.listenConnections =
         b.listenConnections != null ? b.listenConnections : b.dataSource::getConnection;
     this.store =
@@ -175,7 +177,8 @@ public final class Relay implements AutoCloseable {
       throw new IllegalStateException(
           phase.get() == 1 ? "relay already started" : "relay is closed; build a new one");
     }
-    Engine e = new Engine(dataSource, config, handlers, executor, listener, listenConnections);
+    Engine e =
+        new Engine(dataSource, config, handlers, executor, listener, tracing, listenConnections);
     try {
       e.start();
     } catch (RuntimeException ex) {
@@ -284,6 +287,7 @@ public final class Relay implements AutoCloseable {
     private Duration idleInTransactionTimeout = DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT;
     private Executor executor;
     private RelayEventListener listener = RelayEventListener.NONE;
+    private RelayTracing tracing = RelayTracing.NONE;
     private ConnectionFactory listenConnections;
 
     private Builder(DataSource dataSource) {
@@ -474,6 +478,16 @@ public final class Relay implements AutoCloseable {
     /** The event listener (default none); see {@link RelayEventListener} for its contract. */
     public Builder listener(RelayEventListener listener) {
       this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * The tracing hook (default {@link RelayTracing#NONE}): each attempt's handler runs inside the
+     * scope it opens, and it receives every event besides {@link #listener}. With none, nothing of
+     * it runs.
+     */
+    public Builder tracing(RelayTracing tracing) {
+      this.tracing = Objects.requireNonNull(tracing, "tracing");
       return this;
     }
 

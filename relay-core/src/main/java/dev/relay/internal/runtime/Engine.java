@@ -7,6 +7,7 @@ import dev.relay.Handler;
 import dev.relay.KindPolicy;
 import dev.relay.RelayConfig;
 import dev.relay.RelayEventListener;
+import dev.relay.RelayTracing;
 import dev.relay.internal.jdbc.Coordination;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
@@ -84,6 +85,7 @@ public final class Engine {
       Map<String, Handler> handlers,
       Executor executor,
       RelayEventListener listener,
+      RelayTracing tracing,
       ConnectionFactory listenConnections) {
     this.config = config;
     this.workerId = config.workerId();
@@ -93,7 +95,7 @@ public final class Engine {
         new Timeouts(
             config.statementTimeout(), config.lockTimeout(), config.idleInTransactionTimeout());
     this.store = new WorkStore(schema, timeouts);
-    Events events = new Events(listener);
+    Events events = new Events(listener, tracing);
     this.connections = new TrackedConnections(dataSource);
     WakeSignal claimerWake = new WakeSignal();
     this.live = new LiveClaims(claimerWake::signal);
@@ -142,7 +144,7 @@ public final class Engine {
             batchSizes,
             config.startMargin().toNanos(),
             handlerExecutor,
-            new AttemptRunner(handlers, events, completer, live::ended, runTime, time),
+            new AttemptRunner(handlers, events, completer, live::ended, runTime, time, tracing),
             releaser,
             keeper::wake,
             live,

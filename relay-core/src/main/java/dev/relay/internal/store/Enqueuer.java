@@ -7,6 +7,7 @@ import dev.relay.Work;
 import dev.relay.WorkConflictException;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
+import dev.relay.internal.json.StringMapJson;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -54,6 +55,15 @@ public final class Enqueuer {
    * that was already taken. Returns one result per item, in the caller's order.
    */
   public List<EnqueueResult> enqueue(Connection c, List<Work> works) {
+    return enqueue(c, works, null);
+  }
+
+  /**
+   * As {@link #enqueue(Connection, List)}, storing {@code traceContext} (may be null or empty: no
+   * context) with each inserted item that names no trace context of its own.
+   */
+  public List<EnqueueResult> enqueue(
+      Connection c, List<Work> works, Map<String, String> traceContext) {
     // Sorted by ID: concurrent bulk producers with overlapping IDs then meet in the same order.
     List<Work> sorted = new ArrayList<>(works);
     sorted.sort(Comparator.comparing(Work::workId));
@@ -65,7 +75,7 @@ public final class Enqueuer {
     try {
       // Before anything is written: an unknown dependency refuses the call with nothing changed.
       requireDependencies(c, sorted);
-      Set<String> notInserted = insert(c, sorted, callerOrder);
+      Set<String> notInserted = insert(c, sorted, callerOrder, traceContext);
       insertDependencies(c, sorted, notInserted);
       Map<String, EnqueueResult> byId = new HashMap<>();
       List<Work> skipped = new ArrayList<>();
@@ -165,7 +175,11 @@ public final class Enqueuer {
   }
 
   /** Inserts what it can; returns the IDs it skipped (taken or tombstoned), usually none. */
-  private Set<String> insert(Connection c, List<Work> works, Map<String, Integer> callerOrder)
+  private Set<String> insert(
+      Connection c,
+      List<Work> works,
+      Map<String, Integer> callerOrder,
+      Map<String, String> traceContext)
       throws SQLException {
     int n = works.size();
     String[] ids = new String[n];
@@ -181,6 +195,7 @@ public final class Enqueuer {
     Integer[] order = new Integer[n];
     String[] groups = new String[n];
     Boolean[] hasDependencies = new Boolean[n];
+    String[] traces = traceTexts(works, traceContext);
     TreeSet<String> distinctKeys = new TreeSet<>();
     for (int i = 0; i < n; i++) {
       Work w = works.get(i);
@@ -228,9 +243,11 @@ public final class Enqueuer {
       ps.setArray(9, c.createArrayOf("text", deadlines));
       ps.setArray(10, c.createArrayOf("text", groups));
       ps.setArray(11, c.createArrayOf("bool", hasDependencies));
+      // NULL when no item has a trace context: unnest pads the column with NULLs
+      ps.setArray(12, traces == null ? null : c.createArrayOf("text", traces));
       if (keyed) {
-        ps.setArray(12, c.createArrayOf("text", keys));
-        ps.setArray(13, c.createArrayOf("int4", order));
+        ps.setArray(13, c.createArrayOf("text", keys));
+        ps.setArray(14, c.createArrayOf("int4", order));
       }
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -242,6 +259,26 @@ public final class Enqueuer {
       }
     }
     return notInserted;
+  }
+
+  /**
+   * Each item's trace context as JSON text (its own, else {@code traceContext}), or {@code null}
+   * when no item has one: then nothing is encoded or sent.
+   */
+  private static String[] traceTexts(List<Work> works, Map<String, String> traceContext) {
+    String current = StringMapJson.write(traceContext);
+    String[] texts = null;
+    for (int i = 0; i < works.size(); i++) {
+      Map<String, String> own = works.get(i).traceContext();
+      String text = own != null ? StringMapJson.write(own) : current;
+      if (text != null) {
+        if (texts == null) {
+          texts = new String[works.size()];
+        }
+        texts[i] = text;
+      }
+    }
+    return texts;
   }
 
   private void compare(Connection c, List<Work> skipped, Map<String, EnqueueResult> byId)

@@ -170,18 +170,19 @@ final class WorkSql {
         WITH u AS (
             SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::int4[],
                                  ?::text[], ?::int8[], ?::int4[], ?::text[], ?::text[],
-                                 ?::bool[])
+                                 ?::bool[], ?::text[])
                    AS u(work_id, kind, payload, queue, priority,
                         available_at, delay_ms, max_attempts, deadline, group_key,
-                        has_dependencies)
+                        has_dependencies, trace_context)
         ), inserted AS (
             INSERT INTO ${relay_schema}.outbox
                    (work_id, kind, payload, queue, priority, available_at, max_attempts, deadline,
-                    group_key, has_dependencies)
+                    group_key, has_dependencies, trace_context)
             SELECT u.work_id, u.kind, u.payload::jsonb, u.queue, u.priority,
                    coalesce(u.available_at::timestamptz,
                             clock_timestamp() + u.delay_ms * interval '1 millisecond'),
-                   u.max_attempts, u.deadline::timestamptz, u.group_key, u.has_dependencies
+                   u.max_attempts, u.deadline::timestamptz, u.group_key, u.has_dependencies,
+                   u.trace_context::jsonb
               FROM u
              WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.tombstone t
                                 WHERE t.work_id = u.work_id)
@@ -215,9 +216,10 @@ final class WorkSql {
         WITH u AS (
             SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::int4[],
                                  ?::text[], ?::int8[], ?::int4[], ?::text[], ?::text[],
-                                 ?::bool[], ?::text[], ?::int4[])
+                                 ?::bool[], ?::text[], ?::text[], ?::int4[])
                    AS u(work_id, kind, payload, queue, priority, available_at, delay_ms,
-                        max_attempts, deadline, group_key, has_dependencies, ordering_key, ord)
+                        max_attempts, deadline, group_key, has_dependencies, trace_context,
+                        ordering_key, ord)
         ), fresh AS (
             SELECT u.* FROM u
              WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.outbox o WHERE o.work_id = u.work_id)
@@ -236,12 +238,13 @@ final class WorkSql {
         ), inserted AS (
             INSERT INTO ${relay_schema}.outbox
                    (work_id, kind, payload, queue, priority, available_at, max_attempts, deadline,
-                    group_key, has_dependencies, ordering_key, sequence)
+                    group_key, has_dependencies, trace_context, ordering_key, sequence)
             SELECT n.work_id, n.kind, n.payload::jsonb, n.queue, n.priority,
                    coalesce(n.available_at::timestamptz,
                             clock_timestamp() + n.delay_ms * interval '1 millisecond'),
                    n.max_attempts, n.deadline::timestamptz,
-                   n.group_key, n.has_dependencies, n.ordering_key, b.base + n.n
+                   n.group_key, n.has_dependencies, n.trace_context::jsonb, n.ordering_key,
+                   b.base + n.n
               FROM numbered n
               LEFT JOIN bumped b ON b.ordering_key = n.ordering_key
              ORDER BY n.work_id
@@ -405,6 +408,7 @@ final class WorkSql {
                        j.deadline, j.created_at, j.retry_window_start, j.state,
                        c.decision, c.prev_state, c.prev_owner, c.prev_generation,
                        c.prev_claimed_at, j.ordering_key, j.sequence,
+                       j.trace_context::text AS trace_context,
                        -- the last delivered item before this one: a cancelled item in between
                        -- reads as a deliberate gap, not a lost message
                        CASE WHEN j.ordering_key IS NOT NULL THEN
@@ -774,7 +778,7 @@ final class WorkSql {
             SELECT j.work_id, j.kind, j.queue, j.payload::text AS payload, j.claim_generation,
                    j.attempts, {cap_j} AS max_attempts, j.lease_until, j.deadline, j.created_at,
                    coalesce(j.retry_window_start, j.first_attempt_at) AS retry_window_start,
-                   j.ordering_key, j.sequence,
+                   j.ordering_key, j.sequence, j.trace_context::text AS trace_context,
                    CASE WHEN j.ordering_key IS NOT NULL THEN
                        (SELECT p.sequence FROM ${relay_schema}.outbox p
                          WHERE p.ordering_key = j.ordering_key

@@ -791,7 +791,8 @@ public final class WorkStore {
         previousOwner,
         rs.getString("ordering_key"),
         nullableLong(rs, "sequence"),
-        nullableLong(rs, "previous_delivered_sequence"));
+        nullableLong(rs, "previous_delivered_sequence"),
+        rs.getString("trace_context"));
   }
 
   private static Long nullableLong(ResultSet rs, String column) throws SQLException {

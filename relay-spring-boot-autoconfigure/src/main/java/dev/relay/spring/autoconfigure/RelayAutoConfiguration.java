@@ -5,6 +5,7 @@ import dev.relay.Migrator;
 import dev.relay.Outbox;
 import dev.relay.Relay;
 import dev.relay.RelayEventListener;
+import dev.relay.RelayTracing;
 import dev.relay.admin.Admin;
 import dev.relay.jackson.JsonCodec;
 import dev.relay.micrometer.RelayMetrics;
@@ -13,7 +14,10 @@ import dev.relay.receiver.Inbox;
 import dev.relay.spring.InboxTemplate;
 import dev.relay.spring.RelayOutbox;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.tracing.Tracer;
+import io.micrometer.tracing.propagation.Propagator;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -46,7 +50,12 @@ import tools.jackson.databind.ObjectMapper;
 @AutoConfiguration(
     afterName = {
       "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
-      "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration"
+      "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration",
+      // the Tracer and Propagator beans RelayAutoConfiguration.Tracing looks for
+      "org.springframework.boot.micrometer.tracing.autoconfigure.MicrometerTracingAutoConfiguration",
+      "org.springframework.boot.micrometer.tracing.opentelemetry.autoconfigure"
+          + ".OpenTelemetryTracingAutoConfiguration",
+      "org.springframework.boot.micrometer.tracing.brave.autoconfigure.BraveAutoConfiguration"
     })
 @ConditionalOnClass(Relay.class)
 @ConditionalOnBean(DataSource.class)
@@ -93,8 +102,9 @@ public class RelayAutoConfiguration {
   /** The outbox: schema, payload limit, notifications from {@code relay.*}. */
   @Bean
   @ConditionalOnMissingBean
-  Outbox relayOutboxStatements(RelayProperties properties) {
+  Outbox relayOutboxStatements(RelayProperties properties, ObjectProvider<RelayTracing> tracing) {
     return Outbox.builder()
+        .tracing(tracing.getIfUnique(() -> RelayTracing.NONE))
         .schema(properties.getSchema())
         .maxPayloadBytes(properties.getMaxPayloadBytes())
         .notifications(properties.isNotifications())
@@ -139,8 +149,11 @@ public class RelayAutoConfiguration {
       JsonCodec codec,
       ObjectProvider<RelayEventListener> listeners,
       ObjectProvider<RelayCustomizer> customizers,
+      ObjectProvider<RelayTracing> tracing,
       Environment env) {
-    List<RelayEventListener> all = listeners.orderedStream().toList();
+    // a RelayTracing is a listener too, but it is set as the tracing hook, not as the listener
+    List<RelayEventListener> all =
+        listeners.orderedStream().filter(l -> !(l instanceof RelayTracing)).toList();
     if (all.size() > 1) {
       throw new IllegalStateException(
           "Relay takes one RelayEventListener and the context has "
@@ -154,8 +167,37 @@ public class RelayAutoConfiguration {
         beans,
         codec,
         all.isEmpty() ? RelayEventListener.NONE : all.get(0),
-        customizers.orderedStream().toList(),
+        withTracing(tracing.getIfUnique(), customizers.orderedStream().toList()),
         env);
+  }
+
+  /** The application's customizers, after one that sets the tracing hook when there is one. */
+  private static List<RelayCustomizer> withTracing(
+      RelayTracing tracing, List<RelayCustomizer> customizers) {
+    if (tracing == null) {
+      return customizers;
+    }
+    List<RelayCustomizer> all = new ArrayList<>();
+    all.add(b -> b.tracing(tracing));
+    all.addAll(customizers);
+    return all;
+  }
+
+  /**
+   * Tracing through Micrometer Tracing, when the application has it configured (a {@link Tracer}
+   * and a {@link Propagator}, whichever bridge provides them): a span per attempt, the producer's
+   * context stored at enqueue, receivers continuing the sender's trace. Without them nothing is
+   * configured and Relay traces nothing.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass({Tracer.class, Propagator.class})
+  static class Tracing {
+    @Bean
+    @ConditionalOnBean({Tracer.class, Propagator.class})
+    @ConditionalOnMissingBean(RelayTracing.class)
+    RelayTracing relayTracing(Tracer tracer, Propagator propagator) {
+      return new RelayMicrometerTracing(tracer, propagator);
+    }
   }
 
   /** relay-micrometer's meters, bound to the application's registry when there is one. */

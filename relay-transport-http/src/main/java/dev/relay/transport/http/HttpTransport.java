@@ -55,7 +55,10 @@ import javax.sql.DataSource;
  *   <li>{@code Relay-Ordering-Key}, {@code Relay-Sequence}, {@code Relay-Previous-Sequence} for
  *       keyed work: the claim's key, sequence and previous delivered sequence (the last header is
  *       left out when no earlier item of the key was delivered);
- *   <li>{@value #DEADLINE_HEADER}: the business deadline (ISO-8601), when the work has one.
+ *   <li>{@value #DEADLINE_HEADER}: the business deadline (ISO-8601), when the work has one;
+ *   <li>{@code traceparent} and {@code tracestate} (W3C Trace Context) when the work has a trace:
+ *       {@link Claim#callTraceContext()}, the attempt span's context under a configured tracing
+ *       hook, else the producer's stored one.
  * </ul>
  *
  * <table>
@@ -85,6 +88,9 @@ import javax.sql.DataSource;
  * effect is then unknown. It never claims the receiver did nothing unless nothing was sent.
  */
 public final class HttpTransport implements Handler {
+  /** The W3C Trace Context headers sent when the work has a trace. */
+  private static final List<String> TRACE_HEADERS = List.of("traceparent", "tracestate");
+
   /** The header carrying the business deadline. */
   public static final String DEADLINE_HEADER = "Relay-Deadline";
 
@@ -245,6 +251,15 @@ public final class HttpTransport implements Handler {
     }
     if (claim.deadline() != null) {
       request.header(DEADLINE_HEADER, claim.deadline().toString());
+    }
+    // W3C Trace Context: the attempt span's (or the producer's stored) trace, which an
+    // HttpReceiver with a tracing hook continues
+    Map<String, String> trace = claim.callTraceContext();
+    for (String name : TRACE_HEADERS) {
+      String value = trace.get(name);
+      if (value != null) {
+        request.header(name, value);
+      }
     }
     HttpResponse<String> response;
     try {
