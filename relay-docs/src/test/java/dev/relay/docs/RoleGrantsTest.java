@@ -79,7 +79,10 @@ class RoleGrantsTest {
       try (Relay relay =
           Relay.builder(asWorker)
               .schema(db.schema())
-              .handle("order_received", claim -> Outcome.done())
+              // a snooze first: the worker role updates snoozes too
+              .handle(
+                  "order_received",
+                  claim -> claim.generation() == 1 ? Outcome.snooze(Duration.ZERO) : Outcome.done())
               .handle("order_event", claim -> Outcome.done())
               .handle(
                   "report",

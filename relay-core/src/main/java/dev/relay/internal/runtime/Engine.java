@@ -187,7 +187,8 @@ public final class Engine {
               p.maxRunTime(), // stored in the handler_timeout column
               p.dedupHorizon(),
               p.unknownOutcome().storedName(),
-              p.limits()));
+              p.limits(),
+              p.maxSnoozes()));
     }
     try (Connection c = connections.open("register kinds")) {
       store.registerKinds(c, workerId, rows);

@@ -48,6 +48,10 @@ final class Events {
     safe("retried", () -> l.retried(c, delay, kind, error));
   }
 
+  void snoozed(Claim c, Duration delay, String reason) {
+    safe("snoozed", () -> l.snoozed(c, delay, reason));
+  }
+
   void failed(Claim c, String kind, String error) {
     safe("failed", () -> l.failed(c, kind, error));
   }
