@@ -70,7 +70,8 @@ public final class Migrator {
           new Version(10, "dependencies", "V10__dependencies.sql"),
           new Version(11, "dependency roles and blocked", "V11__dependency_roles_and_blocked.sql"),
           new Version(12, "horizon start", "V12__horizon_start.sql"),
-          new Version(15, "snooze", "V15__snooze.sql"));
+          new Version(15, "snooze", "V15__snooze.sql"),
+          new Version(16, "sql enqueue", "V16__sql_enqueue.sql"));
 
   /** The schema version this library writes and understands. */
   public static final int LATEST_VERSION = VERSIONS.get(VERSIONS.size() - 1).number();
