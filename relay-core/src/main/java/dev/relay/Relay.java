@@ -632,6 +632,7 @@ public final class Relay implements AutoCloseable {
       range(at + "backoffBase", p.backoffBase(), Duration.ofMillis(1), Duration.ofDays(365));
       range(at + "backoffCap", p.backoffCap(), p.backoffBase(), Duration.ofDays(365));
       range(at + "maxAttempts", p.maxAttempts(), 1, KindPolicy.MAX_ATTEMPTS_LIMIT);
+      range(at + "maxSnoozes", p.maxSnoozes(), 0, KindPolicy.MAX_SNOOZES_LIMIT);
       range(at + "maxElapsed", p.maxElapsed(), Duration.ofMillis(1), Duration.ofDays(3650));
       range(at + "dedupHorizon", p.dedupHorizon(), Duration.ZERO, Duration.ofDays(3650));
       // Independent of the lease: heartbeats keep the claim while the handler runs.

@@ -20,8 +20,9 @@ import java.time.Duration;
  *       (counted: a repeated claim)</td><td>-</td></tr>
  *   <tr><td>{@link #started}</td><td>a handler starts</td><td>finished</td></tr>
  *   <tr><td>{@link #finished}</td><td>a handler returned or threw</td>
- *       <td>completed / retried / failed / cancelled / stale</td></tr>
- *   <tr><td>{@link #completed}, {@link #retried}, {@link #failed}, {@link #cancelled}</td>
+ *       <td>completed / retried / snoozed / failed / cancelled / stale</td></tr>
+ *   <tr><td>{@link #completed}, {@link #retried}, {@link #snoozed}, {@link #failed},
+ *       {@link #cancelled}</td>
  *       <td>the outcome was recorded</td><td>-</td></tr>
  *   <tr><td>{@link #released}</td><td>an unstarted claim was given back</td><td>-</td></tr>
  *   <tr><td>{@link #stale}</td><td>a guarded write (outcome or renewal) was refused</td>
@@ -59,6 +60,14 @@ public interface RelayEventListener {
 
   /** A retry was recorded, available again after {@code delay}. */
   default void retried(Claim claim, Duration delay, String errorKind, String error) {}
+
+  /**
+   * A {@linkplain Outcome#snooze snooze} was recorded: the work is available again after {@code
+   * delay}, its attempt given back. A snooze past its kind's {@link KindPolicy#maxSnoozes()} is
+   * recorded as a retry and reported by {@link #retried} (error kind {@code snooze_limit}) or, with
+   * the attempts used up, {@link #failed} ({@code attempts_exhausted}) instead.
+   */
+  default void snoozed(Claim claim, Duration delay, String reason) {}
 
   /** The work was recorded as {@code failed}. */
   default void failed(Claim claim, String errorKind, String error) {}

@@ -192,6 +192,11 @@ final class RelayFixture implements AutoCloseable {
     }
 
     @Override
+    public void snoozed(Claim claim, Duration delay, String reason) {
+      add("snoozed " + claim.workId() + " " + delay.toMillis());
+    }
+
+    @Override
     public void failed(Claim claim, String errorKind, String error) {
       add("failed " + claim.workId() + " " + errorKind);
     }

@@ -62,6 +62,17 @@ class RoleGrantsTest {
             c, Work.of("order-103-dispatched", "order_event", "{}").orderingKey("order-103"));
         outbox.enqueue(
             c, Work.of("order-103-invoice", "order_event", "{}").dependsOn("order-103-ack"));
+        // A producer outside Java: the SQL function, with an ordering key and a dependency.
+        try (var s = c.createStatement();
+            var rs =
+                s.executeQuery(
+                    "SELECT "
+                        + db.schema()
+                        + ".enqueue('order-103-shipped', 'order_event', '{}',"
+                        + " ordering_key => 'order-103', depends_on => ARRAY['order-103-ack'])")) {
+          rs.next();
+          assertThat(rs.getString(1)).isEqualTo("enqueued");
+        }
         c.commit();
         assertThat(outbox.enqueue(c, ack).status())
             .isEqualTo(EnqueueResult.Status.ALREADY_ENQUEUED);
@@ -84,7 +95,10 @@ class RoleGrantsTest {
       try (Relay relay =
           Relay.builder(asWorker)
               .schema(db.schema())
-              .handle("order_received", claim -> Outcome.done())
+              // a snooze first: the worker role updates snoozes too
+              .handle(
+                  "order_received",
+                  claim -> claim.generation() == 1 ? Outcome.snooze(Duration.ZERO) : Outcome.done())
               .handle("order_event", claim -> Outcome.done())
               .handle(
                   "report",
@@ -99,7 +113,7 @@ class RoleGrantsTest {
                     db.queryLong(
                             "SELECT count(*) FROM {schema}.outbox WHERE state = 'done'"
                                 + " AND work_id <> 'order-104-ack'")
-                        == 5);
+                        == 6);
       }
 
       for (HikariDataSource role : new HikariDataSource[] {asProducer, asWorker, asAdmin}) {
@@ -112,6 +126,7 @@ class RoleGrantsTest {
       assertDenied(asProducer, "SELECT work_id FROM " + db.schema() + ".tombstone FOR KEY SHARE");
       assertDenied(
           asWorker, "SELECT " + db.schema() + ".lock_dependencies(ARRAY['order-103-ack'])");
+      assertDenied(asWorker, "SELECT " + db.schema() + ".enqueue('x', 'k', '{}')");
     }
   }
 

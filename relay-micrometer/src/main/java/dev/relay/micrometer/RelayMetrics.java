@@ -70,7 +70,9 @@ import org.slf4j.LoggerFactory;
  *       <td>guarded writes refused because the claim was stale</td></tr>
  *   <tr><td>relay.completions</td><td>counter</td><td>queue, kind</td><td>done recorded</td></tr>
  *   <tr><td>relay.retries</td><td>counter</td><td>queue, kind, reason</td><td>retries
- *       scheduled</td></tr>
+ *       scheduled (a snooze past its kind's cap counts here, reason {@code snooze_limit})</td></tr>
+ *   <tr><td>relay.snoozes</td><td>counter</td><td>queue, kind</td><td>snoozes recorded: tried
+ *       again later without spending an attempt, the effect known not to have happened</td></tr>
  *   <tr><td>relay.failures</td><td>counter</td><td>queue, kind, reason</td><td>work that
  *       ended failed (by a handler, or at claim time by a cap: deadline, attempts_exhausted)</td></tr>
  *   <tr><td>relay.outcomes.uncertain</td><td>counter</td><td>queue, kind, reason</td>
@@ -340,6 +342,8 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
       } else if (outcome instanceof Outcome.Retry r) {
         result = "retry";
         unknown = r.effect() == Outcome.Effect.UNKNOWN;
+      } else if (outcome instanceof Outcome.Snooze) {
+        result = "snooze";
       } else if (outcome instanceof Outcome.Fail f) {
         result = "fail";
         unknown = f.effect() == Outcome.Effect.UNKNOWN;
@@ -378,6 +382,11 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
     @Override
     public void retried(Claim claim, Duration delay, String errorKind, String error) {
       counter("relay.retries", tags(claim).and("reason", reason(errorKind))).increment();
+    }
+
+    @Override
+    public void snoozed(Claim claim, Duration delay, String reason) {
+      counter("relay.snoozes", tags(claim)).increment();
     }
 
     @Override

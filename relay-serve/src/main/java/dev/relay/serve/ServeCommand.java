@@ -177,32 +177,29 @@ final class ServeCommand implements Callable<Integer> {
         : DEFAULT_MAINTENANCE_INTERVAL;
   }
 
-  /** Migrates with --migrate; otherwise refuses a schema that is not at this relay's version. */
+  /**
+   * Migrates with --migrate; otherwise refuses a schema that is not migrated or older than this
+   * relay's version. A newer schema made of expand-only versions is accepted (a rolling upgrade:
+   * the new release migrated while this one still runs); one with a contract step this relay
+   * predates is refused.
+   */
   private void prepareSchema(String url) {
     try (Connection c = DriverManager.getConnection(url)) {
       if (migrate) {
         Migrator.forSchema(schema).migrate(c);
         return;
       }
-      int version = Migrator.forSchema(schema).currentVersion(c);
-      if (version != Migrator.LATEST_VERSION) {
-        String why =
-            version == 0
-                ? "schema " + schema + " is not migrated"
-                : "schema "
-                    + schema
-                    + " is at version "
-                    + version
-                    + ", this relay needs "
-                    + Migrator.LATEST_VERSION;
+      if (Migrator.forSchema(schema).currentVersion(c) == 0) {
         throw new ServeMain.ServeFailure(
             ServeMain.REFUSED,
-            why
-                + (version > Migrator.LATEST_VERSION
-                    ? ": upgrade relay"
-                    : ": run `relay migrate --schema " + schema + "` or serve with --migrate"),
+            "schema "
+                + schema
+                + " is not migrated: run `relay migrate --schema "
+                + schema
+                + "` or serve with --migrate",
             null);
       }
+      Migrator.forSchema(schema).requireCompatible(c);
     } catch (SchemaVersionException e) {
       // An edited migration, a gap, a newer schema under --migrate: one line, exit 1.
       throw new ServeMain.ServeFailure(ServeMain.REFUSED, e.getMessage(), e);

@@ -493,8 +493,9 @@ final class AdminSql {
                    cancel_requested_at = NULL,
                    available_at = clock_timestamp(),
                    attempts = 0,
-                   -- a fresh budget: attempts and the retry window; first_attempt_at stays, as
-                   -- the receiver's deduplication horizon is measured from it
+                   snoozes = 0,
+                   -- a fresh budget: attempts, snoozes and the retry window; first_attempt_at
+                   -- stays, as the receiver's deduplication horizon is measured from it
                    retry_window_start = NULL,
                    -- unless this redrive overrides a passed horizon: a new one starts now, and
                    -- every claim measures from it (the work is protected again)

@@ -5,6 +5,7 @@ import dev.relay.Claim;
 import dev.relay.ConnectionFactory;
 import dev.relay.Handler;
 import dev.relay.KindPolicy;
+import dev.relay.Migrator;
 import dev.relay.RelayConfig;
 import dev.relay.RelayEventListener;
 import dev.relay.RelayTracing;
@@ -13,6 +14,7 @@ import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
 import dev.relay.internal.jdbc.Timeouts;
 import dev.relay.internal.store.WorkStore;
+import dev.relay.internal.store.WorkerRegistry;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -72,6 +74,8 @@ public final class Engine {
   private final Completer completer;
   private final Releaser releaser;
   private final Notifier notifier;
+  private final WorkerHeartbeat heartbeat;
+  private Thread heartbeatThread;
   private Thread claimerThread;
   private Thread dispatcherThread;
   private Thread keeperThread;
@@ -97,6 +101,12 @@ public final class Engine {
     this.store = new WorkStore(schema, timeouts);
     Events events = new Events(listener, tracing);
     this.connections = new TrackedConnections(dataSource);
+    this.heartbeat =
+        new WorkerHeartbeat(
+            config,
+            new WorkerRegistry(schema, renewalTimeouts(timeouts, config)),
+            connections,
+            events);
     WakeSignal claimerWake = new WakeSignal();
     this.live = new LiveClaims(claimerWake::signal);
     this.completer =
@@ -174,8 +184,17 @@ public final class Engine {
             : null;
   }
 
-  /** Registers the kinds' policies, then starts the threads. */
+  /**
+   * Checks that the schema is one this library may run against (its version or newer by expand-only
+   * versions), registers this worker and the kinds' policies, then starts the threads.
+   */
   public void start() {
+    try (Connection c = connections.open("check the schema version")) {
+      Migrator.forSchema(config.schema()).requireCompatible(c);
+    } catch (SQLException e) {
+      throw SqlErrors.translate("check the schema version", e);
+    }
+    boolean registered = heartbeat.register();
     List<WorkStore.KindRow> rows = new ArrayList<>();
     for (Map.Entry<String, KindPolicy> e : config.kinds().entrySet()) {
       KindPolicy p = e.getValue();
@@ -189,12 +208,16 @@ public final class Engine {
               p.maxRunTime(), // stored in the handler_timeout column
               p.dedupHorizon(),
               p.unknownOutcome().storedName(),
-              p.limits()));
+              p.limits(),
+              p.maxSnoozes()));
     }
     try (Connection c = connections.open("register kinds")) {
       store.registerKinds(c, workerId, rows);
     } catch (SQLException e) {
       throw SqlErrors.translate("register kinds", e);
+    }
+    if (registered) {
+      heartbeatThread = thread("relay-heartbeat-", heartbeat);
     }
     completerThread = thread("relay-completer-", completer);
     keeperThread = thread("relay-lease-keeper-", keeper);
@@ -288,6 +311,10 @@ public final class Engine {
     keeper.stop();
     join(keeperThread, hardEnd);
     join(notifierThread, hardEnd);
+    // A clean shutdown: this worker no longer counts for relay migrate. The heartbeat thread
+    // deletes the row as its last act, within the bound (a hanging database is cut off below).
+    heartbeat.stop();
+    join(heartbeatThread, hardEnd);
     // 6. The bound: whatever still talks to the database is cut off, and nothing talks again.
     connections.closeAll();
     if (ownedExecutor != null) {

@@ -60,6 +60,10 @@ final class Events {
     eachForClaim("retried", c, l -> l.retried(c, delay, kind, error));
   }
 
+  void snoozed(Claim c, Duration delay, String reason) {
+    safe("snoozed", () -> l.snoozed(c, delay, reason));
+  }
+
   void failed(Claim c, String kind, String error) {
     eachForClaim("failed", c, l -> l.failed(c, kind, error));
   }

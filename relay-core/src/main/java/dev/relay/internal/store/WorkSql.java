@@ -633,28 +633,42 @@ final class WorkSql {
                        AS r(work_id, generation, action, delay_ms, error_kind,
                             error, outcome, receiver_ref, result, milestone)
             ), capped AS (
-                -- The rows are locked (step one), so the attempts read here are current.
-                SELECT r.*, w.attempts, {cap} AS cap
+                -- The rows are locked (step one), so the attempts and snoozes read here are
+                -- current.
+                SELECT r.*, w.attempts, {cap} AS cap, w.snoozes,
+                       coalesce(kd.max_snoozes, {default_max_snoozes}) AS snooze_cap
                   FROM requested r
                   LEFT JOIN ${relay_schema}.outbox w ON w.work_id = r.work_id
                   LEFT JOIN ${relay_schema}.kind kd ON kd.kind = w.kind
             ), input AS (
-                -- A retry past the attempt cap (the row's and its kind's, as at claim time)
-                -- fails instead, whatever the worker's local policy said.
+                -- A snooze past its kind's snooze cap is an ordinary retry: it spends the attempt,
+                -- so the attempt cap ends a receiver that always says "later". A retry past the
+                -- attempt cap (the row's and its kind's, as at claim time) fails instead, whatever
+                -- the worker's local policy said.
                 SELECT c.work_id, c.generation, c.action AS requested_action,
-                       CASE WHEN c.exhausted THEN 'fail' ELSE c.action END AS action,
+                       CASE WHEN c.exhausted THEN 'fail'
+                            WHEN c.over_snoozed THEN 'retry'
+                            ELSE c.action END AS action,
                        c.delay_ms,
-                       CASE WHEN c.exhausted THEN 'attempts_exhausted' ELSE c.error_kind END
-                           AS error_kind,
+                       CASE WHEN c.exhausted THEN 'attempts_exhausted'
+                            WHEN c.over_snoozed THEN 'snooze_limit'
+                            ELSE c.error_kind END AS error_kind,
                        CASE WHEN c.exhausted
                             THEN format('all %s attempts used; last error (%s): %s',
                                         c.cap, c.error_kind, c.error)
+                            WHEN c.over_snoozed
+                            THEN format('snoozed %s times, the kind''s cap; counted as a retry: %s',
+                                        c.snoozes, c.error)
                             ELSE c.error END AS error,
                        c.outcome, c.receiver_ref, c.result, c.milestone
-                  FROM (SELECT capped.*,
-                               capped.action = 'retry' AND capped.attempts >= capped.cap
+                  FROM (SELECT s.*,
+                               (s.action = 'retry' OR s.over_snoozed) AND s.attempts >= s.cap
                                    AS exhausted
-                          FROM capped) AS c
+                          FROM (SELECT capped.*,
+                                       capped.action = 'snooze'
+                                           AND capped.snoozes >= capped.snooze_cap
+                                           AS over_snoozed
+                                  FROM capped) AS s) AS c
             ), clock AS (
                 SELECT clock_timestamp() AS now,  -- sampled after the rows were locked
                        ?::text AS worker          -- bound once, used by every step below
@@ -670,9 +684,14 @@ final class WorkSql {
                                            THEN k.now END,
                        available_at = CASE i.action
                            WHEN 'retry' THEN k.now + i.delay_ms * interval '1 millisecond'
+                           WHEN 'snooze' THEN k.now + i.delay_ms * interval '1 millisecond'
                            WHEN 'release' THEN k.now
                            ELSE o.available_at END,
-                       attempts = o.attempts - CASE WHEN i.action = 'release' THEN 1 ELSE 0 END,
+                       -- A snooze gives its attempt back (the effect is known not to have
+                       -- happened) and is counted instead, against the kind's snooze cap.
+                       attempts = o.attempts - CASE WHEN i.action IN ('release', 'snooze')
+                                                    THEN 1 ELSE 0 END,
+                       snoozes = o.snoozes + CASE WHEN i.action = 'snooze' THEN 1 ELSE 0 END,
                        -- A release is not an attempt. When this claim is the only one counted
                        -- (attempts = 1: every earlier claim was released, or there was none; a
                        -- takeover counts) and no attempt ever ended with evidence (every ending
@@ -684,9 +703,10 @@ final class WorkSql {
                        first_attempt_at = CASE
                            WHEN i.action = 'release' AND o.attempts = 1 AND o.outcome IS NULL
                            THEN NULL ELSE o.first_attempt_at END,
-                       last_error = CASE WHEN i.action IN ('retry', 'fail', 'cancelled')
+                       last_error = CASE WHEN i.action IN ('retry', 'snooze', 'fail', 'cancelled')
                                          THEN i.error ELSE o.last_error END,
-                       last_error_kind = CASE WHEN i.action IN ('retry', 'fail', 'cancelled')
+                       last_error_kind = CASE WHEN i.action IN ('retry', 'snooze', 'fail',
+                                                                'cancelled')
                                               THEN i.error_kind ELSE o.last_error_kind END,
                        -- Evidence accumulates over attempts: delivered > unknown >
                        -- not_delivered. A later "not delivered" never hides an earlier attempt
@@ -713,7 +733,7 @@ final class WorkSql {
                              AND o.claim_generation = i.generation
                              AND o.lease_until > k.now
                             THEN true ELSE false END
-             RETURNING o.work_id, o.claimed_at
+             RETURNING o.work_id, o.claimed_at, i.action
             ), history AS (
                 INSERT INTO ${relay_schema}.attempt
                        (work_id, generation, worker, claimed_at, ended_at, ending,
@@ -721,6 +741,7 @@ final class WorkSql {
                 SELECT i.work_id, i.generation, k.worker, s.claimed_at, k.now,
                        CASE i.action WHEN 'fail' THEN 'failed'
                                      WHEN 'release' THEN 'released'
+                                     WHEN 'snooze' THEN 'snoozed'
                                      ELSE i.action END,
                        i.error_kind, i.error, i.outcome
                   FROM input i JOIN settled s USING (work_id), clock k
@@ -736,9 +757,11 @@ final class WorkSql {
                   LEFT JOIN ${relay_schema}.outbox o ON o.work_id = i.work_id, clock k
                  WHERE NOT EXISTS (SELECT 1 FROM settled s WHERE s.work_id = i.work_id)
             )
-            SELECT work_id FROM settled
+            SELECT work_id, action FROM settled  -- action: as recorded (a capped snooze: retry)
             """
-                .replace("{cap}", AttemptCap.joined("w", "kd")));
+                .replace("{cap}", AttemptCap.joined("w", "kd"))
+                .replace(
+                    "{default_max_snoozes}", Integer.toString(KindPolicy.DEFAULT_MAX_SNOOZES)));
     renewIfOwned =
         schema.inject(
             """
@@ -805,16 +828,16 @@ final class WorkSql {
             """
             INSERT INTO ${relay_schema}.kind AS k
                    (kind, backoff_base, backoff_cap, max_attempts, max_elapsed, handler_timeout,
-                    dedup_horizon, unknown_outcome, registered_by, registered_at)
+                    dedup_horizon, unknown_outcome, max_snoozes, registered_by, registered_at)
             SELECT u.kind, u.base_ms * interval '1 millisecond',
                    u.cap_ms * interval '1 millisecond', u.max_attempts,
                    u.elapsed_ms * interval '1 millisecond', u.timeout_ms * interval '1 millisecond',
-                   u.horizon_ms * interval '1 millisecond', u.unknown_outcome, ?,
+                   u.horizon_ms * interval '1 millisecond', u.unknown_outcome, u.max_snoozes, ?,
                    clock_timestamp()
               FROM unnest(?::text[], ?::int8[], ?::int8[], ?::int4[], ?::int8[], ?::int8[],
-                          ?::int8[], ?::text[])
+                          ?::int8[], ?::text[], ?::int4[])
                    AS u(kind, base_ms, cap_ms, max_attempts, elapsed_ms, timeout_ms, horizon_ms,
-                        unknown_outcome)
+                        unknown_outcome, max_snoozes)
              ORDER BY u.kind
                 ON CONFLICT (kind) DO UPDATE
                SET backoff_base = EXCLUDED.backoff_base,
@@ -824,6 +847,7 @@ final class WorkSql {
                    handler_timeout = EXCLUDED.handler_timeout,
                    dedup_horizon = EXCLUDED.dedup_horizon,
                    unknown_outcome = EXCLUDED.unknown_outcome,
+                   max_snoozes = EXCLUDED.max_snoozes,
                    registered_by = EXCLUDED.registered_by,
                    registered_at = EXCLUDED.registered_at
             """);

@@ -2,6 +2,7 @@ package dev.relay.internal.store;
 
 import dev.relay.CommitOutcomeUnknownException;
 import dev.relay.FlowLimits;
+import dev.relay.KindPolicy;
 import dev.relay.WorkState;
 import dev.relay.internal.jdbc.BoundText;
 import dev.relay.internal.jdbc.SchemaName;
@@ -269,7 +270,7 @@ public final class WorkStore {
     List<Settlement> sorted = new ArrayList<>(settlements);
     sorted.sort(Comparator.comparing(s -> s.ref().workId()));
     List<ClaimRef> refs = sorted.stream().map(Settlement::ref).toList();
-    Set<String> applied =
+    Map<String, String> applied =
         Tx.run(
             c,
             timeouts,
@@ -280,7 +281,8 @@ public final class WorkStore {
             });
     List<WriteResult> results = new ArrayList<>();
     for (Settlement s : settlements) {
-      results.add(new WriteResult(s.ref(), applied.contains(s.ref().workId()), null, false));
+      String recorded = applied.get(s.ref().workId());
+      results.add(new WriteResult(s.ref(), recorded != null, null, false, recorded));
     }
     return results;
   }
@@ -433,6 +435,7 @@ public final class WorkStore {
    * @param dedupHorizon how long the receiver remembers a work ID
    * @param unknownOutcome {@code retry}, {@code park} or {@code reconcile}
    * @param limits the kind's flow limits, stored in the {@code limiter} table when set
+   * @param maxSnoozes how many times one item may snooze before a snooze counts as a retry
    */
   public record KindRow(
       String kind,
@@ -443,7 +446,32 @@ public final class WorkStore {
       Duration handlerTimeout,
       Duration dedupHorizon,
       String unknownOutcome,
-      FlowLimits limits) {
+      FlowLimits limits,
+      int maxSnoozes) {
+    /** A kind with the default snooze cap. */
+    public KindRow(
+        String kind,
+        Duration backoffBase,
+        Duration backoffCap,
+        int maxAttempts,
+        Duration maxElapsed,
+        Duration handlerTimeout,
+        Duration dedupHorizon,
+        String unknownOutcome,
+        FlowLimits limits) {
+      this(
+          kind,
+          backoffBase,
+          backoffCap,
+          maxAttempts,
+          maxElapsed,
+          handlerTimeout,
+          dedupHorizon,
+          unknownOutcome,
+          limits,
+          KindPolicy.DEFAULT_MAX_SNOOZES);
+    }
+
     /** A kind without flow limits. */
     public KindRow(
         String kind,
@@ -484,8 +512,10 @@ public final class WorkStore {
     Long[] handlerTimeouts = new Long[n];
     Long[] horizons = new Long[n];
     String[] unknown = new String[n];
+    Integer[] snoozes = new Integer[n];
     for (int i = 0; i < n; i++) {
       KindRow k = kinds.get(i);
+      snoozes[i] = k.maxSnoozes();
       names[i] = k.kind();
       bases[i] = k.backoffBase().toMillis();
       caps[i] = k.backoffCap().toMillis();
@@ -510,6 +540,7 @@ public final class WorkStore {
             ps.setArray(7, tx.createArrayOf("int8", handlerTimeouts));
             ps.setArray(8, tx.createArrayOf("int8", horizons));
             ps.setArray(9, tx.createArrayOf("text", unknown));
+            ps.setArray(10, tx.createArrayOf("int4", snoozes));
             ps.executeUpdate();
           }
           registerLimits(tx, workerId, kinds);
@@ -676,7 +707,8 @@ public final class WorkStore {
         });
   }
 
-  private Set<String> settleLocked(Connection tx, String workerId, List<Settlement> sorted)
+  /** Step two of settle; returns the work IDs that applied, each with the action recorded. */
+  private Map<String, String> settleLocked(Connection tx, String workerId, List<Settlement> sorted)
       throws SQLException {
     int n = sorted.size();
     String[] ids = new String[n];
@@ -705,6 +737,12 @@ public final class WorkStore {
         errorKinds[i] = r.errorKind();
         errors[i] = r.error();
         outcomes[i] = r.evidence().sql();
+      } else if (s instanceof Settlement.Snooze z) {
+        actions[i] = "snooze";
+        delays[i] = z.delay().toMillis();
+        errorKinds[i] = "snoozed";
+        errors[i] = z.reason();
+        outcomes[i] = Settlement.Evidence.NOT_DELIVERED.sql();
       } else if (s instanceof Settlement.Fail f) {
         actions[i] = "fail";
         errorKinds[i] = f.errorKind();
@@ -719,7 +757,7 @@ public final class WorkStore {
         outcomes[i] = x.evidence().sql();
       }
     }
-    Set<String> applied = new HashSet<>();
+    Map<String, String> applied = new HashMap<>();
     try (PreparedStatement ps = tx.prepareStatement(sql.settleIfOwned)) {
       ps.setArray(1, tx.createArrayOf("text", ids));
       ps.setArray(2, tx.createArrayOf("int8", generations));
@@ -734,7 +772,7 @@ public final class WorkStore {
       ps.setString(11, workerId);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          applied.add(rs.getString(1));
+          applied.put(rs.getString(1), rs.getString(2));
         }
       }
     }

@@ -79,6 +79,8 @@ class GuardTest {
                   .stale())
           .isTrue();
       assertThat(settle("worker-a", new Settlement.Release(a7)).stale()).isTrue();
+      assertThat(settle("worker-a", new Settlement.Snooze(a7, Duration.ZERO, "429")).stale())
+          .isTrue();
       assertThat(settle("worker-a", new Settlement.Cancelled(a7, "stop", Evidence.UNKNOWN)).stale())
           .isTrue();
       List<WriteResult> renewals = f.with(c -> f.store.renew(c, "worker-a", List.of(a7), LONG));
@@ -89,7 +91,12 @@ class GuardTest {
               f.count(
                   "SELECT count(*) FROM {schema}.attempt WHERE ending = 'stale_write'"
                       + " AND generation = 7 AND worker = 'worker-a'"))
-          .isEqualTo(6);
+          .isEqualTo(7);
+      assertThat(
+              f.count(
+                  "SELECT count(*) FROM {schema}.attempt WHERE error_kind = 'stale_snooze'"
+                      + " AND error LIKE 'refused snooze: stored state running, generation 8%'"))
+          .isEqualTo(1);
 
       WriteResult done =
           settle(

@@ -70,8 +70,13 @@ import javax.sql.DataSource;
  *   <tr><td>request timeout, connection lost after sending, 5xx</td><td>retry, effect unknown</td></tr>
  *   <tr><td>409 (the same key is being applied)</td><td>retry later (Retry-After), effect
  *       unknown</td></tr>
- *   <tr><td>429</td><td>retry after Retry-After, not delivered</td></tr>
- *   <tr><td>503</td><td>retry after Retry-After, effect unknown</td></tr>
+ *   <tr><td>429 with a Retry-After (seconds or an HTTP date)</td><td>{@link
+ *       Outcome#retryAfter snooze} for that long: no attempt spent, not delivered</td></tr>
+ *   <tr><td>429 without a readable Retry-After</td><td>retry (the kind's backoff), not
+ *       delivered</td></tr>
+ *   <tr><td>503</td><td>retry after Retry-After (the kind's backoff without one), effect unknown:
+ *       never a snooze, since Relay's own receiver answers 503 when its commit is in
+ *       doubt</td></tr>
  *   <tr><td>400, 422</td><td>failed permanently, not delivered, the body as evidence</td></tr>
  *   <tr><td>412 (stale fencing token)</td><td>failed permanently, not delivered</td></tr>
  *   <tr><td>other 4xx</td><td>failed permanently, not delivered</td></tr>
@@ -313,9 +318,17 @@ public final class HttpTransport implements Handler {
       return retryAfter(Outcome.retry(evidence, Effect.UNKNOWN), retryAfterHeader);
     }
     if (status == 429) {
-      return retryAfter(Outcome.retry(evidence, Effect.NOT_DELIVERED), retryAfterHeader);
+      // Refused before acting, and told when to come back: the attempt is given back (a snooze,
+      // capped by the kind's maxSnoozes). Without a readable Retry-After, an ordinary retry.
+      Duration after = retryAfterHeader.map(HttpTransport::parseRetryAfter).orElse(null);
+      return after != null
+          ? Outcome.retryAfter(after, evidence + " (Retry-After " + retryAfterHeader.get() + ")")
+          : Outcome.retry(evidence, Effect.NOT_DELIVERED);
     }
     if (status == 503) {
+      // Not a snooze, Retry-After or not: Relay's own receiver answers 503 when its commit is in
+      // doubt, so the effect may have happened. A snooze would claim "not delivered" and bypass
+      // a parking kind's unknown-outcome policy.
       return retryAfter(Outcome.retry(evidence, Effect.UNKNOWN), retryAfterHeader);
     }
     if (status / 100 == 5) {
