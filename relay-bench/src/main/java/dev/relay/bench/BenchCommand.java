@@ -22,7 +22,9 @@ import picocli.CommandLine.Option;
  * full_page_writes} on, and the settings in force are printed.
  *
  * <p>It does not tune the server it is pointed at, and it truncates the tables it uses: point it at
- * a scratch database only.
+ * a scratch database only. One run at a time per database: a run holds a session advisory lock for
+ * its whole length, and a second run on the same database exits (code 3) before it changes
+ * anything.
  */
 @Command(
     name = "bench",
@@ -38,9 +40,13 @@ import picocli.CommandLine.Option;
     exitCodeList = {
       " 0:done",
       " 1:the run failed (its stack trace is printed)",
-      " 2:usage error (unknown or missing options, bad values), before anything starts"
+      " 2:usage error (unknown or missing options, bad values), before anything starts",
+      " 3:another relay bench is running on the same database (nothing was changed)"
     })
 public final class BenchCommand implements Callable<Integer> {
+  /** Exit code when another run holds the database ({@link BenchDb#lockForRun}). */
+  static final int BUSY = 3;
+
   /** The steady-load rate at which the issue sets the pickup targets. */
   static final int PICKUP_TARGET_RATE = 500;
 
@@ -160,7 +166,7 @@ public final class BenchCommand implements Callable<Integer> {
   /**
    * Runs the command line, reporting on {@code out}; returns the exit code: 0 done, 1 the run
    * failed (its stack trace is printed), 2 a usage error (one line naming the option, and where the
-   * options are described), reported before anything starts.
+   * options are described), reported before anything starts, 3 another run holds the database.
    */
   static int execute(PrintStream out, PrintWriter err, String... args) {
     CommandLine cl = new CommandLine(new BenchCommand(out));
@@ -171,6 +177,10 @@ public final class BenchCommand implements Callable<Integer> {
         (ex, cmd, parsed) -> {
           if (ex instanceof CommandLine.ParameterException) {
             return usageError(err, ex.getMessage());
+          }
+          if (ex instanceof BenchDb.BusyException) {
+            err.println("relay bench: " + ex.getMessage());
+            return BUSY;
           }
           ex.printStackTrace(err);
           return 1;
@@ -264,6 +274,7 @@ public final class BenchCommand implements Callable<Integer> {
     report.meta("java", System.getProperty("java.version"));
     started = System.nanoTime();
     try (BenchDb db = BenchDb.open(jdbcUrl)) {
+      db.lockForRun(); // before anything is truncated: a second run on this database is refused
       Map<String, String> settings = db.settings();
       report.log("relay bench: " + sizes);
       report.log("database: " + (db.embedded() ? "embedded " : "") + db.url());
@@ -279,6 +290,11 @@ public final class BenchCommand implements Callable<Integer> {
       relay.migrate();
       LimitBench limit = new LimitBench(db, sizes, report);
       limit.setUp();
+      if (runs("burn-down") || runs("growth") || runs("steady") || runs("memory") || peers) {
+        step(report, "warm-up: a discarded round of relay burn-down, steady load and the limit");
+        relay.warmUp(runs("steady"));
+        limit.warmUp(Math.min(sizes.jobs(), RelayBench.WARM_UP_JOBS));
+      }
 
       if (runs("enqueue")) {
         step(report, "enqueue: relay");
