@@ -74,6 +74,12 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--seconds", description = "Seconds per steady-load run (default 15).")
   Integer seconds;
 
+  @Option(
+      names = "--rates",
+      split = ",",
+      description = "Steady-load rates, jobs/s (default 100,500,2000; --quick 100,500).")
+  List<Integer> rates;
+
   @Option(names = "--retained", description = "Done rows for the growth scenario (default 1M).")
   Integer retained;
 
@@ -210,7 +216,7 @@ public final class BenchCommand implements Callable<Integer> {
           batch,
           50,
           1_000,
-          List.of(100, 500),
+          rates == null ? List.of(100, 500) : rates,
           or(seconds, 1),
           or(retained, 2_000),
           or(memoryBacklog, 1_000),
@@ -223,7 +229,7 @@ public final class BenchCommand implements Callable<Integer> {
         batch,
         2_000,
         50_000,
-        List.of(100, 500, 2_000),
+        rates == null ? List.of(100, 500, 2_000) : rates,
         or(seconds, 15),
         or(retained, full ? 5_000_000 : 1_000_000),
         or(memoryBacklog, 1_000_000),
@@ -263,6 +269,11 @@ public final class BenchCommand implements Callable<Integer> {
     positive("--seconds", seconds);
     positive("--retained", retained);
     positive("--memory-backlog", memoryBacklog);
+    if (rates != null) {
+      for (int rate : rates) {
+        positive("--rates", rate);
+      }
+    }
     if (only != null && only.contains("kafka") && kafka == null) {
       throw new CommandLine.ParameterException(
           spec.commandLine(), "--only kafka needs --kafka host:port (a running broker)");
