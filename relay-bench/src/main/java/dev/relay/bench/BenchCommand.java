@@ -139,6 +139,7 @@ public final class BenchCommand implements Callable<Integer> {
       split = ",",
       description =
           "Relay's parts to run (default all): enqueue, burn-down, limits, growth, steady, memory,"
+              + " stranded,"
               + " kafka (needs --kafka), rabbitmq, nats (these two run only when named here or"
               + " given --rabbitmq / --nats), console-overview (only when named here; 1M rows"
               + " and --retained), ready-index (only when named here: WAL per write and paired"
@@ -248,6 +249,7 @@ public final class BenchCommand implements Callable<Integer> {
           "growth",
           "steady",
           "memory",
+          "stranded",
           "kafka",
           "rabbitmq",
           "nats",
@@ -356,6 +358,10 @@ public final class BenchCommand implements Callable<Integer> {
       if (runs("memory")) {
         step(report, "memory: relay");
         relay.memoryBacklog();
+      }
+      if (runs("stranded")) {
+        step(report, "stranded: a worker process killed (kill -9) under a backlog");
+        new StrandedBench(db, relay, sizes, report).run();
       }
       if (kafka != null && runs("kafka")) {
         step(report, "kafka publish: raw producer, relay no-op, relay + KafkaTransport");

@@ -45,7 +45,7 @@ final class RelayBench {
     db.exec("TRUNCATE " + SCHEMA + ".outbox, " + SCHEMA + ".attempt CASCADE");
   }
 
-  private void vacuum() throws SQLException {
+  void vacuum() throws SQLException {
     db.exec("VACUUM ANALYZE " + SCHEMA + ".outbox", "VACUUM ANALYZE " + SCHEMA + ".attempt");
   }
 
@@ -99,7 +99,7 @@ final class RelayBench {
     }
   }
 
-  private void preload(int jobs) throws SQLException {
+  void preload(int jobs) throws SQLException {
     try (Connection c = db.pool().getConnection();
         PreparedStatement ps =
             c.prepareStatement(

@@ -53,7 +53,9 @@ class BenchSmokeTest {
           "\"growth-xmin-held\"",
           "\"memory-heap-after-burn-down\"",
           "\"memory-heap-peak-live\"",
-          "\"memory-bytes-per-retained-row\""
+          "\"memory-bytes-per-retained-row\"",
+          "\"stranded-after-kill\"",
+          "\"stranded-bound\""
         }) {
       assertThat(report).contains("\"name\":" + name);
     }
