@@ -139,7 +139,8 @@ public final class BenchCommand implements Callable<Integer> {
       split = ",",
       description =
           "Relay's parts to run (default all): enqueue, burn-down, limits, growth, steady, memory,"
-              + " stranded,"
+              + " stranded, slow-receiver, scale-out (only when named here: 1, 2, 4 worker"
+              + " processes and one process on two databases),"
               + " kafka (needs --kafka), rabbitmq, nats (these two run only when named here or"
               + " given --rabbitmq / --nats), console-overview (only when named here; 1M rows"
               + " and --retained), ready-index (only when named here: WAL per write and paired"
@@ -250,6 +251,8 @@ public final class BenchCommand implements Callable<Integer> {
           "steady",
           "memory",
           "stranded",
+          "slow-receiver",
+          "scale-out",
           "kafka",
           "rabbitmq",
           "nats",
@@ -359,6 +362,10 @@ public final class BenchCommand implements Callable<Integer> {
         step(report, "memory: relay");
         relay.memoryBacklog();
       }
+      if (runs("slow-receiver")) {
+        step(report, "slow receiver: relay over HTTP (200 ms answers) against direct calls");
+        new SlowReceiverBench(relay, sizes, report).run();
+      }
       if (runs("stranded")) {
         step(report, "stranded: a worker process killed (kill -9) under a backlog");
         new StrandedBench(db, relay, sizes, report).run();
@@ -377,6 +384,10 @@ public final class BenchCommand implements Callable<Integer> {
                 sizes,
                 report)
             .publish();
+      }
+      if (only != null && only.contains("scale-out")) {
+        step(report, "scale-out: 1, 2 and 4 worker processes; one process serving two databases");
+        new ScaleOutBench(db, relay, sizes, report).run();
       }
       if (only != null && only.contains("console-overview")) {
         step(report, "console overview: 1M rows, then --retained (5M with --full)");

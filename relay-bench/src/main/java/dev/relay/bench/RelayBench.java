@@ -21,6 +21,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.UnaryOperator;
 
 /** Relay's scenarios: enqueue, burn-down, steady load, growth and memory. */
 final class RelayBench {
@@ -201,6 +202,18 @@ final class RelayBench {
   BurnDown burnDownRun(
       int instances, int jobs, boolean tuned, Handler handler, Runnable beforeStart)
       throws Exception {
+    return burnDownRun(instances, jobs, tuned, handler, b -> b, beforeStart);
+  }
+
+  /** As above, with more settings ({@code settings}: the slow-receiver scenario). */
+  BurnDown burnDownRun(
+      int instances,
+      int jobs,
+      boolean tuned,
+      Handler handler,
+      UnaryOperator<Relay.Builder> settings,
+      Runnable beforeStart)
+      throws Exception {
     preload(jobs);
     CountDownLatch done = new CountDownLatch(jobs);
     AtomicLong firstClaim = new AtomicLong();
@@ -218,7 +231,7 @@ final class RelayBench {
         };
     List<Relay> relays = new ArrayList<>();
     for (int i = 0; i < instances; i++) {
-      relays.add(relay(listener, "bench-" + i, true, tuned, handler).build());
+      relays.add(settings.apply(relay(listener, "bench-" + i, true, tuned, handler)).build());
     }
     beforeStart.run();
     long x0 = db.xactCommit();

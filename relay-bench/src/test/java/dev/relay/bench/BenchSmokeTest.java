@@ -36,7 +36,9 @@ class BenchSmokeTest {
     String report = Files.readString(json);
     assertThat(report).startsWith("{").contains("\"scenarios\":[");
     for (String system :
-        new String[] {"relay", "postgres-limit", "db-scheduler", "jobrunr", "transaction-outbox"}) {
+        new String[] {
+          "relay", "postgres-limit", "db-scheduler", "jobrunr", "transaction-outbox", "direct-http"
+        }) {
       assertThat(report).contains("\"system\":\"" + system + "\"");
     }
     for (String name :
@@ -55,7 +57,8 @@ class BenchSmokeTest {
           "\"memory-heap-peak-live\"",
           "\"memory-bytes-per-retained-row\"",
           "\"stranded-after-kill\"",
-          "\"stranded-bound\""
+          "\"stranded-bound\"",
+          "\"slow-receiver\""
         }) {
       assertThat(report).contains("\"name\":" + name);
     }
