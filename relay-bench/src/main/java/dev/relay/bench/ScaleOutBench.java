@@ -78,7 +78,9 @@ final class ScaleOutBench {
     for (int run = 0; run < sizes.runs(); run++) {
       relay.truncate();
       relay.vacuum();
-      exec(url2, "TRUNCATE " + RelayBench.SCHEMA + ".outbox, " + RelayBench.SCHEMA + ".attempt");
+      exec(
+          url2,
+          "TRUNCATE " + RelayBench.SCHEMA + ".outbox, " + RelayBench.SCHEMA + ".attempt CASCADE");
       List<String> args =
           List.of(db.url(), RelayBench.SCHEMA, "two-db-" + run, "0", url2, RelayBench.SCHEMA);
       Map<String, Double> w = new LinkedHashMap<>();
