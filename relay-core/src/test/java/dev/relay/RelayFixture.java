@@ -36,8 +36,18 @@ final class RelayFixture implements AutoCloseable {
   }
 
   Relay.Builder builder(DataSource ds) {
-    return Relay.builder(ds).schema(db.schema()).pollInterval(Duration.ofMillis(200));
+    return Relay.builder(ds)
+        .schema(db.schema())
+        .pollInterval(Duration.ofMillis(200))
+        .virtualThreads(VIRTUAL_THREADS);
   }
+
+  /**
+   * {@code -Drelay.test.virtualThreads=true} (on Java 21 or later) runs every runtime test built
+   * from this fixture with handlers on virtual threads: .ci/run runs the lease, heartbeat,
+   * cancellation, limit, timeout and shutdown tests so on a Java 25 JDK.
+   */
+  static final boolean VIRTUAL_THREADS = Boolean.getBoolean("relay.test.virtualThreads");
 
   /** Builds, remembers (to close) and starts. */
   Relay start(Relay.Builder b) {

@@ -88,6 +88,7 @@ public final class Engine {
       RelayConfig config,
       Map<String, Handler> handlers,
       Executor executor,
+      boolean virtualThreads,
       RelayEventListener listener,
       RelayTracing tracing,
       ConnectionFactory listenConnections) {
@@ -135,7 +136,9 @@ public final class Engine {
     Executor handlerExecutor;
     if (executor == null) {
       this.ownedExecutor =
-          Executors.newFixedThreadPool(config.concurrency(), threads("relay-handler-"));
+          virtualThreads
+              ? VirtualThreads.perTaskExecutor("relay-handler-")
+              : Executors.newFixedThreadPool(config.concurrency(), threads("relay-handler-"));
       handlerExecutor = ownedExecutor;
     } else {
       this.ownedExecutor = null;

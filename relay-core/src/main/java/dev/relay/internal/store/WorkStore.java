@@ -12,6 +12,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -67,7 +68,8 @@ public final class WorkStore {
   public ClaimBatch claim(Connection c, ClaimRequest request, boolean checkLimits) {
     ClaimBatch[] returned = new ClaimBatch[1];
     try {
-      return Tx.run(c, timeouts, "claim", tx -> returned[0] = claimRows(tx, request, checkLimits));
+      return Tx.runTimeoutsInBody(
+          c, "claim", tx -> returned[0] = claimRows(tx, request, checkLimits));
     } catch (CommitOutcomeUnknownException e) {
       if (returned[0] == null) {
         throw e;
@@ -105,12 +107,19 @@ public final class WorkStore {
     List<ClaimedWork> claimed = new ArrayList<>();
     List<RetiredWork> retired = new ArrayList<>();
     List<String> unlimited = request.kinds();
+    boolean timeoutsSent = false; // the first statement carries them (Tx.runTimeoutsInBody)
     if (checkLimits) {
-      Set<String> limited;
-      try (PreparedStatement ps = tx.prepareStatement(sql.lockLimiters)) {
+      Set<String> limited = new TreeSet<>();
+      try (PreparedStatement ps =
+          tx.prepareStatement(Tx.withTimeouts(timeouts, sql.lockLimiters))) {
         ps.setArray(1, tx.createArrayOf("text", request.kinds().toArray()));
-        limited = kindsOf(ps);
+        try (ResultSet rs = Tx.firstResult(ps)) {
+          while (rs.next()) {
+            limited.add(rs.getString(1));
+          }
+        }
       }
+      timeoutsSent = true;
       if (!limited.isEmpty()) {
         boolean oneQueue = request.queues().size() == 1;
         try (PreparedStatement ps =
@@ -126,7 +135,9 @@ public final class WorkStore {
           ps.setString(5, request.workerId());
           ps.setLong(6, request.lease().toMillis());
           ps.setString(7, request.workerId()); // the history row of work past its horizon
-          readClaims(ps, claimed, retired);
+          try (ResultSet rs = ps.executeQuery()) {
+            readClaims(rs, claimed, retired);
+          }
         }
         unlimited = request.kinds().stream().filter(k -> !limited.contains(k)).toList();
       }
@@ -134,7 +145,11 @@ public final class WorkStore {
     int left = request.limit() - claimed.size() - retired.size();
     ClaimPosition last = null;
     if (left > 0 && !unlimited.isEmpty()) {
-      last = claimUnlimited(tx, request, unlimited, left, claimed, retired);
+      last = claimUnlimited(tx, request, unlimited, left, claimed, retired, !timeoutsSent);
+    } else if (!timeoutsSent) {
+      try (Statement st = tx.createStatement()) {
+        st.execute(timeouts.setLocalSql()); // nothing to claim; the transaction stays bounded
+      }
     }
     claimed.sort(Comparator.comparing(ClaimedWork::workId));
     return new ClaimBatch(claimed, retired, last);
@@ -146,13 +161,15 @@ public final class WorkStore {
       List<String> kinds,
       int limit,
       List<ClaimedWork> claimed,
-      List<RetiredWork> retired)
+      List<RetiredWork> retired,
+      boolean withTimeouts)
       throws SQLException {
     boolean oneQueue = request.queues().size() == 1;
     ClaimPosition after = request.resumeAfter();
     String text =
         after != null ? sql.claimBatchResume : oneQueue ? sql.claimBatch : sql.claimBatchQueues;
-    try (PreparedStatement ps = tx.prepareStatement(text)) {
+    try (PreparedStatement ps =
+        tx.prepareStatement(withTimeouts ? Tx.withTimeouts(timeouts, text) : text)) {
       int i = 1;
       if (oneQueue) {
         ps.setString(i++, request.queues().get(0));
@@ -169,38 +186,36 @@ public final class WorkStore {
       ps.setString(i++, request.workerId());
       ps.setLong(i++, request.lease().toMillis());
       ps.setString(i, request.workerId()); // the history row of work past its horizon
-      return readClaims(ps, claimed, retired);
+      try (ResultSet rs = withTimeouts ? Tx.firstResult(ps) : ps.executeQuery()) {
+        return readClaims(rs, claimed, retired);
+      }
     }
   }
 
   /** Reads a claim statement's rows; returns the last in claim order, or null when none. */
   private static ClaimPosition readClaims(
-      PreparedStatement ps, List<ClaimedWork> claimed, List<RetiredWork> retired)
-      throws SQLException {
+      ResultSet rs, List<ClaimedWork> claimed, List<RetiredWork> retired) throws SQLException {
     ClaimPosition last = null;
-    try (ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        // rows come in claim order (the statement sorts them): the last one read is the last
-        last =
-            new ClaimPosition(
-                rs.getInt("priority"),
-                rs.getObject("available_at", OffsetDateTime.class),
-                rs.getString("work_id"));
-        boolean afterExpiry = WorkState.RUNNING.sql().equals(rs.getString("prev_state"));
-        String decision = rs.getString("decision");
-        if (decision.equals("claim")) {
-          claimed.add(
-              claimedWork(rs, afterExpiry, afterExpiry ? rs.getString("prev_owner") : null));
-        } else {
-          retired.add(
-              new RetiredWork(
-                  rs.getString("work_id"),
-                  rs.getString("kind"),
-                  rs.getString("queue"),
-                  rs.getString("state"),
-                  decision,
-                  afterExpiry));
-        }
+    while (rs.next()) {
+      // rows come in claim order (the statement sorts them): the last one read is the last
+      last =
+          new ClaimPosition(
+              rs.getInt("priority"),
+              rs.getObject("available_at", OffsetDateTime.class),
+              rs.getString("work_id"));
+      boolean afterExpiry = WorkState.RUNNING.sql().equals(rs.getString("prev_state"));
+      String decision = rs.getString("decision");
+      if (decision.equals("claim")) {
+        claimed.add(claimedWork(rs, afterExpiry, afterExpiry ? rs.getString("prev_owner") : null));
+      } else {
+        retired.add(
+            new RetiredWork(
+                rs.getString("work_id"),
+                rs.getString("kind"),
+                rs.getString("queue"),
+                rs.getString("state"),
+                decision,
+                afterExpiry));
       }
     }
     return last;
@@ -271,14 +286,7 @@ public final class WorkStore {
     sorted.sort(Comparator.comparing(s -> s.ref().workId()));
     List<ClaimRef> refs = sorted.stream().map(Settlement::ref).toList();
     Map<String, String> applied =
-        Tx.run(
-            c,
-            timeouts,
-            "settle",
-            tx -> {
-              lock(tx, refs);
-              return settleLocked(tx, workerId, sorted);
-            });
+        Tx.runTimeoutsInBody(c, "settle", tx -> settleLocked(tx, workerId, sorted, refs));
     List<WriteResult> results = new ArrayList<>();
     for (Settlement s : settlements) {
       String recorded = applied.get(s.ref().workId());
@@ -707,8 +715,14 @@ public final class WorkStore {
         });
   }
 
-  /** Step two of settle; returns the work IDs that applied, each with the action recorded. */
-  private Map<String, String> settleLocked(Connection tx, String workerId, List<Settlement> sorted)
+  /**
+   * Locks the rows and settles them: the timeouts, the lock and the guarded write go in one round
+   * trip, and stay three steps on the server (the guard's statement starts only once the lock
+   * statement has every row, so its {@code clock_timestamp()} is sampled after any wait). Returns
+   * the work IDs that applied, each with the action recorded.
+   */
+  private Map<String, String> settleLocked(
+      Connection tx, String workerId, List<Settlement> sorted, List<ClaimRef> refs)
       throws SQLException {
     int n = sorted.size();
     String[] ids = new String[n];
@@ -758,19 +772,26 @@ public final class WorkStore {
       }
     }
     Map<String, String> applied = new HashMap<>();
-    try (PreparedStatement ps = tx.prepareStatement(sql.settleIfOwned)) {
-      ps.setArray(1, tx.createArrayOf("text", ids));
-      ps.setArray(2, tx.createArrayOf("int8", generations));
-      ps.setArray(3, tx.createArrayOf("text", actions));
-      ps.setArray(4, tx.createArrayOf("int8", delays));
-      ps.setArray(5, BoundText.textArray(tx, errorKinds));
-      ps.setArray(6, BoundText.textArray(tx, errors));
-      ps.setArray(7, tx.createArrayOf("text", outcomes));
-      ps.setArray(8, BoundText.textArray(tx, receiverRefs));
-      ps.setArray(9, BoundText.jsonArray(tx, results));
-      ps.setArray(10, BoundText.textArray(tx, milestones));
-      ps.setString(11, workerId);
-      try (ResultSet rs = ps.executeQuery()) {
+    try (PreparedStatement ps =
+        tx.prepareStatement(Tx.withTimeouts(timeouts, sql.lockClaimed, sql.settleIfOwned))) {
+      ps.setArray(1, tx.createArrayOf("text", ids(refs))); // the lock
+      ps.setArray(2, tx.createArrayOf("text", ids)); // the guarded write
+      ps.setArray(3, tx.createArrayOf("int8", generations));
+      ps.setArray(4, tx.createArrayOf("text", actions));
+      ps.setArray(5, tx.createArrayOf("int8", delays));
+      ps.setArray(6, BoundText.textArray(tx, errorKinds));
+      ps.setArray(7, BoundText.textArray(tx, errors));
+      ps.setArray(8, tx.createArrayOf("text", outcomes));
+      ps.setArray(9, BoundText.textArray(tx, receiverRefs));
+      ps.setArray(10, BoundText.jsonArray(tx, results));
+      ps.setArray(11, BoundText.textArray(tx, milestones));
+      ps.setString(12, workerId);
+      try (ResultSet locked = Tx.firstResult(ps)) {
+        while (locked.next()) {
+          // Rows are locked as they are read; the values are not needed.
+        }
+      }
+      try (ResultSet rs = Tx.nextResult(ps)) {
         while (rs.next()) {
           applied.put(rs.getString(1), rs.getString(2));
         }
