@@ -8,11 +8,13 @@ import dev.relay.KindPolicy;
 import dev.relay.RelayConfig;
 import dev.relay.RelayEventListener;
 import dev.relay.internal.jdbc.Coordination;
+import dev.relay.internal.jdbc.Deployment;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
 import dev.relay.internal.jdbc.Timeouts;
 import dev.relay.internal.store.WorkStore;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -71,6 +73,7 @@ public final class Engine {
   private final Completer completer;
   private final Releaser releaser;
   private final Notifier notifier;
+  private final Events events;
   private Thread claimerThread;
   private Thread dispatcherThread;
   private Thread keeperThread;
@@ -94,6 +97,7 @@ public final class Engine {
             config.statementTimeout(), config.lockTimeout(), config.idleInTransactionTimeout());
     this.store = new WorkStore(schema, timeouts);
     Events events = new Events(listener);
+    this.events = events;
     this.connections = new TrackedConnections(dataSource);
     WakeSignal claimerWake = new WakeSignal();
     this.live = new LiveClaims(claimerWake::signal);
@@ -165,6 +169,14 @@ public final class Engine {
         config.notifications()
             ? new Notifier(
                 () -> connections.openListen(listenConnections),
+                (channel, token) -> {
+                  try (Connection c = connections.open("notification probe");
+                      PreparedStatement ps = c.prepareStatement(Coordination.NOTIFY_PROBE)) {
+                    ps.setString(1, channel);
+                    ps.setString(2, token);
+                    ps.execute();
+                  }
+                },
                 Coordination.checkedChannel(schema, "schema"),
                 events,
                 claimerWake,
@@ -194,6 +206,7 @@ public final class Engine {
     } catch (SQLException e) {
       throw SqlErrors.translate("register kinds", e);
     }
+    warnIfFailoverUnsafe();
     completerThread = thread("relay-completer-", completer);
     keeperThread = thread("relay-lease-keeper-", keeper);
     dispatcherThread = thread("relay-dispatcher-", dispatcher);
@@ -209,6 +222,24 @@ public final class Engine {
         config.concurrency(),
         config.lease(),
         config.notifications() ? "on" : "off");
+  }
+
+  /**
+   * Fencing assumes a commit that returned is never lost; an asynchronous standby promoted after
+   * the primary died can lack the last ones. Only a warning: the operator may accept that risk, and
+   * a check that cannot run (a restricted role) must not stop the workers.
+   */
+  private void warnIfFailoverUnsafe() {
+    try (Connection c = connections.open("replication check")) {
+      Deployment.failoverRisk(c)
+          .ifPresent(
+              reason -> {
+                log.warn("relay worker {}: {}", workerId, reason);
+                events.failoverUnsafe(reason);
+              });
+    } catch (SQLException | RuntimeException e) {
+      log.debug("could not check the database's replication; not warning", e);
+    }
   }
 
   /**

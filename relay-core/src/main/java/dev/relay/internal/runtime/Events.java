@@ -84,6 +84,14 @@ final class Events {
     safe("listenerLost", () -> l.listenerLost(e));
   }
 
+  void notificationsUnavailable(String reason) {
+    safe("notificationsUnavailable", () -> l.notificationsUnavailable(reason));
+  }
+
+  void failoverUnsafe(String reason) {
+    safe("failoverUnsafe", () -> l.failoverUnsafe(reason));
+  }
+
   void error(String what, Throwable e) {
     safe("error", () -> l.error(what, e));
   }
