@@ -15,6 +15,9 @@ import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -94,6 +97,49 @@ class BehindPgBouncerTest {
     }
     try (Connection c = DriverManager.getConnection(db.jdbcUrl())) {
       assertThat(Deployment.direct(c)).isTrue();
+    }
+  }
+
+  /**
+   * Why the pooled URL says {@code prepareThreshold=0}: a statement pgjdbc prepared on one server
+   * session under a name is not known to the next one PgBouncer (before 1.21) lends the client.
+   * With a fresh PgBouncer the first transaction runs on the only server session; a second client
+   * holding that one in an open transaction sends the next transaction to a new session.
+   */
+  @Test
+  void namedServerSidePreparedStatementsBreakThroughTransactionPoolingUnlessTurnedOff(
+      TestDatabase db) throws Exception {
+    try (PgBouncer fresh = PgBouncer.inFrontOf(db)) {
+      String named = db.jdbcUrlVia("127.0.0.1", fresh.port()) + "&prepareThreshold=1";
+      assertThat((Throwable) secondExecutionOnAnotherServerSession(named))
+          .isNotNull()
+          .hasMessageMatching(
+              "(?s).*prepared statement \"S_\\d+\" (does not exist|already exists).*");
+    }
+    try (PgBouncer fresh = PgBouncer.inFrontOf(db)) {
+      assertThat((Throwable) secondExecutionOnAnotherServerSession(fresh.jdbcUrl(db))).isNull();
+    }
+  }
+
+  /**
+   * The first error of the sequence (a's second execution on another server session, or b's own
+   * named statement colliding with a's on the session they share), or null when all succeeded.
+   */
+  private static SQLException secondExecutionOnAnotherServerSession(String url) {
+    try (Connection a = DriverManager.getConnection(url);
+        Connection b = DriverManager.getConnection(url);
+        PreparedStatement ps = a.prepareStatement("SELECT pg_backend_pid() + ?")) {
+      ps.setInt(1, 0);
+      ps.executeQuery().close(); // the only server session so far; named there if threshold 1
+      b.setAutoCommit(false);
+      try (Statement s = b.createStatement()) {
+        s.execute("SELECT 1"); // b now holds that session in its transaction
+      }
+      ps.executeQuery().close(); // on a new server session
+      b.rollback();
+      return null;
+    } catch (SQLException e) {
+      return e;
     }
   }
 
