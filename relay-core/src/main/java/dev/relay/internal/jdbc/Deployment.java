@@ -15,29 +15,6 @@ import org.postgresql.PGConnection;
 public final class Deployment {
   private Deployment() {}
 
-  /** The server process behind this session. */
-  static final String BACKEND_PID = "SELECT pg_backend_pid()";
-
-  /**
-   * The replication facts that decide whether a returned commit survives a failover. Walsenders of
-   * a base backup and of logical replication (a change-data-capture slot) are not standbys that
-   * could be promoted, so they are not counted. Columns other than the pid of {@code
-   * pg_stat_replication} read as null without {@code pg_read_all_stats}, so a hidden {@code
-   * sync_state} is told apart from an asynchronous one.
-   */
-  static final String REPLICATION =
-      """
-      SELECT current_setting('synchronous_commit'),
-             current_setting('synchronous_standby_names'),
-             count(r.pid),
-             count(r.pid) FILTER (WHERE r.sync_state IN ('sync', 'quorum')),
-             count(r.pid) FILTER (WHERE r.sync_state IS NULL)
-        FROM pg_stat_replication r
-       WHERE r.state IS DISTINCT FROM 'backup'
-         AND NOT EXISTS (SELECT 1 FROM pg_replication_slots s
-                          WHERE s.active_pid = r.pid AND s.slot_type = 'logical')
-      """;
-
   /**
    * Whether {@code c} is a session of its own: pgjdbc's process ID from the server's start-up
    * message is the one the server reports. A pooler (PgBouncer) hands its clients a made-up key and
@@ -46,7 +23,7 @@ public final class Deployment {
   public static boolean direct(Connection c) throws SQLException {
     int announced = c.unwrap(PGConnection.class).getBackendPID();
     try (Statement s = c.createStatement();
-        ResultSet r = s.executeQuery(BACKEND_PID)) {
+        ResultSet r = s.executeQuery(DeploymentSql.BACKEND_PID)) {
       r.next();
       return r.getInt(1) == announced;
     }
@@ -63,7 +40,7 @@ public final class Deployment {
     long sync;
     long hidden;
     try (Statement s = c.createStatement();
-        ResultSet r = s.executeQuery(REPLICATION)) {
+        ResultSet r = s.executeQuery(DeploymentSql.REPLICATION)) {
       r.next();
       commit = r.getString(1);
       standbys = r.getString(2);
