@@ -33,6 +33,10 @@ import java.time.Duration;
  *       attempts, cancel request)</td><td>-</td></tr>
  *   <tr><td>{@link #listenerConnected}, {@link #listenerLost}</td><td>the LISTEN connection came
  *       up / went down</td><td>-</td></tr>
+ *   <tr><td>{@link #notificationsUnavailable}</td><td>the LISTEN connection cannot receive
+ *       notifications (a transaction pooler); the worker polls instead</td><td>-</td></tr>
+ *   <tr><td>{@link #failoverUnsafe}</td><td>at start: a failover of the database could lose
+ *       commits that returned</td><td>-</td></tr>
  *   <tr><td>{@link #error}</td><td>a database operation failed and will be retried</td>
  *       <td>-</td></tr>
  * </table>
@@ -134,6 +138,25 @@ public interface RelayEventListener {
 
   /** The LISTEN connection failed; it is re-established with backoff. */
   default void listenerLost(Throwable error) {}
+
+  /**
+   * The LISTEN connection goes through a connection pooler that does not keep a session per client
+   * (PgBouncer in transaction pooling mode): a notification sent to it did not arrive. The runtime
+   * stops listening and finds new work by polling every poll interval; give it a direct connection
+   * ({@link Relay.Builder#listenConnections}) to wake at once again. Logged at WARN.
+   *
+   * @param reason what was seen, naming the setting to change
+   */
+  default void notificationsUnavailable(String reason) {}
+
+  /**
+   * At start: standbys stream from the database asynchronously (or commits do not wait for them),
+   * so a failover to one can lose commits that returned and hand one claim generation out twice.
+   * Logged at WARN; see {@code docs/operations.md}, Failover.
+   *
+   * @param reason the replication facts seen and what to change
+   */
+  default void failoverUnsafe(String reason) {}
 
   /** A database operation ({@code what}) failed; Relay retries it. */
   default void error(String what, Throwable error) {}

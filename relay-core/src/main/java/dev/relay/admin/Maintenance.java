@@ -5,6 +5,7 @@ import dev.relay.InvalidConfigurationException;
 import dev.relay.RelayException;
 import dev.relay.internal.admin.AdminStore;
 import dev.relay.internal.jdbc.Coordination;
+import dev.relay.internal.jdbc.Deployment;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
 import dev.relay.internal.jdbc.Timeouts;
@@ -213,6 +214,16 @@ public final class Maintenance implements AutoCloseable {
       if (lockConnection == null) {
         lockConnection = lockConnections.open();
         lockConnection.setAutoCommit(true);
+        if (!Deployment.direct(lockConnection)) {
+          closeQuietly();
+          throw new InvalidConfigurationException(
+              "lockConnections",
+              "opens its connections through a connection pooler (the server process that answers"
+                  + " is not the one the connection announced): a session advisory lock there"
+                  + " would stay on a server session that other clients borrow, so two processes"
+                  + " could both lead maintenance. Give Maintenance a direct connection to"
+                  + " PostgreSQL (relay.direct-connection.url in the starter and relay serve)");
+        }
       }
       try (PreparedStatement ps =
           lockConnection.prepareStatement(Coordination.TRY_LOCK_MAINTENANCE)) {

@@ -65,6 +65,16 @@ final class ServeCommand implements Callable<Integer> {
   String jdbcUrl;
 
   @Option(
+      names = "--direct-jdbc-url",
+      paramLabel = "URL",
+      description =
+          "JDBC URL of PostgreSQL itself for the LISTEN connection and the maintenance lock, when"
+              + " --jdbc-url goes through PgBouncer in transaction pooling mode (the starter's"
+              + " relay.direct-connection.url). Default: env RELAY_DIRECT_JDBC_URL; without"
+              + " either, --jdbc-url serves both.")
+  String directJdbcUrl;
+
+  @Option(
       names = "--schema",
       paramLabel = "NAME",
       defaultValue = "relay",
@@ -216,6 +226,10 @@ final class ServeCommand implements Callable<Integer> {
     p.put("spring.datasource.url", url);
     p.put("spring.datasource.hikari.pool-name", "relay-serve-app");
     p.put("spring.datasource.hikari.maximum-pool-size", "2");
+    String direct = directJdbcUrl != null ? directJdbcUrl : System.getenv("RELAY_DIRECT_JDBC_URL");
+    if (direct != null && !direct.isBlank()) {
+      p.put("relay.direct-connection.url", direct);
+    }
     p.put("server.address", settings.bind());
     p.put(
         "server.port",

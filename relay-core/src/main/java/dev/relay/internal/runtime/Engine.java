@@ -10,12 +10,14 @@ import dev.relay.RelayConfig;
 import dev.relay.RelayEventListener;
 import dev.relay.RelayTracing;
 import dev.relay.internal.jdbc.Coordination;
+import dev.relay.internal.jdbc.Deployment;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
 import dev.relay.internal.jdbc.Timeouts;
 import dev.relay.internal.store.WorkStore;
 import dev.relay.internal.store.WorkerRegistry;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -76,6 +78,7 @@ public final class Engine {
   private final Notifier notifier;
   private final WorkerHeartbeat heartbeat;
   private Thread heartbeatThread;
+  private final Events events;
   private Thread claimerThread;
   private Thread dispatcherThread;
   private Thread keeperThread;
@@ -101,6 +104,7 @@ public final class Engine {
             config.statementTimeout(), config.lockTimeout(), config.idleInTransactionTimeout());
     this.store = new WorkStore(schema, timeouts);
     Events events = new Events(listener, tracing);
+    this.events = events;
     this.connections = new TrackedConnections(dataSource);
     this.heartbeat =
         new WorkerHeartbeat(
@@ -180,6 +184,14 @@ public final class Engine {
         config.notifications()
             ? new Notifier(
                 () -> connections.openListen(listenConnections),
+                (channel, token) -> {
+                  try (Connection c = connections.open("notification probe");
+                      PreparedStatement ps = c.prepareStatement(Coordination.NOTIFY_PROBE)) {
+                    ps.setString(1, channel);
+                    ps.setString(2, token);
+                    ps.execute();
+                  }
+                },
                 Coordination.checkedChannel(schema, "schema"),
                 events,
                 claimerWake,
@@ -219,6 +231,7 @@ public final class Engine {
     } catch (SQLException e) {
       throw SqlErrors.translate("register kinds", e);
     }
+    warnIfFailoverUnsafe();
     if (registered) {
       heartbeatThread = thread("relay-heartbeat-", heartbeat);
     }
@@ -237,6 +250,24 @@ public final class Engine {
         config.concurrency(),
         config.lease(),
         config.notifications() ? "on" : "off");
+  }
+
+  /**
+   * Fencing assumes a commit that returned is never lost; an asynchronous standby promoted after
+   * the primary died can lack the last ones. Only a warning: the operator may accept that risk, and
+   * a check that cannot run (a restricted role) must not stop the workers.
+   */
+  private void warnIfFailoverUnsafe() {
+    try (Connection c = connections.open("replication check")) {
+      Deployment.failoverRisk(c)
+          .ifPresent(
+              reason -> {
+                log.warn("relay worker {}: {}", workerId, reason);
+                events.failoverUnsafe(reason);
+              });
+    } catch (SQLException | RuntimeException e) {
+      log.debug("could not check the database's replication; not warning", e);
+    }
   }
 
   /**

@@ -100,6 +100,14 @@ final class Events {
     each("listenerLost", l -> l.listenerLost(e));
   }
 
+  void notificationsUnavailable(String reason) {
+    safe("notificationsUnavailable", () -> l.notificationsUnavailable(reason));
+  }
+
+  void failoverUnsafe(String reason) {
+    safe("failoverUnsafe", () -> l.failoverUnsafe(reason));
+  }
+
   void error(String what, Throwable e) {
     each("error", l -> l.error(what, e));
   }

@@ -79,7 +79,11 @@ public class RelayAutoConfiguration {
     RelaySettings.check(properties, env);
     DataSource application = applicationDataSource(properties, beans, dataSources);
     RelayConnections connections =
-        RelayConnections.open(application, target(application), properties.getPoolSize());
+        RelayConnections.open(
+            application,
+            target(application),
+            properties.getPoolSize(),
+            direct(properties, application));
     if (properties.isMigrate()) {
       try {
         Migrator.migrate(connections.dataSource(), properties.getSchema());
@@ -301,5 +305,22 @@ public class RelayAutoConfiguration {
       return null;
     }
     return null;
+  }
+
+  /**
+   * The session connections' target from {@code relay.direct-connection.*}, the user and password
+   * falling back to the DataSource's; null when no URL is set.
+   */
+  private static RelayConnections.Target direct(
+      RelayProperties properties, DataSource application) {
+    RelayProperties.DirectConnection d = properties.getDirectConnection();
+    if (d.getUrl() == null || d.getUrl().isBlank()) {
+      return null;
+    }
+    RelayConnections.Target from = target(application);
+    String user = d.getUsername() != null ? d.getUsername() : from == null ? null : from.user();
+    String password =
+        d.getPassword() != null ? d.getPassword() : from == null ? null : from.password();
+    return new RelayConnections.Target(d.getUrl(), user, password, null, null);
   }
 }

@@ -110,6 +110,34 @@ final class RelaySettings {
     return p.getShutdownGrace();
   }
 
+  /**
+   * The direct connection's URL must be a PostgreSQL JDBC URL (pgjdbc would otherwise fail only at
+   * the first LISTEN, in the background); a user or password without it would be ignored.
+   */
+  static void requireDirectConnection(RelayProperties.DirectConnection d) {
+    String url = d.getUrl();
+    if (url != null && !url.startsWith("jdbc:postgresql:")) {
+      throw new InvalidConfigurationPropertyValueException(
+          "relay.direct-connection.url",
+          url,
+          "must be a PostgreSQL JDBC URL (jdbc:postgresql://host:port/database) of the server"
+              + " itself, not of a pooler");
+    }
+    boolean noUrl = url == null || url.isBlank();
+    if (noUrl && d.getUsername() != null) {
+      throw new InvalidConfigurationPropertyValueException(
+          "relay.direct-connection.username",
+          d.getUsername(),
+          "is set without relay.direct-connection.url, which it belongs to");
+    }
+    if (noUrl && d.getPassword() != null) {
+      throw new InvalidConfigurationPropertyValueException(
+          "relay.direct-connection.password",
+          "(hidden)",
+          "is set without relay.direct-connection.url, which it belongs to");
+    }
+  }
+
   static void requirePoolSize(RelayProperties p) {
     if (p.getPoolSize() < 1 || p.getPoolSize() > 100) {
       throw new InvalidConfigurationPropertyValueException(
@@ -166,6 +194,7 @@ final class RelaySettings {
    */
   static void check(RelayProperties p, Environment env) {
     requirePoolSize(p);
+    requireDirectConnection(p.getDirectConnection());
     named(
         "relay.",
         env,
