@@ -4,7 +4,12 @@
 #
 #   relay-serve/bench/startup.sh                 # the jar the ./relay script runs
 #   JAR=/path/to/other-all.jar RUNS=9 relay-serve/bench/startup.sh
-#   JAVA_OPTS="-XX:SharedArchiveFile=..." relay-serve/bench/startup.sh
+#   JAR=relay-serve/target/cds/app/relay-serve-0.1.0-SNAPSHOT-all.jar \
+#     JAVA_OPTS="-XX:SharedArchiveFile=relay-serve/target/cds/relay-serve.jsa" \
+#     CONFIG=serve.yml relay-serve/bench/startup.sh      # as ./relay serve starts it
+#
+# CONFIG (a file with no port and no database: the script gives both) defaults to a JSON config,
+# which every release reads; ./relay serve prepares relay-serve/target/cds on first use.
 #
 # The database: $RELAY_JDBC_URL, else a throwaway PostgreSQL cluster (initdb/pg_ctl on the PATH,
 # run as the postgres user when this runs as root) on port $PG_PORT, removed afterwards. Work is
@@ -74,8 +79,11 @@ for i in $(seq 1 "$runs"); do
   done
   end=$(date +%s%N)
   ms=$(((end - start) / 1000000))
+  # CPU the process used until then (user + system): what the load of other processes changes less.
+  read -r -a stat <"/proc/$pid/stat"
+  cpu=$(((stat[13] + stat[14]) * 1000 / $(getconf CLK_TCK)))
   spring=$(grep -o 'Started [A-Za-z]* in [0-9.]* seconds' "$log" | grep -o '[0-9.]* seconds' || true)
-  echo "run $i: ${ms} ms to the first 200 of /actuator/health (Spring: ${spring:-n/a})"
+  echo "run $i: ${ms} ms to the first 200 of /actuator/health, ${cpu} ms of CPU (Spring: ${spring:-n/a})"
   times+=("$ms")
   kill -TERM "$pid"
   wait "$pid" || true

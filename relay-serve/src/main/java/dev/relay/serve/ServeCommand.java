@@ -143,6 +143,8 @@ final class ServeCommand implements Callable<Integer> {
     if (trainingRun) {
       env.getPropertySources()
           .addFirst(new MapPropertySource("relay serve training run", training()));
+      // Read by Spring's lifecycle processor from the system properties, not the environment.
+      System.setProperty("spring.context.exit", "onRefresh");
       start(settings);
       return ServeMain.OK; // not reached: Spring exits once the context is refreshed
     }
@@ -235,12 +237,11 @@ final class ServeCommand implements Callable<Integer> {
 
   private static Map<String, Object> training() {
     return Map.of(
-        "spring.context.exit", "onRefresh",
         "spring.main.lazy-initialization", "false",
         "spring.datasource.url", "jdbc:postgresql://127.0.0.1:1/relay-serve-training-run",
         "relay.migrate", "false",
         "server.port", "0",
-        "logging.level.root", "off",
+        "logging.level.root", "error",
         "spring.config.location", "optional:classpath:/dev/relay/serve/no-other-config/");
   }
 

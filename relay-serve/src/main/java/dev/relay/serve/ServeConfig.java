@@ -229,6 +229,9 @@ final class ServeConfig {
     p.put("server.servlet.session.cookie.same-site", "lax");
     p.put("server.forward-headers-strategy", "native");
     p.put("spring.main.banner-mode", "off");
+    // What the first request needs (the console, Actuator's endpoints, security) is made on it;
+    // ServeApplication names what must start at once.
+    p.put("spring.main.lazy-initialization", "true");
     p.put("spring.datasource.hikari.pool-name", "relay-serve-app");
     p.put("spring.datasource.hikari.maximum-pool-size", "2");
     // serve refuses an old schema unless told (--migrate or relay.migrate=true), unlike the starter
