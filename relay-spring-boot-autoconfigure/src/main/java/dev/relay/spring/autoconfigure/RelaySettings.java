@@ -6,6 +6,8 @@ import dev.relay.KindPolicy;
 import dev.relay.Outbox;
 import dev.relay.Relay;
 import dev.relay.UnknownOutcomePolicy;
+import dev.relay.admin.MaintenanceConfig;
+import dev.relay.admin.PurgePolicy;
 import java.time.Duration;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
@@ -136,6 +138,22 @@ final class RelaySettings {
           "(hidden)",
           "is set without relay.direct-connection.url, which it belongs to");
     }
+  }
+
+  /**
+   * The maintenance loop's configuration from {@code relay.schema} and {@code relay.maintenance.*}.
+   */
+  static MaintenanceConfig maintenance(RelayProperties p) {
+    RelayProperties.Maintenance m = p.getMaintenance();
+    return new MaintenanceConfig(
+        p.getSchema(),
+        m.getInterval(),
+        new PurgePolicy(
+            m.getWorkRetention(),
+            m.getHistoryRetention(),
+            m.getIdentityHorizon(),
+            m.getBatchSize(),
+            m.getMaxBatches()));
   }
 
   static void requirePoolSize(RelayProperties p) {
