@@ -8,10 +8,14 @@
 (function () {
   'use strict';
   var every = parseInt(document.body.getAttribute('data-refresh') || '0', 10);
+  var status = document.getElementById('live-status');
   if (!every || document.querySelectorAll('[data-live][id]').length === 0) {
+    // A page with nothing live (sign-in, a form) says nothing about updating.
+    if (status) {
+      status.remove();
+    }
     return;
   }
-  var status = document.getElementById('live-status');
   var busy = false;
 
   function say(text) {

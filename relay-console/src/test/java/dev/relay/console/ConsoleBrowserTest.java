@@ -50,6 +50,21 @@ class ConsoleBrowserTest {
             + " 'business deadline passed', 'unknown' FROM generate_series(1, 9) g");
     ConsoleTest.registerKind(db, "order_ack");
     ConsoleTest.registerKind(db, "mail");
+    // A limited kind with live claims, and two schedules, one of them overdue.
+    db.execute(
+        "INSERT INTO {schema}.limiter (kind, max_running, max_running_per_group, rate_limit,"
+            + " rate_interval) VALUES ('mail', 4, 2, 60, interval '1 minute');"
+            + "INSERT INTO {schema}.outbox (work_id, kind, payload, group_key, state, claimed_by,"
+            + " lease_until, claim_generation, attempts) SELECT 'mail-run-' || g, 'mail', '{}',"
+            + " 'tenant-' || (g % 2), 'running', 'worker-1', now() + interval '1 hour', 1, 1"
+            + " FROM generate_series(1, 3) g;"
+            + "INSERT INTO {schema}.schedule_state (name, kind, definition, last_slot, next_slot,"
+            + " decided_at, decided_by, enqueued, skipped) VALUES"
+            + " ('nightly-report', 'report', 'cron \"0 2 * * *\" UTC missed=latest',"
+            + " now() - interval '19 hours', now() + interval '5 hours', now() - interval '19 hours',"
+            + " 'scheduler-1', 30, 0),"
+            + " ('mail-digest', 'mail', 'every PT15M missed=each(PT1H)', now() - interval '1 hour',"
+            + " now() - interval '45 minutes', now() - interval '1 hour', 'scheduler-2', 96, 3)");
     try (ConsoleApp app = ConsoleApp.start(db, "relay.console.refresh=1s");
         Chromium chromium = Chromium.start()) {
       use(chromium.web(), app, db);
@@ -86,6 +101,32 @@ class ConsoleBrowserTest {
           .contains("order_ack")
           .contains("park as failed");
       screenshot(web, "kinds");
+      web.findElement(By.linkText("Limits")).click();
+      wait.until(ExpectedConditions.titleContains("Limits"));
+      assertThat(web.findElement(By.cssSelector("table.limits")).getText())
+          .contains("3 of 4 running")
+          .contains("at most 2 per group; busiest: tenant-1 2 (at the limit), tenant-0 1");
+      screenshot(web, "limits");
+      web.findElement(By.linkText("Schedules")).click();
+      wait.until(ExpectedConditions.titleContains("Schedules"));
+      assertThat(web.findElement(By.cssSelector("table.schedules")).getText())
+          .contains("nightly-report")
+          .contains("every 15 min 0 s")
+          .containsPattern("overdue by \\d+ min");
+      screenshot(web, "schedules");
+      web.findElement(By.linkText("Search")).click();
+      wait.until(ExpectedConditions.titleContains("Search payloads"));
+      web.findElement(By.name("path")).sendKeys("note");
+      web.findElement(By.name("value")).sendKeys("<script>alert(1)</script>");
+      web.findElement(By.cssSelector("form.search button[type=submit]")).click();
+      wait.until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("p.searched")));
+      assertThat(web.findElements(By.cssSelector("table.search-results a")))
+          .extracting(WebElement::getText)
+          .containsExactly("order-9-ack");
+      assertThat(web.findElement(By.cssSelector("p.searched")).getText())
+          .contains("{\"note\":\"<script>alert(1)</script>\"}");
+      assertThatThrownBy(() -> web.switchTo().alert()).isInstanceOf(NoAlertPresentException.class);
+      screenshot(web, "search");
       web.findElement(By.linkText("Overview")).click();
       wait.until(ExpectedConditions.titleContains("Overview"));
       web.findElement(By.cssSelector("main table a[href*='errorKind=http_500']")).click();
