@@ -5,6 +5,8 @@ import dev.relay.Outbox;
 import dev.relay.Work;
 import dev.relay.admin.CompletionMinute;
 import dev.relay.admin.FailureGroup;
+import dev.relay.admin.LimitUse;
+import dev.relay.admin.PayloadSearch;
 import dev.relay.admin.Pause;
 import dev.relay.admin.PurgePolicy;
 import dev.relay.admin.PurgeResult;
@@ -92,9 +94,20 @@ public final class AdminStore {
     return overview.kinds(c);
   }
 
+  /** Each limited kind's use of its limits now. */
+  public List<LimitUse> limitUse(Connection c) {
+    return overview.limitUse(c);
+  }
+
   /** The redrive checks without the lock, or {@code null} when no row has the ID. */
   public RedrivePreview redrivePreview(Connection c, String workId) {
     return redrive.preview(c, workId);
+  }
+
+  /** A bounded payload search; see {@link WorkQueries#searchPayload}. */
+  public PayloadSearch searchPayload(
+      Connection c, WorkFilter filter, String json, int scanCap, int limit) {
+    return queries.searchPayload(c, filter, json, scanCap, limit);
   }
 
   /** One page after {@code after} (or from the start when {@code null}). */
