@@ -61,7 +61,7 @@ final class Events {
   }
 
   void snoozed(Claim c, Duration delay, String reason) {
-    safe("snoozed", () -> l.snoozed(c, delay, reason));
+    eachForClaim("snoozed", c, l -> l.snoozed(c, delay, reason));
   }
 
   void failed(Claim c, String kind, String error) {
@@ -101,11 +101,11 @@ final class Events {
   }
 
   void notificationsUnavailable(String reason) {
-    safe("notificationsUnavailable", () -> l.notificationsUnavailable(reason));
+    each("notificationsUnavailable", l -> l.notificationsUnavailable(reason));
   }
 
   void failoverUnsafe(String reason) {
-    safe("failoverUnsafe", () -> l.failoverUnsafe(reason));
+    each("failoverUnsafe", l -> l.failoverUnsafe(reason));
   }
 
   void error(String what, Throwable e) {
