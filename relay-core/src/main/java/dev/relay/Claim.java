@@ -2,6 +2,7 @@ package dev.relay;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Map;
 
 /**
  * A handler's view of one claimed attempt: the work, the authority this worker holds over it (the
@@ -140,6 +141,25 @@ public interface Claim {
    * applied that sequence (see {@code dev.relay.receiver.KeyedHistory}).
    */
   Long previousDeliveredSequence();
+
+  /**
+   * The producer's trace context, stored with the work at enqueue ({@link RelayTracing}, {@link
+   * Work#traceContext(Map)}): W3C Trace Context carrier fields such as {@code traceparent}; empty
+   * when the work was enqueued without one.
+   */
+  default Map<String, String> traceContext() {
+    return Map.of();
+  }
+
+  /**
+   * The trace context a call made by this attempt should carry ({@code traceparent}, {@code
+   * tracestate}), as Relay's transports send it: the attempt span's while the handler runs under a
+   * configured {@link RelayTracing}, else the stored {@link #traceContext()} (so that the receiver
+   * still joins the producer's trace); empty when there is neither.
+   */
+  default Map<String, String> callTraceContext() {
+    return traceContext();
+  }
 
   /** The ID of the worker holding this claim. */
   String workerId();

@@ -1,10 +1,12 @@
 package dev.relay;
 
+import dev.relay.internal.json.StringMapJson;
 import dev.relay.internal.store.ClaimedWork;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -179,6 +181,11 @@ public final class HeldClaim implements Claim {
   @Override
   public Long previousDeliveredSequence() {
     return work.previousDeliveredSequence();
+  }
+
+  @Override
+  public Map<String, String> traceContext() {
+    return StringMapJson.readStored(work.traceContext());
   }
 
   @Override

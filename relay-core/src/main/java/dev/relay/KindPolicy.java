@@ -32,6 +32,10 @@ import java.util.Objects;
  * @param unknownOutcome what an attempt whose effect is unknown gets
  * @param limits global concurrency and rate limits of the kind, stored in the {@code limiter} table
  *     at start and enforced by every worker's claim ({@link FlowLimits#NONE}: none)
+ * @param maxSnoozes how many times one item may {@linkplain Outcome#snooze snooze} (0-{@value
+ *     #MAX_SNOOZES_LIMIT}) without spending an attempt; a snooze past it counts as an ordinary
+ *     retry (error kind {@code snooze_limit}). Stored in the {@code kind} table's {@code
+ *     max_snoozes}
  */
 public record KindPolicy(
     Duration backoffBase,
@@ -41,7 +45,8 @@ public record KindPolicy(
     Duration maxRunTime,
     Duration dedupHorizon,
     UnknownOutcomePolicy unknownOutcome,
-    FlowLimits limits) {
+    FlowLimits limits,
+    int maxSnoozes) {
 
   /** Default first backoff ceiling: 1 s. */
   public static final Duration DEFAULT_BACKOFF_BASE = Duration.ofSeconds(1);
@@ -65,12 +70,21 @@ public record KindPolicy(
   /** Default receiver deduplication horizon: 24 h (a common provider idempotency-key retention). */
   public static final Duration DEFAULT_DEDUP_HORIZON = Duration.ofHours(24);
 
+  /**
+   * Default snoozes per item: 100. With a one-minute Retry-After that is over an hour and a half of
+   * "not now" before attempts are spent.
+   */
+  public static final int DEFAULT_MAX_SNOOZES = 100;
+
+  /** Most snoozes a policy may allow per item. */
+  public static final int MAX_SNOOZES_LIMIT = 100_000;
+
   /** Most attempts a policy may allow. */
   public static final int MAX_ATTEMPTS_LIMIT = 10_000;
 
   /**
    * The defaults: backoff 1 s doubling to 5 min, 25 attempts within 24 h, a run time of at most 1 h
-   * per attempt, a 24 h receiver horizon, and retry on an unknown outcome.
+   * per attempt, a 24 h receiver horizon, retry on an unknown outcome, and 100 snoozes per item.
    */
   public static final KindPolicy DEFAULT =
       new KindPolicy(
@@ -81,7 +95,8 @@ public record KindPolicy(
           DEFAULT_MAX_RUN_TIME,
           DEFAULT_DEDUP_HORIZON,
           UnknownOutcomePolicy.retry(),
-          FlowLimits.NONE);
+          FlowLimits.NONE,
+          DEFAULT_MAX_SNOOZES);
 
   /** Requires every setting. */
   public KindPolicy {
@@ -111,19 +126,58 @@ public record KindPolicy(
         maxRunTime,
         dedupHorizon,
         unknownOutcome,
-        FlowLimits.NONE);
+        FlowLimits.NONE,
+        DEFAULT_MAX_SNOOZES);
+  }
+
+  /** A policy with {@link #DEFAULT_MAX_SNOOZES} snoozes per item. */
+  public KindPolicy(
+      Duration backoffBase,
+      Duration backoffCap,
+      int maxAttempts,
+      Duration maxElapsed,
+      Duration maxRunTime,
+      Duration dedupHorizon,
+      UnknownOutcomePolicy unknownOutcome,
+      FlowLimits limits) {
+    this(
+        backoffBase,
+        backoffCap,
+        maxAttempts,
+        maxElapsed,
+        maxRunTime,
+        dedupHorizon,
+        unknownOutcome,
+        limits,
+        DEFAULT_MAX_SNOOZES);
   }
 
   /** A copy with backoff ceilings starting at {@code base}, doubling, capped at {@code cap}. */
   public KindPolicy withBackoff(Duration base, Duration cap) {
     return new KindPolicy(
-        base, cap, maxAttempts, maxElapsed, maxRunTime, dedupHorizon, unknownOutcome, limits);
+        base,
+        cap,
+        maxAttempts,
+        maxElapsed,
+        maxRunTime,
+        dedupHorizon,
+        unknownOutcome,
+        limits,
+        maxSnoozes);
   }
 
   /** A copy allowing {@code n} attempts. */
   public KindPolicy withMaxAttempts(int n) {
     return new KindPolicy(
-        backoffBase, backoffCap, n, maxElapsed, maxRunTime, dedupHorizon, unknownOutcome, limits);
+        backoffBase,
+        backoffCap,
+        n,
+        maxElapsed,
+        maxRunTime,
+        dedupHorizon,
+        unknownOutcome,
+        limits,
+        maxSnoozes);
   }
 
   /** A copy with a retry window of {@code window} from the first attempt. */
@@ -136,7 +190,8 @@ public record KindPolicy(
         maxRunTime,
         dedupHorizon,
         unknownOutcome,
-        limits);
+        limits,
+        maxSnoozes);
   }
 
   /**
@@ -152,7 +207,8 @@ public record KindPolicy(
         limit,
         dedupHorizon,
         unknownOutcome,
-        limits);
+        limits,
+        maxSnoozes);
   }
 
   /** A copy whose receiver remembers work IDs for {@code horizon}. */
@@ -165,13 +221,22 @@ public record KindPolicy(
         maxRunTime,
         horizon,
         unknownOutcome,
-        limits);
+        limits,
+        maxSnoozes);
   }
 
   /** A copy with {@code policy} for attempts whose effect is unknown. */
   public KindPolicy withUnknownOutcome(UnknownOutcomePolicy policy) {
     return new KindPolicy(
-        backoffBase, backoffCap, maxAttempts, maxElapsed, maxRunTime, dedupHorizon, policy, limits);
+        backoffBase,
+        backoffCap,
+        maxAttempts,
+        maxElapsed,
+        maxRunTime,
+        dedupHorizon,
+        policy,
+        limits,
+        maxSnoozes);
   }
 
   /**
@@ -212,6 +277,24 @@ public record KindPolicy(
         maxRunTime,
         dedupHorizon,
         unknownOutcome,
-        limits);
+        limits,
+        maxSnoozes);
+  }
+
+  /**
+   * A copy allowing each item {@code n} (0-{@value #MAX_SNOOZES_LIMIT}) {@linkplain Outcome#snooze
+   * snoozes} before a snooze counts as an ordinary retry.
+   */
+  public KindPolicy withMaxSnoozes(int n) {
+    return new KindPolicy(
+        backoffBase,
+        backoffCap,
+        maxAttempts,
+        maxElapsed,
+        maxRunTime,
+        dedupHorizon,
+        unknownOutcome,
+        limits,
+        n);
   }
 }

@@ -319,6 +319,9 @@ public final class ManualClaims {
           text(r.reason(), "retry"),
           evidence(r.effect()));
     }
+    if (outcome instanceof Outcome.Snooze z) {
+      return new Settlement.Snooze(ref, z.delay(), text(z.reason(), "snoozed"));
+    }
     if (outcome instanceof Outcome.Fail f) {
       return new Settlement.Fail(
           ref, "permanent", text(f.reason(), "failed"), evidence(f.effect()));

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -48,6 +49,16 @@ import org.slf4j.LoggerFactory;
  * missing below the highest applied). Versions newer than this library are not checked: it does not
  * know their text. A row recorded without a checksum is skipped by the check, and a migration fills
  * it in from the shipped text, trusting that text.
+ *
+ * <p><b>Expand then contract.</b> Every version from 15 on only adds (new nullable columns or
+ * columns with a constant default, new tables, functions, indexes; a check only widened), so the
+ * previous release's workers keep running while the new release's version is applied. What a
+ * release stops using is removed one release later by a <em>contract step</em>, a file whose name
+ * holds {@value #CONTRACT_MARKER}; {@link #migrate} refuses it ({@link
+ * OlderWorkersRegisteredException}) while a worker whose library knows only older versions is
+ * registered and heartbeating in the {@code worker} table (version 17). A runtime checks the schema
+ * at start with {@link #requireCompatible}: this library's version, or newer by expand-only
+ * versions, is accepted; older, or newer with a contract step, is refused.
  */
 public final class Migrator {
   private static final Logger log = LoggerFactory.getLogger(Migrator.class);
@@ -55,36 +66,62 @@ public final class Migrator {
   /** The oldest PostgreSQL Relay supports, as {@code server_version_num}. */
   public static final int MINIMUM_SERVER_VERSION_NUM = 150000;
 
-  private static final List<Version> VERSIONS =
+  static final List<Version> VERSIONS =
       List.of(
-          new Version(1, "core", "V1__core.sql"),
-          new Version(2, "runtime", "V2__runtime.sql"),
-          new Version(3, "receivers", "V3__receivers.sql"),
-          new Version(4, "ordering", "V4__ordering.sql"),
-          new Version(5, "admin", "V5__admin.sql"),
-          new Version(6, "abandoned and caps", "V6__abandoned_and_caps.sql"),
-          new Version(7, "schedules", "V7__schedules.sql"),
-          new Version(8, "limits", "V8__limits.sql"),
-          new Version(9, "overview summary", "V9__overview_summary.sql"),
-          new Version(10, "dependencies", "V10__dependencies.sql"),
-          new Version(11, "dependency roles and blocked", "V11__dependency_roles_and_blocked.sql"),
-          new Version(12, "horizon start", "V12__horizon_start.sql"),
-          new Version(13, "handoff", "V13__handoff.sql"));
+          new Version(1, "core", "migrations/V1__core.sql"),
+          new Version(2, "runtime", "migrations/V2__runtime.sql"),
+          new Version(3, "receivers", "migrations/V3__receivers.sql"),
+          new Version(4, "ordering", "migrations/V4__ordering.sql"),
+          new Version(5, "admin", "migrations/V5__admin.sql"),
+          new Version(6, "abandoned and caps", "migrations/V6__abandoned_and_caps.sql"),
+          new Version(7, "schedules", "migrations/V7__schedules.sql"),
+          new Version(8, "limits", "migrations/V8__limits.sql"),
+          new Version(9, "overview summary", "migrations/V9__overview_summary.sql"),
+          new Version(10, "dependencies", "migrations/V10__dependencies.sql"),
+          new Version(
+              11,
+              "dependency roles and blocked",
+              "migrations/V11__dependency_roles_and_blocked.sql"),
+          new Version(12, "horizon start", "migrations/V12__horizon_start.sql"),
+          new Version(13, "pause", "migrations/V13__pause.sql"),
+          new Version(14, "trace context", "migrations/V14__trace_context.sql"),
+          new Version(15, "snooze", "migrations/V15__snooze.sql"),
+          new Version(16, "sql enqueue", "migrations/V16__sql_enqueue.sql"),
+          new Version(17, "worker registration", "migrations/V17__worker_registration.sql"),
+          new Version(18, "handoff", "migrations/V18__handoff.sql"));
+
+  /**
+   * The file-name marker of a contract step: {@code V20__contract_drop_old_column.sql}. Every
+   * migration is expand-then-contract: a release only adds, and what it makes unused is removed by
+   * a contract step one release later, which {@link #migrate} refuses ({@link
+   * OlderWorkersRegisteredException}) while a worker of an older release is registered.
+   */
+  public static final String CONTRACT_MARKER = "__contract_";
 
   /** The schema version this library writes and understands. */
   public static final int LATEST_VERSION = VERSIONS.get(VERSIONS.size() - 1).number();
 
   private final SchemaName schema;
   private final MigratorSql sql;
+  private final List<Version> versions;
+  private final int latest;
+  private final Map<Integer, String> checksums;
 
-  private Migrator(SchemaName schema) {
+  /**
+   * A migrator over {@code versions} instead of the shipped ones: tests use it to play an older
+   * release (fewer versions) or a later one (a contract step).
+   */
+  Migrator(SchemaName schema, List<Version> versions) {
     this.schema = schema;
     this.sql = MigratorSql.of(schema);
+    this.versions = List.copyOf(versions);
+    this.latest = versions.get(versions.size() - 1).number();
+    this.checksums = versions == VERSIONS ? Shipped.CHECKSUMS : checksumsOf(versions);
   }
 
   /** A migrator for {@code schemaName} (validated: a plain lower-case identifier). */
   public static Migrator forSchema(String schemaName) {
-    return new Migrator(SchemaName.of(schemaName));
+    return new Migrator(SchemaName.of(schemaName), VERSIONS);
   }
 
   /** Migrates {@code schemaName} on {@code dataSource}; see the class comment. */
@@ -176,22 +213,25 @@ public final class Migrator {
     }
     List<Applied> recorded = applied(c);
     int previous = highest(recorded);
-    if (previous > LATEST_VERSION) {
+    if (previous > latest) {
       throw new SchemaVersionException(
           "schema "
               + schema
               + " is at version "
               + previous
               + ", newer than this library's "
-              + LATEST_VERSION
+              + latest
               + ": upgrade Relay before running it against this database");
     }
     checked(recorded);
     fillMissingChecksums(c, recorded);
     List<Integer> applied = new ArrayList<>();
-    for (Version v : VERSIONS) {
+    for (Version v : versions) {
       if (v.number() <= previous) {
         continue;
+      }
+      if (v.contract()) {
+        refuseWhileOlderWorkersLive(c, v);
       }
       try (Statement s = c.createStatement()) {
         s.execute(sql.migration(v.text()));
@@ -199,23 +239,123 @@ public final class Migrator {
       try (PreparedStatement ps = c.prepareStatement(sql.recordVersion)) {
         ps.setInt(1, v.number());
         ps.setString(2, v.description());
-        ps.setString(3, Shipped.checksum(v.number()));
+        ps.setString(3, checksums.get(v.number()));
+        ps.setBoolean(4, v.contract());
         ps.executeUpdate();
       }
       applied.add(v.number());
     }
-    return new Report(schema.sql(), previous, Math.max(previous, LATEST_VERSION), applied);
+    return new Report(schema.sql(), previous, Math.max(previous, latest), applied);
   }
 
-  /** One row of {@code schema_version}; {@code checksum} is null when recorded without one. */
-  private record Applied(int version, String checksum) {}
+  /**
+   * A contract step removes or tightens what an older release's workers use: refused while one of
+   * them is registered and not stale (see the {@code worker} table, version 17).
+   */
+  private void refuseWhileOlderWorkersLive(Connection c, Version v) throws SQLException {
+    try (Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(sql.workerTableExists)) {
+      rs.next();
+      if (!rs.getBoolean(1)) {
+        return; // created by a version applied in this same run: nobody registered yet
+      }
+    }
+    List<String> older = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(sql.liveOlderWorkers)) {
+      ps.setInt(1, v.number());
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          older.add(
+              rs.getString(1)
+                  + " (relay "
+                  + rs.getString(2)
+                  + ", knows schema version "
+                  + rs.getInt(3)
+                  + (rs.getString(4) == null ? "" : ", on " + rs.getString(4))
+                  + ", last heartbeat "
+                  + rs.getObject(5, java.time.OffsetDateTime.class)
+                  + ")");
+        }
+      }
+    }
+    if (!older.isEmpty()) {
+      throw new OlderWorkersRegisteredException(schema.sql(), v.number(), older);
+    }
+  }
+
+  /**
+   * Checks that a runtime of this library may run against the schema, and returns its version. A
+   * schema at this library's version, or newer by expand-only versions, is accepted: during a
+   * rolling upgrade the previous release's workers keep running while the new release migrates.
+   * Refused: an older schema (migrate first), and a newer one that holds a contract step this
+   * library predates (it removed or tightened what this library uses). A schema without {@code
+   * schema_version} (built by Flyway or Liquibase from the plain files) reads 0 and is not checked.
+   *
+   * @throws SchemaVersionException naming the versions and the way out
+   */
+  public int requireCompatible(Connection c) {
+    int version = currentVersion(c);
+    if (version == 0) {
+      return 0;
+    }
+    if (version < latest) {
+      throw new SchemaVersionException(
+          "schema "
+              + schema
+              + " is at version "
+              + version
+              + ", older than this library's "
+              + latest
+              + ": migrate it first (relay migrate --schema "
+              + schema
+              + ", or Migrator.migrate)");
+    }
+    if (version > latest) {
+      try {
+        for (Applied row : applied(c)) {
+          if (row.version() > latest && row.contract()) {
+            throw new SchemaVersionException(
+                "schema "
+                    + schema
+                    + " is at version "
+                    + version
+                    + " and holds contract step "
+                    + row.version()
+                    + ", which removed or changed what this library (schema version "
+                    + latest
+                    + ") uses: upgrade Relay");
+          }
+        }
+      } catch (SQLException e) {
+        throw SqlErrors.translate("reading the versions of schema " + schema, e);
+      }
+      log.info(
+          "relay schema {} is at version {}, newer than this library's {}, by expand-only"
+              + " versions: running against it (a rolling upgrade)",
+          schema,
+          version,
+          latest);
+    }
+    return version;
+  }
+
+  /** The newest schema version this migrator knows. */
+  int latestVersion() {
+    return latest;
+  }
+
+  /**
+   * One row of {@code schema_version}; {@code checksum} is null when recorded without one, {@code
+   * contract} whether it is a contract step.
+   */
+  private record Applied(int version, String checksum, boolean contract) {}
 
   private List<Applied> applied(Connection c) throws SQLException {
     List<Applied> rows = new ArrayList<>();
     try (Statement s = c.createStatement();
         ResultSet rs = s.executeQuery(sql.appliedVersions)) {
       while (rs.next()) {
-        rows.add(new Applied(rs.getInt(1), rs.getString(2)));
+        rows.add(new Applied(rs.getInt(1), rs.getString(2), rs.getBoolean(3)));
       }
     }
     return rows;
@@ -231,19 +371,18 @@ public final class Migrator {
    */
   private int checked(List<Applied> rows) {
     int highest = highest(rows);
-    List<Integer> missing = new ArrayList<>();
-    int expected = 1;
-    for (Applied row : rows) {
-      while (expected < row.version() && expected <= LATEST_VERSION) {
-        missing.add(expected++);
-      }
-      expected = Math.max(expected, row.version() + 1);
-    }
+    // Version numbers this library does not ship (taken by a branch never released) are no gap.
+    Set<Integer> recorded = rows.stream().map(Applied::version).collect(Collectors.toSet());
+    List<Integer> missing =
+        versions.stream()
+            .map(Version::number)
+            .filter(n -> n < highest && !recorded.contains(n))
+            .toList();
     if (!missing.isEmpty()) {
       throw new MigrationGapException(schema.sql(), missing, highest);
     }
     for (Applied row : rows) {
-      String shipped = Shipped.checksum(row.version());
+      String shipped = checksums.get(row.version());
       if (shipped != null && row.checksum() != null && !row.checksum().equals(shipped)) {
         throw new EditedMigrationException(schema.sql(), row.version(), row.checksum(), shipped);
       }
@@ -256,8 +395,8 @@ public final class Migrator {
     List<Integer> filled = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(sql.fillChecksum)) {
       for (Applied row : rows) {
-        if (row.checksum() == null && Shipped.checksum(row.version()) != null) {
-          ps.setString(1, Shipped.checksum(row.version()));
+        if (row.checksum() == null && checksums.get(row.version()) != null) {
+          ps.setString(1, checksums.get(row.version()));
           ps.setInt(2, row.version());
           ps.executeUpdate();
           filled.add(row.version());
@@ -291,14 +430,12 @@ public final class Migrator {
 
   /** The checksums of the shipped texts, computed once, on first use. */
   private static final class Shipped {
-    private static final Map<Integer, String> CHECKSUMS =
-        VERSIONS.stream()
-            .collect(Collectors.toUnmodifiableMap(Version::number, v -> sha256(v.text())));
+    private static final Map<Integer, String> CHECKSUMS = checksumsOf(VERSIONS);
+  }
 
-    /** The checksum of version {@code number}, or null when this library does not ship it. */
-    static String checksum(int number) {
-      return CHECKSUMS.get(number);
-    }
+  private static Map<Integer, String> checksumsOf(List<Version> versions) {
+    return versions.stream()
+        .collect(Collectors.toUnmodifiableMap(Version::number, v -> sha256(v.text())));
   }
 
   private static String sha256(String text) {
@@ -311,10 +448,22 @@ public final class Migrator {
     }
   }
 
-  private record Version(int number, String description, String resource) {
+  /**
+   * One schema version: its number, description and resource (relative to this class's package). A
+   * resource whose file name holds {@value #CONTRACT_MARKER} is a contract step.
+   */
+  record Version(int number, String description, String resource) {
+    /**
+     * Whether this version is a contract step: it removes or tightens what the previous release's
+     * workers use, so it is refused while one of them is registered.
+     */
+    boolean contract() {
+      return resource.substring(resource.lastIndexOf('/') + 1).contains(CONTRACT_MARKER);
+    }
+
     /** The resource's text, line endings normalised to LF (so a CRLF checkout hashes the same). */
     String text() {
-      String path = "migrations/" + resource;
+      String path = resource;
       try (InputStream in = Migrator.class.getResourceAsStream(path)) {
         if (in == null) {
           throw new IllegalStateException("missing migration resource dev/relay/" + path);

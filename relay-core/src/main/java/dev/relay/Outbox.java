@@ -80,18 +80,28 @@ public final class Outbox {
   private static final Pattern WORK_ID = Pattern.compile("[A-Za-z0-9._\\-:/@+=#]+");
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._\\-:]+");
   private static final int MAX_ATTEMPTS_LIMIT = 10_000;
+  private static final Pattern TRACE_FIELD = Pattern.compile("[a-z0-9._\\-]{1,64}");
+  private static final int MAX_TRACE_FIELDS = 16;
+  private static final int MAX_TRACE_VALUE_LENGTH = 4096;
   private static final Instant EARLIEST = Instant.EPOCH;
   private static final Instant LATEST = Instant.parse("9999-12-31T00:00:00Z");
 
   private final SchemaName schema;
   private final int maxPayloadBytes;
   private final Enqueuer enqueuer;
+  private final RelayTracing tracing;
   private final Relay handoffTo; // null: no local hand-off
 
-  private Outbox(SchemaName schema, int maxPayloadBytes, Enqueuer enqueuer, Relay handoffTo) {
+  private Outbox(
+      SchemaName schema,
+      int maxPayloadBytes,
+      Enqueuer enqueuer,
+      RelayTracing tracing,
+      Relay handoffTo) {
     this.schema = schema;
     this.maxPayloadBytes = maxPayloadBytes;
     this.enqueuer = enqueuer;
+    this.tracing = tracing;
     this.handoffTo = handoffTo;
   }
 
@@ -110,6 +120,7 @@ public final class Outbox {
     private String schema = "relay";
     private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
     private boolean notifications = true;
+    private RelayTracing tracing = RelayTracing.NONE;
 
     private Builder() {}
 
@@ -138,6 +149,16 @@ public final class Outbox {
       return this;
     }
 
+    /**
+     * The tracing hook (default {@link RelayTracing#NONE}): each enqueue stores the trace context
+     * it reports as current with the work, in the same statement, unless an item names its own
+     * ({@link Work#traceContext(java.util.Map)}). With none, nothing is read or stored.
+     */
+    public Builder tracing(RelayTracing tracing) {
+      this.tracing = Objects.requireNonNull(tracing, "tracing");
+      return this;
+    }
+
     /** Validates the settings and builds the outbox. */
     public Outbox build() {
       JsonText.checkLimitSetting(maxPayloadBytes);
@@ -145,7 +166,7 @@ public final class Outbox {
       if (notifications) {
         Coordination.checkedChannel(name, "schema");
       }
-      return new Outbox(name, maxPayloadBytes, new Enqueuer(name, notifications), null);
+      return new Outbox(name, maxPayloadBytes, new Enqueuer(name, notifications), tracing, null);
     }
   }
 
@@ -198,7 +219,7 @@ public final class Outbox {
               + relay.config().schema()
               + "'");
     }
-    return new Outbox(schema, maxPayloadBytes, enqueuer, relay);
+    return new Outbox(schema, maxPayloadBytes, enqueuer, tracing, relay);
   }
 
   /**
@@ -332,16 +353,21 @@ public final class Outbox {
     if (works.isEmpty()) {
       return List.of();
     }
+    Map<String, String> current = null;
+    if (tracing != RelayTracing.NONE) {
+      current = tracing.currentContext();
+      validateTraceContext(null, current);
+    }
     Handoffs handoffs = handoffTo == null ? null : handoffTo.handoffs();
     Enqueuer.HandoffRequest request = handoffs == null ? null : handoffs.reserve(works);
     if (request == null) {
-      return enqueuer.enqueue(c, works);
+      return enqueuer.enqueue(c, works, current);
     }
     List<Enqueuer.HandedOff> handedOff = new ArrayList<>();
     long sent = handoffs.nanoTime();
     boolean ok = false;
     try {
-      List<EnqueueResult> results = enqueuer.enqueue(c, works, request, handedOff);
+      List<EnqueueResult> results = enqueuer.enqueue(c, works, current, request, handedOff);
       ok = true;
       return results;
     } finally {
@@ -400,8 +426,38 @@ public final class Outbox {
     return w;
   }
 
+  /** At most 16 fields, names 1-64 characters from a-z 0-9 - _ ., values up to 4,096 characters. */
+  private static void validateTraceContext(String id, Map<String, String> fields) {
+    if (fields == null) {
+      return;
+    }
+    if (fields.size() > MAX_TRACE_FIELDS) {
+      throw new InvalidWorkException(
+          id, "traceContext", "has " + fields.size() + " fields; the limit is " + MAX_TRACE_FIELDS);
+    }
+    for (Map.Entry<String, String> e : fields.entrySet()) {
+      if (e.getKey() == null || !TRACE_FIELD.matcher(e.getKey()).matches()) {
+        throw new InvalidWorkException(
+            id,
+            "traceContext",
+            "field name '" + e.getKey() + "' must be 1-64 characters from a-z 0-9 - _ .");
+      }
+      if (e.getValue() == null || e.getValue().length() > MAX_TRACE_VALUE_LENGTH) {
+        throw new InvalidWorkException(
+            id,
+            "traceContext",
+            "field '"
+                + e.getKey()
+                + "' must have a value of at most "
+                + MAX_TRACE_VALUE_LENGTH
+                + " characters");
+      }
+    }
+  }
+
   private void validate(Work w) {
     String id = w.workId();
+    validateTraceContext(id, w.traceContext());
     if (id == null || id.isEmpty()) {
       throw new InvalidWorkException(null, "workId", "is empty");
     }

@@ -5,9 +5,9 @@ import java.util.Objects;
 
 /**
  * What a {@link Handler} decided about one attempt. Failure is a decision, not an exception type:
- * return {@link #done}, {@link #retry}, {@link #fail} or {@link #cancel}. A handler that throws, or
- * runs past its timeout, has not decided anything: Relay treats that as "effect unknown" and
- * applies the kind's {@link UnknownOutcomePolicy}, never as "did not happen".
+ * return {@link #done}, {@link #retry}, {@link #snooze}, {@link #fail} or {@link #cancel}. A
+ * handler that throws, or runs past its timeout, has not decided anything: Relay treats that as
+ * "effect unknown" and applies the kind's {@link UnknownOutcomePolicy}, never as "did not happen".
  *
  * <p>Every outcome is recorded with a guarded write: if this worker's claim has gone stale (its
  * lease expired, another generation took over), the outcome is refused and counted, and the newer
@@ -17,7 +17,8 @@ import java.util.Objects;
  * Effect#NOT_DELIVERED} only when you know the receiver did not act (it refused the request, or the
  * call was never sent); the default is {@link Effect#UNKNOWN}, which is never wrong.
  */
-public sealed interface Outcome permits Outcome.Done, Outcome.Retry, Outcome.Fail, Outcome.Cancel {
+public sealed interface Outcome
+    permits Outcome.Done, Outcome.Retry, Outcome.Snooze, Outcome.Fail, Outcome.Cancel {
 
   /** Evidence of the receiver-side effect of an attempt that did not end in {@code done}. */
   enum Effect {
@@ -56,6 +57,34 @@ public sealed interface Outcome permits Outcome.Done, Outcome.Retry, Outcome.Fai
   /** Try again later, with what is known about the effect of this attempt. */
   static Retry retry(String reason, Effect effect) {
     return new Retry(null, reason, effect);
+  }
+
+  /**
+   * Try again after {@code delay} without spending an attempt, because this attempt is known not to
+   * have had its effect (the receiver said "not now": rate limited, busy, outside its hours). Only
+   * return it when you know the effect did not happen; when in doubt, return {@link #retry}.
+   *
+   * <p>Each item may snooze at most its kind's {@link KindPolicy#maxSnoozes()} times; a snooze past
+   * that counts as an ordinary retry (error kind {@code snooze_limit}, one attempt spent), so the
+   * attempt cap and the retry window end a receiver that always says "later". A snooze that would
+   * start after the retry window fails the work ({@code retry_window_exhausted}), as a retry would.
+   *
+   * @param delay how long to wait (not negative)
+   */
+  static Snooze snooze(Duration delay) {
+    return new Snooze(delay, "snoozed");
+  }
+
+  /**
+   * The receiver asked to be called again after {@code delay} (an HTTP {@code Retry-After}, a
+   * broker's back-pressure signal) and did not act on this attempt: a {@link #snooze} with the
+   * receiver's words as its reason.
+   *
+   * @param delay how long the receiver asked to wait (not negative)
+   * @param reason what the receiver said, stored as the last error
+   */
+  static Snooze retryAfter(Duration delay, String reason) {
+    return new Snooze(delay, reason);
   }
 
   /** Failed permanently (kept as {@code failed} for a deliberate redrive), effect unknown. */
@@ -117,6 +146,25 @@ public sealed interface Outcome permits Outcome.Done, Outcome.Retry, Outcome.Fai
     /** A copy that waits {@code delay} (not negative) instead of the kind's backoff. */
     public Retry after(Duration delay) {
       return new Retry(Objects.requireNonNull(delay, "delay"), reason, effect);
+    }
+  }
+
+  /**
+   * Try again after {@code delay} without spending an attempt: the effect is known not to have
+   * happened. Recorded as {@code ready} with the attempt given back, the item's snooze count raised
+   * by one, evidence {@code not_delivered}, and ending {@code snoozed} in the attempt history. See
+   * {@link Outcome#snooze} for the cap.
+   *
+   * @param delay the delay before the next attempt
+   * @param reason why, stored as the last error
+   */
+  record Snooze(Duration delay, String reason) implements Outcome {
+    /** Requires a non-negative delay. */
+    public Snooze {
+      Objects.requireNonNull(delay, "delay");
+      if (delay.isNegative()) {
+        throw new IllegalArgumentException("snooze delay is negative: " + delay);
+      }
     }
   }
 

@@ -20,8 +20,9 @@ import java.time.Duration;
  *       (counted: a repeated claim)</td><td>-</td></tr>
  *   <tr><td>{@link #started}</td><td>a handler starts</td><td>finished</td></tr>
  *   <tr><td>{@link #finished}</td><td>a handler returned or threw</td>
- *       <td>completed / retried / failed / cancelled / stale</td></tr>
- *   <tr><td>{@link #completed}, {@link #retried}, {@link #failed}, {@link #cancelled}</td>
+ *       <td>completed / retried / snoozed / failed / cancelled / stale</td></tr>
+ *   <tr><td>{@link #completed}, {@link #retried}, {@link #snoozed}, {@link #failed},
+ *       {@link #cancelled}</td>
  *       <td>the outcome was recorded</td><td>-</td></tr>
  *   <tr><td>{@link #released}</td><td>an unstarted claim was given back</td><td>-</td></tr>
  *   <tr><td>{@link #stale}</td><td>a guarded write (outcome or renewal) was refused</td>
@@ -32,6 +33,10 @@ import java.time.Duration;
  *       attempts, cancel request)</td><td>-</td></tr>
  *   <tr><td>{@link #listenerConnected}, {@link #listenerLost}</td><td>the LISTEN connection came
  *       up / went down</td><td>-</td></tr>
+ *   <tr><td>{@link #notificationsUnavailable}</td><td>the LISTEN connection cannot receive
+ *       notifications (a transaction pooler); the worker polls instead</td><td>-</td></tr>
+ *   <tr><td>{@link #failoverUnsafe}</td><td>at start: a failover of the database could lose
+ *       commits that returned</td><td>-</td></tr>
  *   <tr><td>{@link #error}</td><td>a database operation failed and will be retried</td>
  *       <td>-</td></tr>
  * </table>
@@ -59,6 +64,14 @@ public interface RelayEventListener {
 
   /** A retry was recorded, available again after {@code delay}. */
   default void retried(Claim claim, Duration delay, String errorKind, String error) {}
+
+  /**
+   * A {@linkplain Outcome#snooze snooze} was recorded: the work is available again after {@code
+   * delay}, its attempt given back. A snooze past its kind's {@link KindPolicy#maxSnoozes()} is
+   * recorded as a retry and reported by {@link #retried} (error kind {@code snooze_limit}) or, with
+   * the attempts used up, {@link #failed} ({@code attempts_exhausted}) instead.
+   */
+  default void snoozed(Claim claim, Duration delay, String reason) {}
 
   /** The work was recorded as {@code failed}. */
   default void failed(Claim claim, String errorKind, String error) {}
@@ -125,6 +138,25 @@ public interface RelayEventListener {
 
   /** The LISTEN connection failed; it is re-established with backoff. */
   default void listenerLost(Throwable error) {}
+
+  /**
+   * The LISTEN connection goes through a connection pooler that does not keep a session per client
+   * (PgBouncer in transaction pooling mode): a notification sent to it did not arrive. The runtime
+   * stops listening and finds new work by polling every poll interval; give it a direct connection
+   * ({@link Relay.Builder#listenConnections}) to wake at once again. Logged at WARN.
+   *
+   * @param reason what was seen, naming the setting to change
+   */
+  default void notificationsUnavailable(String reason) {}
+
+  /**
+   * At start: standbys stream from the database asynchronously (or commits do not wait for them),
+   * so a failover to one can lose commits that returned and hand one claim generation out twice.
+   * Logged at WARN; see {@code docs/operations.md}, Failover.
+   *
+   * @param reason the replication facts seen and what to change
+   */
+  default void failoverUnsafe(String reason) {}
 
   /** A database operation ({@code what}) failed; Relay retries it. */
   default void error(String what, Throwable error) {}

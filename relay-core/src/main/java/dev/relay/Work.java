@@ -4,7 +4,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.function.Consumer;
 
@@ -150,6 +153,39 @@ public final class Work {
     return with(n -> n.dependsOn = List.copyOf(ids));
   }
 
+  /**
+   * A copy carrying its own trace context: W3C Trace Context carrier fields ({@code traceparent},
+   * {@code tracestate}, {@code baggage}) stored with the work in place of what the outbox's {@link
+   * RelayTracing} would capture, for example when a bulk enqueue gathers items from several
+   * incoming requests, each with its own trace. An empty map stores no context (even when a trace
+   * is current). Like the group, the context is fixed by the first enqueue: it is neither part of
+   * the payload nor of the identity check, nor of this object's equality. At most 16 fields, names
+   * of 1-64 characters from {@code a-z 0-9 - _ .}, values of at most 4,096 characters.
+   */
+  public Work traceContext(Map<String, String> fields) {
+    if (fields == null) {
+      throw new InvalidWorkException(f.workId, "traceContext", "is null");
+    }
+    Map<String, String> copy = new LinkedHashMap<>();
+    fields.forEach(
+        (k, v) -> {
+          if (k == null || v == null) {
+            throw new InvalidWorkException(f.workId, "traceContext", "contains null");
+          }
+          copy.put(k, v);
+        });
+    Map<String, String> fixed = Collections.unmodifiableMap(copy);
+    return with(n -> n.traceContext = fixed);
+  }
+
+  /**
+   * The trace context named by {@link #traceContext(Map)}, or {@code null} when none was named
+   * (then the outbox's {@link RelayTracing} supplies the current one).
+   */
+  public Map<String, String> traceContext() {
+    return f.traceContext;
+  }
+
   /** The work IDs this work waits for, in the order named; empty when it waits for nothing. */
   public List<String> dependsOn() {
     return f.dependsOn;
@@ -252,6 +288,7 @@ public final class Work {
     String orderingKey;
     String group = ""; // "": no group
     List<String> dependsOn = List.of(); // empty: waits for nothing
+    Map<String, String> traceContext; // null: the outbox's RelayTracing decides
 
     Fields copy() {
       Fields n = new Fields();
@@ -267,10 +304,11 @@ public final class Work {
       n.orderingKey = orderingKey;
       n.group = group;
       n.dependsOn = dependsOn;
+      n.traceContext = traceContext;
       return n;
     }
 
-    /** Every field, in order, for equality (nulls kept). */
+    /** Every field but the trace context, in order, for equality (nulls kept). */
     List<Object> values() {
       return Arrays.asList(
           workId,

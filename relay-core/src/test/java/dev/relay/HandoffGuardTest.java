@@ -113,6 +113,29 @@ class HandoffGuardTest {
   }
 
   @Test
+  void pausedWorkIsNeverInsertedClaimed() throws SQLException {
+    db.execute(
+        "INSERT INTO {schema}.pause (queue, kind, actor, reason)"
+            + " VALUES (NULL, 'mail', 'olga', 'receiver down')");
+    refused(() -> insertRunning("w1", "", ""), "kind mail on queue default is paused");
+    db.execute("DELETE FROM {schema}.pause");
+    db.execute(
+        "INSERT INTO {schema}.pause (queue, kind, actor, reason)"
+            + " VALUES ('default', NULL, 'olga', 'maintenance')");
+    refused(() -> insertRunning("w2", "", ""), "kind mail on queue default is paused");
+    // A pause of another kind, or one whose automatic resume has passed, holds nothing here.
+    db.execute("DELETE FROM {schema}.pause");
+    db.execute(
+        "INSERT INTO {schema}.pause (queue, kind, actor, reason, resume_at) VALUES"
+            + " (NULL, 'other', 'olga', 'other kind', NULL),"
+            + " (NULL, 'mail', 'olga', 'over', clock_timestamp() - interval '1 second')");
+    insertRunning("w3", "", "");
+
+    assertThat(db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = 'w3'"))
+        .isEqualTo("running");
+  }
+
+  @Test
   void readyWorkIsInsertedAtGenerationZeroWithNoAttempts() {
     refused(
         () ->

@@ -13,6 +13,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
@@ -32,6 +33,7 @@ class HandoffTest {
   private final List<String> ranOnA = new CopyOnWriteArrayList<>();
   private final List<String> ranOnB = new CopyOnWriteArrayList<>();
   private final List<Long> generationsOnA = new CopyOnWriteArrayList<>();
+  private final List<Map<String, String>> tracesOnA = new CopyOnWriteArrayList<>();
 
   @BeforeEach
   void setUp(TestDatabase db) {
@@ -58,6 +60,7 @@ class HandoffTest {
                 claim -> {
                   ranOnA.add(claim.workId());
                   generationsOnA.add(claim.generation());
+                  tracesOnA.add(claim.traceContext());
                   return RelayFixture.done(claim);
                 });
     more.accept(b);
@@ -115,6 +118,24 @@ class HandoffTest {
       assertThat(f.column("w1", "claim_generation")).isEqualTo("1");
       assertThat(f.column("w1", "attempts")).isEqualTo("1");
       assertThat(f.column("w1", "first_attempt_at")).isNotNull();
+    }
+
+    @Test
+    void handedOffWorkKeepsItsTraceContext() throws Exception {
+      Relay a = startA(Duration.ofSeconds(30), b -> {});
+      Outbox outbox = f.outbox.handingOffTo(a);
+      Map<String, String> trace =
+          Map.of("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+
+      try (Connection c = transaction()) {
+        outbox.enqueue(c, Work.of("w1", "mail", "{}").traceContext(trace));
+        outbox.commitAndStart(c);
+      }
+
+      await().atMost(RelayFixture.PATIENCE).until(() -> "done".equals(f.state("w1")));
+      assertThat(generationsOnA).as("handed off").containsExactly(1L);
+      assertThat(tracesOnA).containsExactly(trace);
+      assertThat(f.column("w1", "trace_context")).contains("00-4bf92f3577b34da6a3ce929d0e0e4736");
     }
 
     @Test
@@ -283,6 +304,37 @@ class HandoffTest {
       try (Connection c = transaction()) {
         outbox.enqueue(c, Work.of("w1", "mail", "{}"));
         assertThat(inserted(c, "state = 'ready' AND claimed_by IS NULL")).containsExactly("w1");
+        outbox.rollback(c);
+      }
+    }
+
+    @Test
+    void workOfAPausedKindOrQueueIsInsertedReadyUntilTheResume() throws SQLException {
+      // A hand-off respects pauses as a claim does: the database asks the pause table per row.
+      f.db.execute(
+          "INSERT INTO {schema}.pause (queue, kind, actor, reason)"
+              + " VALUES (NULL, 'mail', 'olga', 'receiver down')");
+      try (Connection c = transaction()) {
+        outbox.enqueue(c, Work.of("kind-paused", "mail", "{}"));
+        assertThat(inserted(c, "state = 'ready' AND claimed_by IS NULL AND claim_generation = 0"))
+            .containsExactly("kind-paused");
+        outbox.rollback(c);
+      }
+      f.db.execute("DELETE FROM {schema}.pause");
+      f.db.execute(
+          "INSERT INTO {schema}.pause (queue, kind, actor, reason)"
+              + " VALUES ('default', NULL, 'olga', 'maintenance')");
+      try (Connection c = transaction()) {
+        outbox.enqueue(c, Work.of("queue-paused", "mail", "{}"));
+        assertThat(inserted(c, "state = 'ready' AND claimed_by IS NULL AND claim_generation = 0"))
+            .containsExactly("queue-paused");
+        outbox.rollback(c);
+      }
+      // Its automatic resume passed: handed off again.
+      f.db.execute("UPDATE {schema}.pause SET resume_at = clock_timestamp() - interval '1 second'");
+      try (Connection c = transaction()) {
+        outbox.enqueue(c, Work.of("resumed", "mail", "{}"));
+        assertThat(inserted(c, "state = 'running'")).containsExactly("resumed");
         outbox.rollback(c);
       }
     }

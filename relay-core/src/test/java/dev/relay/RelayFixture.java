@@ -36,8 +36,18 @@ final class RelayFixture implements AutoCloseable {
   }
 
   Relay.Builder builder(DataSource ds) {
-    return Relay.builder(ds).schema(db.schema()).pollInterval(Duration.ofMillis(200));
+    return Relay.builder(ds)
+        .schema(db.schema())
+        .pollInterval(Duration.ofMillis(200))
+        .virtualThreads(VIRTUAL_THREADS);
   }
+
+  /**
+   * {@code -Drelay.test.virtualThreads=true} (on Java 21 or later) runs every runtime test built
+   * from this fixture with handlers on virtual threads: .ci/run runs the lease, heartbeat,
+   * cancellation, limit, timeout and shutdown tests so on a Java 25 JDK.
+   */
+  static final boolean VIRTUAL_THREADS = Boolean.getBoolean("relay.test.virtualThreads");
 
   /** Builds, remembers (to close) and starts. */
   Relay start(Relay.Builder b) {
@@ -189,6 +199,11 @@ final class RelayFixture implements AutoCloseable {
     public void retried(Claim claim, Duration delay, String errorKind, String error) {
       retryDelays.computeIfAbsent(claim.workId(), k -> new CopyOnWriteArrayList<>()).add(delay);
       add("retried " + claim.workId() + " " + errorKind);
+    }
+
+    @Override
+    public void snoozed(Claim claim, Duration delay, String reason) {
+      add("snoozed " + claim.workId() + " " + delay.toMillis());
     }
 
     @Override

@@ -33,10 +33,12 @@ class SqlCatalogArchitectureTest {
           "dev/relay/internal/store/DependencySql.java",
           "dev/relay/internal/store/MigratorSql.java",
           "dev/relay/internal/admin/AdminSql.java",
+          "dev/relay/internal/admin/PauseSql.java",
           "dev/relay/internal/receiver/InboxSql.java",
           "dev/relay/internal/receiver/FenceSql.java",
           "dev/relay/internal/receiver/KeyPositionSql.java",
-          "dev/relay/internal/jdbc/Coordination.java");
+          "dev/relay/internal/jdbc/Coordination.java",
+          "dev/relay/internal/jdbc/DeploymentSql.java");
 
   /** The one place that validates a schema name and injects it. */
   private static final String INJECTOR = "dev/relay/internal/jdbc/SchemaName.java";

@@ -2,6 +2,7 @@ package dev.relay.app;
 
 import dev.relay.InvalidConfigurationException;
 import dev.relay.Migrator;
+import dev.relay.SchemaVersionException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -110,8 +111,8 @@ abstract class DbCommand implements Callable<Integer> {
   }
 
   /**
-   * Refuses (exit 1) unless the schema is migrated to the version this command expects, naming the
-   * way out.
+   * Refuses (exit 1) unless the schema is migrated to this command's version, or to a newer one by
+   * expand-only versions (a rolling upgrade), naming the way out.
    */
   void requireCurrentSchema(Database db) throws SQLException {
     int version;
@@ -122,27 +123,12 @@ abstract class DbCommand implements Callable<Integer> {
       throw CommandFailure.refused(
           "schema " + schema + " is not migrated: run `relay migrate --schema " + schema + "`");
     }
-    if (version < Migrator.LATEST_VERSION) {
-      throw CommandFailure.refused(
-          "schema "
-              + schema
-              + " is at version "
-              + version
-              + ", this relay needs "
-              + Migrator.LATEST_VERSION
-              + ": run `relay migrate --schema "
-              + schema
-              + "`");
-    }
-    if (version > Migrator.LATEST_VERSION) {
-      throw CommandFailure.refused(
-          "schema "
-              + schema
-              + " is at version "
-              + version
-              + ", newer than this relay's "
-              + Migrator.LATEST_VERSION
-              + ": upgrade relay");
+    // Older: refused, naming `relay migrate`; newer by expand-only versions (a rolling upgrade):
+    // accepted; newer with a contract step this relay predates: refused ("upgrade Relay").
+    try (Connection c = db.dataSource().getConnection()) {
+      Migrator.forSchema(schema).requireCompatible(c);
+    } catch (SchemaVersionException e) {
+      throw CommandFailure.refused(e.getMessage());
     }
   }
 }

@@ -62,6 +62,8 @@ import picocli.CommandLine.UnmatchedArgumentException;
       RedriveCommand.class,
       SupersedeCommand.class,
       CancelCommand.class,
+      PauseCommand.class,
+      ResumeCommand.class,
       PurgeCommand.class,
       SchedulesCommand.class,
       DemoCommand.class,

@@ -3,6 +3,7 @@ package dev.relay.app;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.relay.admin.Admin;
+import dev.relay.admin.Pause;
 import dev.relay.admin.QueueHealth;
 import java.time.Duration;
 import java.time.Instant;
@@ -24,7 +25,9 @@ import picocli.CommandLine.Option;
       "",
       "Ready, running and failed counts are exact now; done and cancelled come from the summary the maintenance leader recounts on each run, and the output says as of when (--refresh recounts it first, which reads every done and cancelled row).",
       "",
-      "--json prints one object: {\"schema\", \"window_seconds\", \"finished_counts_as_of\", \"queues\": [{\"queue\", \"kind\", \"ready\", \"running\", \"done\", \"failed\", \"cancelled\", \"oldest_eligible_age_seconds\", \"expired_leases\", \"blocked_keys\", \"blocked\", \"blocked_by_reason\", \"failures_by_reason\", \"completed_in_window\", \"completion_p50_seconds\", \"completion_p95_seconds\"}]}; finished_counts_as_of is null before the first count.",
+      "--json prints one object: {\"schema\", \"window_seconds\", \"finished_counts_as_of\", \"queues\": [{\"queue\", \"kind\", \"ready\", \"running\", \"done\", \"failed\", \"cancelled\", \"oldest_eligible_age_seconds\", \"expired_leases\", \"blocked_keys\", \"blocked\", \"blocked_by_reason\", \"failures_by_reason\", \"completed_in_window\", \"completion_p50_seconds\", \"completion_p95_seconds\", \"paused_since\"}], \"pauses\": [{\"queue\", \"kind\", \"actor\", \"reason\", \"paused_at\", \"resume_at\"}]}; finished_counts_as_of is null before the first count; paused_since is null unless a pause holds the pair; a null queue or kind in pauses means every one.",
+      "",
+      "Pauses in force (relay pause) are listed under the table with who paused what, since when, why and until when; the held work stays in READY.",
       ""
     })
 final class StatusCommand extends DbCommand {
@@ -53,6 +56,7 @@ final class StatusCommand extends DbCommand {
       admin.refreshSummary();
     }
     List<QueueHealth> health = admin.health(window);
+    List<Pause> pauses = admin.pauses();
     Instant asOf = health.isEmpty() ? null : health.get(0).finishedCountsAsOf();
     if (json) {
       ObjectNode root = Json.object();
@@ -80,12 +84,24 @@ final class StatusCommand extends DbCommand {
         q.put("completed_in_window", h.completedInWindow());
         Json.put(q, "completion_p50_seconds", h.completionP50());
         Json.put(q, "completion_p95_seconds", h.completionP95());
+        q.put("paused_since", h.pausedSince() == null ? null : h.pausedSince().toString());
+      }
+      ArrayNode paused = root.putArray("pauses");
+      for (Pause p : pauses) {
+        ObjectNode o = paused.addObject();
+        o.put("queue", p.queue());
+        o.put("kind", p.kind());
+        o.put("actor", p.actor());
+        o.put("reason", p.reason());
+        o.put("paused_at", p.pausedAt().toString());
+        o.put("resume_at", p.resumeAt() == null ? null : p.resumeAt().toString());
       }
       out().println(Json.pretty(root));
       return ExitCodes.OK;
     }
     if (health.isEmpty()) {
       out().println("schema " + schema + ": no work");
+      printPauses(pauses);
       return ExitCodes.OK;
     }
     TextTable t =
@@ -125,7 +141,29 @@ final class StatusCommand extends DbCommand {
             asOf == null
                 ? "DONE and CANCELLED: not counted yet (no maintenance run; --refresh counts now)"
                 : "DONE and CANCELLED as of " + asOf + " (recounted by each maintenance run)");
+    printPauses(pauses);
     return ExitCodes.OK;
+  }
+
+  /** One line per pause in force, after the table; nothing when none is. */
+  private void printPauses(List<Pause> pauses) {
+    for (Pause p : pauses) {
+      out()
+          .println(
+              "PAUSED "
+                  + (p.queue() == null ? "every queue" : "queue " + p.queue())
+                  + ", "
+                  + (p.kind() == null ? "every kind" : "kind " + p.kind())
+                  + " since "
+                  + p.pausedAt()
+                  + " by "
+                  + p.actor()
+                  + ": "
+                  + p.reason()
+                  + (p.resumeAt() == null
+                      ? " (until relay resume)"
+                      : " (resumes at " + p.resumeAt() + ")"));
+    }
   }
 
   private static double seconds(Duration d) {

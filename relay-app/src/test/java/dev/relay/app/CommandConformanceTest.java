@@ -108,6 +108,18 @@ class CommandConformanceTest {
             "--reason",
             List.of("x", "--actor", "a", "--reason", "r", "--limit", "lots"),
             "--limit"),
+        new Case(
+            "pause",
+            List.of("pause", "--kind", "k", "--actor", "a"),
+            "--reason",
+            List.of("--kind", "k", "--actor", "a", "--reason", "r", "--for", "a while"),
+            "--for"),
+        new Case(
+            "resume",
+            List.of("resume", "--kind", "k", "--reason", "r"),
+            "--actor",
+            List.of("--kind", "k", "--actor", "a", "--reason", "r", "--schema", "Bad-Name"),
+            "--schema"),
         new Case("purge", List.of(), null, List.of("--retention", "1s"), "--retention"),
         new Case("schedules", List.of(), null, List.of("--schema", "Bad-Name"), "--schema"),
         new Case(
@@ -215,6 +227,27 @@ class CommandConformanceTest {
         .containsExactly("relay-faults", "--seed", "4");
   }
 
+  @Test
+  void theScriptStartsServeFromItsClassDataArchiveOnceThereIsOne(@TempDir Path dir)
+      throws IOException {
+    Launcher launcher = new Launcher(dir);
+    // No archive can be made from an empty jar: serve starts from its jar, as every module does.
+    assertThat(launcher.route(List.of("serve", "--help")))
+        .containsExactly("relay-serve", "serve", "--help");
+    assertThat(launcher.options).isEmpty();
+    // A built jar and the archive made from it (by the first `relay serve` after the build).
+    Path target = dir.resolve("relay-serve").resolve("target");
+    Path jar = target.resolve("relay-serve-0.1.0-SNAPSHOT-all.jar");
+    Files.writeString(jar, "not empty");
+    Path app = Files.createDirectories(target.resolve("cds").resolve("app"));
+    Files.writeString(app.resolve(jar.getFileName().toString()), "extracted");
+    Path archive = Files.writeString(target.resolve("cds").resolve("relay-serve.jsa"), "jsa");
+    assertThat(archive.toFile().setLastModified(jar.toFile().lastModified() + 60_000)).isTrue();
+    assertThat(launcher.route(List.of("serve", "--config", "a.yml")))
+        .containsExactly("relay-serve", "serve", "--config", "a.yml");
+    assertThat(launcher.options).startsWith("-XX:SharedArchiveFile=" + archive);
+  }
+
   // --- running the script's routing, then the module's entry point
 
   private static final Map<String, String> MAIN_CLASS =
@@ -269,6 +302,9 @@ class CommandConformanceTest {
   static final class Launcher {
     private final Path root;
 
+    /** The JVM options of the last {@link #route}, before {@code -jar}. */
+    List<String> options = List.of();
+
     Launcher(Path root) {
       this.root = root;
       try {
@@ -299,11 +335,14 @@ class CommandConformanceTest {
         assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).as(printed).isZero();
         List<String> lines = printed.lines().toList();
-        assertThat(lines.get(0)).as(printed).isEqualTo("-jar");
-        Path jar = Path.of(lines.get(1));
+        int jarAt = lines.indexOf("-jar");
+        assertThat(jarAt).as(printed).isGreaterThanOrEqualTo(0);
+        options = lines.subList(0, jarAt);
+        Path jar = Path.of(lines.get(jarAt + 1));
         List<String> routed = new ArrayList<>();
-        routed.add(jar.getParent().getParent().getFileName().toString());
-        routed.addAll(lines.subList(2, lines.size()));
+        // target/MODULE-...-all.jar, or target/cds/app/MODULE-...-all.jar (relay serve's archive)
+        routed.add(jar.getFileName().toString().replace("-0.1.0-SNAPSHOT-all.jar", ""));
+        routed.addAll(lines.subList(jarAt + 2, lines.size()));
         return routed;
       } catch (IOException e) {
         throw new UncheckedIOException(e);

@@ -11,7 +11,9 @@ import java.util.List;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
-/** status, list, show, redrive, supersede, cancel and purge, each run as a process. */
+/**
+ * status, list, show, redrive, supersede, cancel, pause, resume and purge, each run as a process.
+ */
 @RelayDatabaseTest
 class OperatorCommandsTest {
   static void insert(TestDatabase db, String id, String kind, String queue) throws Exception {
@@ -431,6 +433,78 @@ class OperatorCommandsTest {
       assertThat(bulk.out()).contains("2 cancelled");
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'cancelled'"))
           .isEqualTo(3);
+    }
+  }
+
+  @Nested
+  class PauseAndResume {
+    @Test
+    void pauseShowsInStatusAndResumeLiftsItAudited(TestDatabase db) throws Exception {
+      insert(db, "p-1", "mail", "default");
+      Cli.Result paused =
+          Cli.run(
+              on(
+                  db,
+                  "pause",
+                  "--kind",
+                  "mail",
+                  "--actor",
+                  "olga",
+                  "--reason",
+                  "smtp down",
+                  "--for",
+                  "2h"));
+      assertThat(paused.exitCode()).as(paused.toString()).isZero();
+      assertThat(paused.out()).contains("paused kind mail (every queue) since ", "resuming");
+
+      Cli.Result table = Cli.run(on(db, "status"));
+      assertThat(table.out())
+          .as(table.toString())
+          .contains("PAUSED every queue, kind mail since ", "by olga: smtp down", "resumes at");
+      JsonNode root = json(Cli.run(on(db, "status", "--json")));
+      assertThat(root.get("queues").get(0).get("paused_since").asText()).isNotEmpty();
+      assertThat(root.get("pauses").get(0).get("kind").asText()).isEqualTo("mail");
+      assertThat(root.get("pauses").get(0).get("queue").isNull()).isTrue();
+
+      Cli.Result resumed =
+          Cli.run(on(db, "resume", "--kind", "mail", "--actor", "olga", "--reason", "smtp back"));
+      assertThat(resumed.exitCode()).as(resumed.toString()).isZero();
+      assertThat(resumed.out()).contains("resumed kind mail", "by olga: smtp down");
+      Cli.Result again =
+          Cli.run(on(db, "resume", "--kind", "mail", "--actor", "olga", "--reason", "twice"));
+      assertThat(again.exitCode()).as(again.toString()).isEqualTo(1);
+      assertThat(again.err()).contains("is not paused");
+      assertThat(
+              db.queryString(
+                  "SELECT string_agg(action || ' ' || reason, ', ' ORDER BY id)"
+                      + " FROM {schema}.pause_audit"))
+          .isEqualTo("pause smtp down, resume smtp back, resume twice");
+      assertThat(Cli.run(on(db, "status")).out()).doesNotContain("PAUSED");
+    }
+
+    @Test
+    void badInputIsAUsageErrorAndChangesNothing(TestDatabase db) throws Exception {
+      Cli.Result noTarget = Cli.run(on(db, "pause", "--actor", "a", "--reason", "r"));
+      assertThat(noTarget.exitCode()).as(noTarget.toString()).isEqualTo(2);
+      assertThat(noTarget.err()).contains("--queue Q, --kind K, or both");
+      Cli.Result past =
+          Cli.run(
+              on(
+                  db,
+                  "pause",
+                  "--queue",
+                  "q",
+                  "--actor",
+                  "a",
+                  "--reason",
+                  "r",
+                  "--until",
+                  "2001-01-01T00:00:00Z"));
+      assertThat(past.exitCode()).as(past.toString()).isEqualTo(2);
+      assertThat(past.err()).contains("resumeAt");
+      Cli.Result blank = Cli.run(on(db, "pause", "--queue", "q", "--actor", "a", "--reason", " "));
+      assertThat(blank.exitCode()).as(blank.toString()).isEqualTo(2);
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.pause_audit")).isZero();
     }
   }
 

@@ -22,7 +22,9 @@ import picocli.CommandLine.Option;
  * full_page_writes} on, and the settings in force are printed.
  *
  * <p>It does not tune the server it is pointed at, and it truncates the tables it uses: point it at
- * a scratch database only.
+ * a scratch database only. One run at a time per database: a run holds a session advisory lock for
+ * its whole length, and a second run on the same database exits (code 3) before it changes
+ * anything.
  */
 @Command(
     name = "bench",
@@ -38,9 +40,13 @@ import picocli.CommandLine.Option;
     exitCodeList = {
       " 0:done",
       " 1:the run failed (its stack trace is printed)",
-      " 2:usage error (unknown or missing options, bad values), before anything starts"
+      " 2:usage error (unknown or missing options, bad values), before anything starts",
+      " 3:another relay bench is running on the same database (nothing was changed)"
     })
 public final class BenchCommand implements Callable<Integer> {
+  /** Exit code when another run holds the database ({@link BenchDb#lockForRun}). */
+  static final int BUSY = 3;
+
   /** The steady-load rate at which the issue sets the pickup targets. */
   static final int PICKUP_TARGET_RATE = 500;
 
@@ -67,6 +73,12 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Option(names = "--seconds", description = "Seconds per steady-load run (default 15).")
   Integer seconds;
+
+  @Option(
+      names = "--rates",
+      split = ",",
+      description = "Steady-load rates, jobs/s (default 100,500,2000; --quick 100,500).")
+  List<Integer> rates;
 
   @Option(names = "--retained", description = "Done rows for the growth scenario (default 1M).")
   Integer retained;
@@ -127,7 +139,8 @@ public final class BenchCommand implements Callable<Integer> {
       split = ",",
       description =
           "Relay's parts to run (default all): enqueue, burn-down, limits, growth, steady, handoff,"
-              + " memory,"
+              + " memory, stranded, slow-receiver, scale-out (only when named here: 1, 2, 4 worker"
+              + " processes and one process on two databases),"
               + " kafka (needs --kafka), rabbitmq, nats (these two run only when named here or"
               + " given --rabbitmq / --nats), console-overview (only when named here; 1M rows"
               + " and --retained), ready-index (only when named here: WAL per write and paired"
@@ -161,7 +174,7 @@ public final class BenchCommand implements Callable<Integer> {
   /**
    * Runs the command line, reporting on {@code out}; returns the exit code: 0 done, 1 the run
    * failed (its stack trace is printed), 2 a usage error (one line naming the option, and where the
-   * options are described), reported before anything starts.
+   * options are described), reported before anything starts, 3 another run holds the database.
    */
   static int execute(PrintStream out, PrintWriter err, String... args) {
     CommandLine cl = new CommandLine(new BenchCommand(out));
@@ -172,6 +185,10 @@ public final class BenchCommand implements Callable<Integer> {
         (ex, cmd, parsed) -> {
           if (ex instanceof CommandLine.ParameterException) {
             return usageError(err, ex.getMessage());
+          }
+          if (ex instanceof BenchDb.BusyException) {
+            err.println("relay bench: " + ex.getMessage());
+            return BUSY;
           }
           ex.printStackTrace(err);
           return 1;
@@ -201,7 +218,7 @@ public final class BenchCommand implements Callable<Integer> {
           batch,
           50,
           1_000,
-          List.of(100, 500),
+          rates == null ? List.of(100, 500) : rates,
           or(seconds, 1),
           or(retained, 2_000),
           or(memoryBacklog, 1_000),
@@ -214,7 +231,7 @@ public final class BenchCommand implements Callable<Integer> {
         batch,
         2_000,
         50_000,
-        List.of(100, 500, 2_000),
+        rates == null ? List.of(100, 500, 2_000) : rates,
         or(seconds, 15),
         or(retained, full ? 5_000_000 : 1_000_000),
         or(memoryBacklog, 1_000_000),
@@ -234,6 +251,9 @@ public final class BenchCommand implements Callable<Integer> {
           "steady",
           "handoff",
           "memory",
+          "stranded",
+          "slow-receiver",
+          "scale-out",
           "kafka",
           "rabbitmq",
           "nats",
@@ -255,6 +275,11 @@ public final class BenchCommand implements Callable<Integer> {
     positive("--seconds", seconds);
     positive("--retained", retained);
     positive("--memory-backlog", memoryBacklog);
+    if (rates != null) {
+      for (int rate : rates) {
+        positive("--rates", rate);
+      }
+    }
     if (only != null && only.contains("kafka") && kafka == null) {
       throw new CommandLine.ParameterException(
           spec.commandLine(), "--only kafka needs --kafka host:port (a running broker)");
@@ -266,6 +291,7 @@ public final class BenchCommand implements Callable<Integer> {
     report.meta("java", System.getProperty("java.version"));
     started = System.nanoTime();
     try (BenchDb db = BenchDb.open(jdbcUrl)) {
+      db.lockForRun(); // before anything is truncated: a second run on this database is refused
       Map<String, String> settings = db.settings();
       report.log("relay bench: " + sizes);
       report.log("database: " + (db.embedded() ? "embedded " : "") + db.url());
@@ -281,6 +307,11 @@ public final class BenchCommand implements Callable<Integer> {
       relay.migrate();
       LimitBench limit = new LimitBench(db, sizes, report);
       limit.setUp();
+      if (runs("burn-down") || runs("growth") || runs("steady") || runs("memory") || peers) {
+        step(report, "warm-up: a discarded round of relay burn-down, steady load and the limit");
+        relay.warmUp(runs("steady"));
+        limit.warmUp(Math.min(sizes.jobs(), RelayBench.WARM_UP_JOBS));
+      }
 
       if (runs("enqueue")) {
         step(report, "enqueue: relay");
@@ -336,6 +367,14 @@ public final class BenchCommand implements Callable<Integer> {
         step(report, "memory: relay");
         relay.memoryBacklog();
       }
+      if (runs("slow-receiver")) {
+        step(report, "slow receiver: relay over HTTP (200 ms answers) against direct calls");
+        new SlowReceiverBench(relay, sizes, report).run();
+      }
+      if (runs("stranded")) {
+        step(report, "stranded: a worker process killed (kill -9) under a backlog");
+        new StrandedBench(db, relay, sizes, report).run();
+      }
       if (kafka != null && runs("kafka")) {
         step(report, "kafka publish: raw producer, relay no-op, relay + KafkaTransport");
         new KafkaBench(kafka, relay, sizes, report).publish();
@@ -350,6 +389,10 @@ public final class BenchCommand implements Callable<Integer> {
                 sizes,
                 report)
             .publish();
+      }
+      if (only != null && only.contains("scale-out")) {
+        step(report, "scale-out: 1, 2 and 4 worker processes; one process serving two databases");
+        new ScaleOutBench(db, relay, sizes, report).run();
       }
       if (only != null && only.contains("console-overview")) {
         step(report, "console overview: 1M rows, then --retained (5M with --full)");

@@ -22,6 +22,24 @@ final class BenchDb implements AutoCloseable {
   private final EmbeddedServer embedded;
   private final String url;
   private final HikariDataSource pool;
+  private Connection lockHolder; // holds LOCK_KEY for the run (a session lock: its own connection)
+
+  /**
+   * The session advisory lock one run holds on its database for as long as it runs. Every part
+   * truncates and claims from tables of fixed names (Relay's schema, the limit's copy, the peers'
+   * tables), so a second run on the same database would empty the first one's tables and take its
+   * rows: the second is refused before it touches anything.
+   */
+  static final String LOCK_KEY = "relay-bench";
+
+  /** Another run holds this database: refused before anything is changed. */
+  static final class BusyException extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    BusyException(String message) {
+      super(message);
+    }
+  }
 
   private BenchDb(EmbeddedServer embedded, String url) {
     this.embedded = embedded;
@@ -49,6 +67,36 @@ final class BenchDb implements AutoCloseable {
             .serverConfig("max_wal_size", "4GB")
             .start();
     return new BenchDb(pg, pg.jdbcUrl());
+  }
+
+  /**
+   * Takes the run's advisory lock ({@link #LOCK_KEY}) on a connection of its own, kept until {@link
+   * #close}; refuses with {@link BusyException} when another run holds it.
+   */
+  void lockForRun() throws SQLException, BusyException {
+    Connection c = connect();
+    boolean taken = false;
+    try (Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT pg_try_advisory_lock(hashtextextended('" + LOCK_KEY + "', 0))")) {
+      rs.next();
+      taken = rs.getBoolean(1);
+    } finally {
+      if (!taken) {
+        c.close();
+      }
+    }
+    if (!taken) {
+      throw new BusyException(
+          "another relay bench is running on "
+              + url
+              + " (it holds the advisory lock '"
+              + LOCK_KEY
+              + "'): two runs on one database would truncate and claim each other's rows."
+              + " Wait for it to finish, or point --jdbc-url at another database.");
+    }
+    lockHolder = c;
   }
 
   HikariDataSource pool() {
@@ -132,6 +180,13 @@ final class BenchDb implements AutoCloseable {
   @Override
   public void close() throws IOException {
     pool.close();
+    if (lockHolder != null) {
+      try {
+        lockHolder.close(); // ends the session: its advisory lock goes with it
+      } catch (SQLException e) {
+        // the server ends the session, and its lock, when the connection is gone anyway
+      }
+    }
     if (embedded != null) {
       embedded.close();
     }

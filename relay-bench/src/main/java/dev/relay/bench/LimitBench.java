@@ -156,19 +156,31 @@ final class LimitBench {
                 "jobs/s"));
     for (int run = 0; run < sizes.runs(); run++) {
       truncate();
-      db.exec(
-          "INSERT INTO "
-              + TABLE
-              + " (work_id, kind, payload) SELECT 'b-' || g, '"
-              + RelayBench.KIND
-              + "', jsonb_build_object('n', g) FROM generate_series(1, "
-              + sizes.jobs()
-              + ") AS g",
-          "ANALYZE " + TABLE,
-          "CHECKPOINT");
+      fill(sizes.jobs());
       s.add(claimCompleteRun());
     }
     return s;
+  }
+
+  /** A discarded claim+complete run of {@code jobs} rows (the bench's warm-up round). */
+  void warmUp(int jobs) throws Exception {
+    truncate();
+    fill(jobs);
+    claimCompleteRun();
+    truncate();
+  }
+
+  private void fill(int jobs) throws SQLException {
+    db.exec(
+        "INSERT INTO "
+            + TABLE
+            + " (work_id, kind, payload) SELECT 'b-' || g, '"
+            + RelayBench.KIND
+            + "', jsonb_build_object('n', g) FROM generate_series(1, "
+            + jobs
+            + ") AS g",
+        "ANALYZE " + TABLE,
+        "CHECKPOINT");
   }
 
   private double claimCompleteRun() throws Exception {

@@ -35,9 +35,15 @@ final class Ratios {
     int instances = 1;
     for (double relay : new double[] {relay1, relay2}) {
       ratio(
-          r, "ratio-burn-down-vs-db-scheduler-lock-and-fetch", instances, relay, lockAndFetch, 4.0);
+          r, "ratio-burn-down-vs-db-scheduler-lock-and-fetch", instances, relay, lockAndFetch, 6.0);
       ratio(r, "ratio-burn-down-vs-jobrunr", instances, relay, jobrunr, 10.0);
-      ratio(r, "ratio-burn-down-vs-claim-complete-limit", instances, relay, limit, 0.6);
+      ratio(
+          r,
+          "ratio-burn-down-vs-claim-complete-limit",
+          instances,
+          relay,
+          limit,
+          instances == 1 ? 0.85 : 0.95);
       instances++;
     }
     for (int perTx : new int[] {100, 1000}) {
@@ -47,7 +53,7 @@ final class Ratios {
           1,
           median(r, "enqueue", "relay", "per_tx", perTx),
           r.find("enqueue", "postgres-limit", "per_tx", perTx),
-          0.7);
+          0.8);
     }
     ratio(
         r,
@@ -55,7 +61,7 @@ final class Ratios {
         1,
         median(r, "enqueue", "relay", "per_tx", 1),
         r.find("enqueue", "postgres-limit", "per_tx", 1),
-        Double.NaN);
+        0.85);
   }
 
   private static void ratio(
@@ -100,7 +106,9 @@ final class Ratios {
       }
     }
     ceiling(out, r, "steady-pickup-p50", 2.0);
-    ceiling(out, r, "steady-pickup-p99", 10.0);
+    ceiling(out, r, "steady-pickup-p99", 8.0);
+    ceiling(out, r, "steady-completion-p50", 5.0);
+    ceiling(out, r, "steady-completion-p99", 20.0);
     Scenario peak = r.find("memory-heap-peak-live", "relay", null, null);
     if (peak != null) {
       row(out, "memory-heap-peak-live (MiB, " + peak.paramText() + ")", peak.median(), 64.0);

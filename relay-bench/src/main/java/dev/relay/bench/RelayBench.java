@@ -23,6 +23,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.UnaryOperator;
 
 /** Relay's scenarios: enqueue, burn-down, steady load, growth and memory. */
 final class RelayBench {
@@ -47,7 +48,7 @@ final class RelayBench {
     db.exec("TRUNCATE " + SCHEMA + ".outbox, " + SCHEMA + ".attempt CASCADE");
   }
 
-  private void vacuum() throws SQLException {
+  void vacuum() throws SQLException {
     db.exec("VACUUM ANALYZE " + SCHEMA + ".outbox", "VACUUM ANALYZE " + SCHEMA + ".attempt");
   }
 
@@ -101,7 +102,7 @@ final class RelayBench {
     }
   }
 
-  private void preload(int jobs) throws SQLException {
+  void preload(int jobs) throws SQLException {
     try (Connection c = db.pool().getConnection();
         PreparedStatement ps =
             c.prepareStatement(
@@ -203,6 +204,18 @@ final class RelayBench {
   BurnDown burnDownRun(
       int instances, int jobs, boolean tuned, Handler handler, Runnable beforeStart)
       throws Exception {
+    return burnDownRun(instances, jobs, tuned, handler, b -> b, beforeStart);
+  }
+
+  /** As above, with more settings ({@code settings}: the slow-receiver scenario). */
+  BurnDown burnDownRun(
+      int instances,
+      int jobs,
+      boolean tuned,
+      Handler handler,
+      UnaryOperator<Relay.Builder> settings,
+      Runnable beforeStart)
+      throws Exception {
     preload(jobs);
     CountDownLatch done = new CountDownLatch(jobs);
     AtomicLong firstClaim = new AtomicLong();
@@ -220,7 +233,7 @@ final class RelayBench {
         };
     List<Relay> relays = new ArrayList<>();
     for (int i = 0; i < instances; i++) {
-      relays.add(relay(listener, "bench-" + i, true, tuned, handler).build());
+      relays.add(settings.apply(relay(listener, "bench-" + i, true, tuned, handler)).build());
     }
     beforeStart.run();
     long x0 = db.xactCommit();
@@ -303,6 +316,40 @@ final class RelayBench {
       byInstances.put(instances, rate);
     }
     return byInstances;
+  }
+
+  /** Rows of each discarded warm-up burn-down (fewer when {@code --jobs} is smaller). */
+  static final int WARM_UP_JOBS = 20_000;
+
+  /** Seconds of the discarded warm-up steady run. */
+  static final int WARM_UP_STEADY_SECONDS = 3;
+
+  /**
+   * A discarded round before anything is measured: burn-downs by 1 and 2 instances at the defaults
+   * and one tuned, and a short steady run at the pickup target's rate, so the JIT, the pool, the
+   * server's caches and its statistics are warm when the first measured run starts. Without it the
+   * first run of a series was the slowest (up to 1.4× below the later ones), which lowered the
+   * burn-down medians and made the growth ratios, divided by the empty-table median, read above 1.
+   */
+  void warmUp(boolean steady) throws Exception {
+    int jobs = Math.min(sizes.jobs(), WARM_UP_JOBS);
+    for (int instances : new int[] {1, 2}) {
+      truncate();
+      vacuum();
+      burnDownRun(instances, jobs, () -> {});
+    }
+    truncate();
+    vacuum();
+    burnDownRun(1, jobs, true, () -> {});
+    if (steady) {
+      truncate();
+      steadyRun(
+          BenchCommand.PICKUP_TARGET_RATE,
+          true,
+          Math.min(sizes.steadySeconds(), WARM_UP_STEADY_SECONDS));
+    }
+    truncate();
+    vacuum();
   }
 
   /**
@@ -438,7 +485,7 @@ final class RelayBench {
         List<Scenario> split = Latencies.claimScenarios(report, "relay", p);
         for (int run = 0; run < sizes.runs(); run++) {
           truncate();
-          Latencies lat = steadyRun(rate, notify);
+          Latencies lat = steadyRun(rate, notify, sizes.steadySeconds());
           Latencies.record(s, lat);
           Latencies.recordClaims(split, lat);
         }
@@ -446,8 +493,8 @@ final class RelayBench {
     }
   }
 
-  private Latencies steadyRun(int rate, boolean notify) throws Exception {
-    int total = rate * sizes.steadySeconds();
+  private Latencies steadyRun(int rate, boolean notify, int seconds) throws Exception {
+    int total = rate * seconds;
     Latencies lat = new Latencies(total);
     CountDownLatch done = new CountDownLatch(total);
     RelayEventListener listener =
@@ -489,7 +536,7 @@ final class RelayBench {
               lat.committed(i);
             }
           });
-      if (!done.await(sizes.steadySeconds() + 120L, TimeUnit.SECONDS)) {
+      if (!done.await(seconds + 120L, TimeUnit.SECONDS)) {
         throw new IllegalStateException("steady load did not drain: " + done.getCount() + " left");
       }
     } finally {

@@ -2,6 +2,7 @@ package dev.relay.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.relay.test.EmbeddedServer;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -9,6 +10,10 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -27,11 +32,13 @@ class BenchSmokeTest {
             .execute("--quick", "--peers", "--jobs", "200", "--json", json.toString());
     String printed = buffer.toString(StandardCharsets.UTF_8);
     assertThat(exit).as(printed).isZero();
-    assertThat(printed).contains("fsync=on").contains("synchronous_commit=on");
+    assertThat(printed).contains("fsync=on").contains("synchronous_commit=on").contains("warm-up");
     String report = Files.readString(json);
     assertThat(report).startsWith("{").contains("\"scenarios\":[");
     for (String system :
-        new String[] {"relay", "postgres-limit", "db-scheduler", "jobrunr", "transaction-outbox"}) {
+        new String[] {
+          "relay", "postgres-limit", "db-scheduler", "jobrunr", "transaction-outbox", "direct-http"
+        }) {
       assertThat(report).contains("\"system\":\"" + system + "\"");
     }
     for (String name :
@@ -48,11 +55,50 @@ class BenchSmokeTest {
           "\"growth-xmin-held\"",
           "\"memory-heap-after-burn-down\"",
           "\"memory-heap-peak-live\"",
-          "\"memory-bytes-per-retained-row\""
+          "\"memory-bytes-per-retained-row\"",
+          "\"stranded-after-kill\"",
+          "\"stranded-bound\"",
+          "\"slow-receiver\""
         }) {
       assertThat(report).contains("\"name\":" + name);
     }
     assertThat(report).contains("\"median\":").contains("\"unit\":").contains("\"runs\":[");
+  }
+
+  @Test
+  void aSecondRunOnTheSameDatabaseIsRefusedBeforeItChangesAnything() throws Exception {
+    try (EmbeddedServer pg = EmbeddedServer.builder().start();
+        Connection first = DriverManager.getConnection(pg.jdbcUrl());
+        Statement s = first.createStatement()) {
+      // what a running bench holds for its whole run
+      try (ResultSet rs =
+          s.executeQuery(
+              "SELECT pg_try_advisory_lock(hashtextextended('" + BenchDb.LOCK_KEY + "', 0))")) {
+        assertThat(rs.next() && rs.getBoolean(1)).isTrue();
+      }
+      ByteArrayOutputStream err = new ByteArrayOutputStream();
+      int exit =
+          BenchCommand.execute(
+              new PrintStream(OutputStream.nullOutputStream()),
+              new PrintWriter(err, true, StandardCharsets.UTF_8),
+              "--quick",
+              "--only",
+              "enqueue",
+              "--jdbc-url",
+              pg.jdbcUrl());
+      assertThat(exit).isEqualTo(BenchCommand.BUSY);
+      assertThat(err.toString(StandardCharsets.UTF_8))
+          .contains("another relay bench is running")
+          .contains("another database");
+      try (ResultSet rs =
+          s.executeQuery(
+              "SELECT count(*) FROM pg_namespace WHERE nspname IN ('"
+                  + RelayBench.SCHEMA
+                  + "', 'bench_limit')")) {
+        rs.next();
+        assertThat(rs.getInt(1)).as("nothing migrated or created").isZero();
+      }
+    }
   }
 
   @Test

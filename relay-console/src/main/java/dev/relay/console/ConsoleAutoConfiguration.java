@@ -15,6 +15,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
@@ -57,6 +58,7 @@ public class ConsoleAutoConfiguration {
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass({SecurityFilterChain.class, HttpSecurity.class})
   @ConditionalOnBean(SecurityFilterChain.class)
+  @Import(ConsolePages.class)
   static class Secured {
     @Bean
     @Order(Ordered.HIGHEST_PRECEDENCE + 50)
@@ -66,15 +68,14 @@ public class ConsoleAutoConfiguration {
     }
 
     @Bean
-    ConsoleController relayConsoleController(
-        RelayConnections connections, RelayProperties relay, ConsoleProperties p) {
+    Console relayConsole(RelayConnections connections, RelayProperties relay, ConsoleProperties p) {
       log.info(
           "Relay console mounted at {} behind Spring Security (viewer role {}, operator role {})",
           p.mount(),
           p.getViewerRole(),
           p.getOperatorRole());
-      return new ConsoleController(
-          admin(connections, relay), p, ConsoleController.Mode.SECURED, ConsoleSecurity::csrfField);
+      return new Console(
+          admin(connections, relay), p, Console.Mode.SECURED, ConsoleSecurity::csrfField);
     }
   }
 
@@ -82,16 +83,15 @@ public class ConsoleAutoConfiguration {
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnMissingBean(type = CHAIN)
   @ConditionalOnBooleanProperty(name = "relay.console.loopback-read-only")
+  @Import(ConsolePages.class)
   static class LoopbackReadOnly {
     @Bean
-    ConsoleController relayConsoleController(
-        RelayConnections connections, RelayProperties relay, ConsoleProperties p) {
+    Console relayConsole(RelayConnections connections, RelayProperties relay, ConsoleProperties p) {
       log.warn(
           "Relay console mounted at {} READ-ONLY for loopback clients only, without sign-in:"
               + " the application has no Spring Security and relay.console.loopback-read-only=true",
           p.mount());
-      return new ConsoleController(
-          admin(connections, relay), p, ConsoleController.Mode.LOOPBACK_READ_ONLY, null);
+      return new Console(admin(connections, relay), p, Console.Mode.LOOPBACK_READ_ONLY, null);
     }
   }
 

@@ -12,6 +12,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * relay.console.operator-role=RELAY_OPERATOR # may also redrive, cancel, supersede, purge dry-run
  * relay.console.loopback-read-only=false    # true: without Spring Security, a read-only console
  *                                           # answering loopback clients only
+ * relay.console.refresh=5s                  # live parts of pages refresh this often; 0: off
  * </pre>
  */
 @ConfigurationProperties("relay.console")
@@ -23,6 +24,7 @@ public class ConsoleProperties {
   private boolean loopbackReadOnly = false;
   private int pageSize = 50;
   private Duration healthWindow = Duration.ofHours(1);
+  private Duration refresh = Duration.ofSeconds(5);
 
   /** Whether the console is mounted at all (still only behind Spring Security). Default true. */
   public boolean isEnabled() {
@@ -100,6 +102,20 @@ public class ConsoleProperties {
     this.healthWindow = healthWindow;
   }
 
+  /**
+   * How often the overview, the work list and the item page refresh their live parts in the browser
+   * (the console's own script fetches the page again and swaps those parts in); zero turns it off.
+   * Default 5 seconds; at least 1 second.
+   */
+  public Duration getRefresh() {
+    return refresh;
+  }
+
+  /** Sets {@link #getRefresh()}. */
+  public void setRefresh(Duration refresh) {
+    this.refresh = refresh;
+  }
+
   /** The path, checked; the page size, checked. */
   String mount() {
     String p = path == null ? "" : path;
@@ -116,6 +132,12 @@ public class ConsoleProperties {
     if (pageSize < 1 || pageSize > 1000) {
       throw new IllegalStateException(
           "relay.console.page-size must be between 1 and 1000, was " + pageSize);
+    }
+    if (refresh == null
+        || refresh.isNegative()
+        || (!refresh.isZero() && refresh.compareTo(Duration.ofSeconds(1)) < 0)) {
+      throw new IllegalStateException(
+          "relay.console.refresh must be 0 (off) or at least 1s, was " + refresh);
     }
     return p;
   }

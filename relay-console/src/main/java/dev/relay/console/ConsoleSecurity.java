@@ -15,16 +15,20 @@ import org.springframework.security.web.savedrequest.SavedRequest;
 
 /** The console's own filter chain; only loaded when Spring Security is on the class path. */
 final class ConsoleSecurity {
-  /** No inline script or style, nothing from elsewhere, never framed. */
+  /**
+   * No inline script or style, nothing from elsewhere, never framed. The console's own script may
+   * fetch its own pages again (connect-src 'self') to refresh their live parts.
+   */
   static final String CSP =
-      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self';"
-          + " base-uri 'none'; frame-ancestors 'none'";
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';"
+          + " connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
   /**
    * Paths under the mount that are never a page to return to after sign-in: the sign-in page
    * itself, sign-out, the style sheet and the icon (a browser fetches the last two on its own).
    */
-  static final Set<String> NOT_PAGES = Set.of("/login", "/logout", "/console.css", "/favicon.svg");
+  static final Set<String> NOT_PAGES =
+      Set.of("/login", "/logout", "/console.css", "/console.js", "/favicon.svg");
 
   private ConsoleSecurity() {}
 
@@ -42,7 +46,11 @@ final class ConsoleSecurity {
         .authorizeHttpRequests(
             a ->
                 a.requestMatchers(
-                        HttpMethod.GET, m + "/login", m + "/console.css", m + "/favicon.svg")
+                        HttpMethod.GET,
+                        m + "/login",
+                        m + "/console.css",
+                        m + "/console.js",
+                        m + "/favicon.svg")
                     .permitAll()
                     .requestMatchers(HttpMethod.GET, m, m + "/**")
                     .hasAnyRole(viewer, operator)

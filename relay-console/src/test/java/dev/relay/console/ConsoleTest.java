@@ -216,6 +216,10 @@ class ConsoleTest {
         "UPDATE {schema}.outbox SET last_error = '<img src=x onerror=alert(2)>'"
             + " WHERE work_id = 'order-4-ack'");
     registerKind(db, "<b>kind</b>");
+    db.execute(
+        "INSERT INTO {schema}.limiter (kind, max_running) VALUES ('<b>kind</b>', 2);"
+            + "INSERT INTO {schema}.schedule_state (name, kind, definition)"
+            + " VALUES ('nightly', '<b>kind</b>', 'every PT1M missed=skip')");
     try (ConsoleApp app = ConsoleApp.start(db)) {
       MockMvc mvc = app.mvc();
       for (String page :
@@ -224,9 +228,17 @@ class ConsoleTest {
               "/relay/work?state=failed",
               "/relay/item?id=order-4-ack",
               "/relay/failures",
-              "/relay/kinds")) {
-        String html = body(mvc.perform(get(page).with(OPERATOR)).andExpect(status().isOk()));
-        assertThat(html)
+              "/relay/kinds",
+              "/relay/limits",
+              "/relay/schedules",
+              "/relay/search?json=%7B%7D&window=24h")) {
+        String html =
+            body(
+                mvc.perform(get(java.net.URI.create(page)).with(OPERATOR))
+                    .andExpect(status().isOk()));
+        // The console's own script, in the head of every page, is the only script element.
+        assertThat(html).as(page).containsOnlyOnce("<script");
+        assertThat(html.replace("<script src=\"/relay/console.js\" defer></script>", ""))
             .as(page)
             .doesNotContain("<script")
             .doesNotContain("<img")
@@ -356,14 +368,14 @@ class ConsoleTest {
   @Test
   void aLargePayloadIsShownCutWithADownloadThatIsAnAttachmentForViewersToo(TestDatabase db)
       throws Exception {
-    String blob = "x".repeat(ConsoleController.MAX_SHOWN_PAYLOAD + 5_000);
+    String blob = "x".repeat(ItemController.MAX_SHOWN_PAYLOAD + 5_000);
     failed(db, "big-1", "{\"blob\": \"" + blob + "\", \"tail\": \"<script>alert(1)</script>\"}");
     try (ConsoleApp app = ConsoleApp.start(db)) {
       MockMvc mvc = app.mvc();
       String item =
           body(mvc.perform(get("/relay/item?id=big-1").with(VIEWER)).andExpect(status().isOk()));
       assertThat(item)
-          .contains("Shown cut to the first " + ConsoleController.MAX_SHOWN_PAYLOAD + " of ")
+          .contains("Shown cut to the first " + ItemController.MAX_SHOWN_PAYLOAD + " of ")
           .contains("href=\"/relay/item/download?id=big-1&amp;part=payload\"")
           .doesNotContain(blob)
           .doesNotContain("alert(1)");
@@ -395,9 +407,9 @@ class ConsoleTest {
 
   @Test
   void aDownloadsFileNameKeepsOnlySafeCharacters() {
-    assertThat(ConsoleController.fileName("order-103/ack\"; x=..\\y"))
+    assertThat(ItemController.fileName("order-103/ack\"; x=..\\y"))
         .isEqualTo("order-103_ack___x_.._y");
-    assertThat(ConsoleController.fileName(".hidden")).isEqualTo("_hidden");
+    assertThat(ItemController.fileName(".hidden")).isEqualTo("_hidden");
   }
 
   @Test
@@ -460,7 +472,7 @@ class ConsoleTest {
     try (ConsoleApp app = ConsoleApp.start(db, noSecurity)) {
       assertThat(app.context().getBeansOfType(ConsoleAutoConfiguration.ConsoleNotMounted.class))
           .hasSize(1);
-      assertThat(app.context().getBeansOfType(ConsoleController.class)).isEmpty();
+      assertThat(app.context().getBeansOfType(Console.class)).isEmpty();
       org.springframework.test.web.servlet.setup.MockMvcBuilders.webAppContextSetup(
               (org.springframework.web.context.WebApplicationContext) app.context())
           .build()

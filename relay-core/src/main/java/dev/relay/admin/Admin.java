@@ -29,9 +29,9 @@ import javax.sql.DataSource;
 
 /**
  * The operator's view of Relay: queue health, listing and showing work, and the audited actions
- * (redrive, supersede, cancel, purge). It is what the {@code relay} command and your own tools
- * call, so they apply the same rules and the same per-kind policy (from the {@code kind} table)
- * that the workers use.
+ * (redrive, supersede, cancel, purge, pause and resume). It is what the {@code relay} command and
+ * your own tools call, so they apply the same rules and the same per-kind policy (from the {@code
+ * kind} table) that the workers use.
  *
  * <pre>{@code
  * Admin admin = Admin.create(dataSource);                  // schema "relay"; share one instance
@@ -61,6 +61,9 @@ public final class Admin {
 
   /** Most groups {@link #failureGroups()} returns. */
   public static final int MAX_FAILURE_GROUPS = 1_000;
+
+  /** Most items one payload search reads ({@link #searchPayload}). */
+  public static final int MAX_SEARCH_SCAN = 100_000;
 
   /** Longest actor name, in characters. */
   public static final int MAX_ACTOR_LENGTH = 200;
@@ -151,6 +154,16 @@ public final class Admin {
   }
 
   /**
+   * Each kind with flow limits (the {@code limiter} table), with its use of them now: live claims
+   * against the global limit, the busiest groups against a per-group limit, and the claims inside
+   * the rate window, in kind order, on one sample of the database clock. Reads the limiter table
+   * and running work through an index, never the whole work table.
+   */
+  public List<LimitUse> limitUse() {
+    return withConnection("limit use", store::limitUse);
+  }
+
+  /**
    * Recounts done and cancelled work per (queue, kind) into the summary that {@link #health} reads,
    * in one transaction (readers keep the previous counts until it commits; two refreshes take
    * turns). This one statement does read every done and cancelled row: {@link Maintenance}'s leader
@@ -180,6 +193,67 @@ public final class Admin {
     }
     return p;
   }
+
+  /**
+   * Work whose payload contains {@code json} (jsonb containment, {@code payload @> json}: {@code
+   * {"customer": {"id": 42}}} finds every payload with that customer ID, whatever else it holds),
+   * newest first. Bounded: it reads the newest items created within {@code filter}'s {@link
+   * WorkFilter#newerThan} window (before its {@link WorkFilter#olderThan}, if set), at most {@link
+   * #MAX_SEARCH_SCAN} of them whatever their kind, through the creation-time index, and then keeps
+   * those of the filter's kind, queue and state whose payload matches. So a search never reads the
+   * whole table; {@link PayloadSearch#capped()} says when older items of the window went unread.
+   * Other criteria of the filter (key, error kind, outcome, blocked) are refused, not ignored.
+   *
+   * @param filter the window ({@code newerThan} required, at most 7 days) and optionally kind,
+   *     queue, state and {@code olderThan}
+   * @param json a JSON object or array (at most 10,000 characters)
+   * @param limit most matches returned (1-1,000)
+   * @throws InvalidAdminRequestException without a window, with a window over 7 days, with invalid
+   *     JSON or another filter criterion; nothing is read
+   */
+  public PayloadSearch searchPayload(WorkFilter filter, String json, int limit) {
+    Objects.requireNonNull(filter, "filter");
+    if (filter.newerThan() == null) {
+      throw new InvalidAdminRequestException(
+          "filter",
+          "a payload search needs a window (newer than): it reads the items created in it");
+    }
+    if (filter.newerThan().compareTo(MAX_SEARCH_WINDOW) > 0) {
+      throw new InvalidAdminRequestException(
+          "filter", "a payload search window is at most 7 days, was " + filter.newerThan());
+    }
+    if (filter.orderingKey() != null
+        || filter.errorKind() != null
+        || filter.outcome() != null
+        || filter.blockedOnly()) {
+      throw new InvalidAdminRequestException(
+          "filter",
+          "a payload search narrows by kind, queue, state and age only; remove the other criteria");
+    }
+    String j = json == null ? "" : json.strip();
+    if (j.isEmpty()
+        || j.length() > 10_000
+        || !(j.startsWith("{") && j.endsWith("}") || j.startsWith("[") && j.endsWith("]"))) {
+      throw new InvalidAdminRequestException(
+          "json", "must be a JSON object or array of at most 10,000 characters");
+    }
+    if (limit < 1 || limit > MAX_PAGE_SIZE) {
+      throw new InvalidAdminRequestException(
+          "limit", "must be between 1 and " + MAX_PAGE_SIZE + ", was " + limit);
+    }
+    try {
+      return withConnection(
+          "search payloads", c -> store.searchPayload(c, filter, j, MAX_SEARCH_SCAN, limit));
+    } catch (dev.relay.RelayException e) {
+      if ("22P02".equals(e.sqlState())) { // invalid_text_representation: not valid JSON
+        throw new InvalidAdminRequestException("json", "is not valid JSON: " + e.getMessage());
+      }
+      throw e;
+    }
+  }
+
+  /** The widest window {@link #searchPayload} accepts. */
+  private static final Duration MAX_SEARCH_WINDOW = Duration.ofDays(7);
 
   /**
    * One page of work matching {@code filter}, oldest first (creation time, then ID). Keyset
@@ -213,6 +287,25 @@ public final class Admin {
       return dependencyReader.dependencies(c, workId);
     } catch (SQLException e) {
       throw SqlErrors.translate("dependencies of " + workId, e);
+    }
+  }
+
+  /**
+   * What waits for {@code workId}: its direct dependents (work that named it in {@link
+   * Work#dependsOn}), each with its state, in ID order, at most {@code limit} (1 to {@link
+   * #MAX_PAGE_SIZE}); empty when nothing names it. Read through the dependency table's index on the
+   * dependency.
+   */
+  public List<Dependency> dependents(String workId, int limit) {
+    requireWorkId(workId);
+    if (limit < 1 || limit > MAX_PAGE_SIZE) {
+      throw new InvalidAdminRequestException(
+          "limit", "must be between 1 and " + MAX_PAGE_SIZE + ", was " + limit);
+    }
+    try (Connection c = dataSource.getConnection()) {
+      return dependencyReader.dependents(c, workId, limit);
+    } catch (SQLException e) {
+      throw SqlErrors.translate("dependents of " + workId, e);
     }
   }
 
@@ -377,6 +470,62 @@ public final class Admin {
   }
 
   /**
+   * Pauses work across every worker: items of {@code queue} and {@code kind} ({@code null} for
+   * every queue or every kind, not both) are not claimed until {@link #resume} or until {@code
+   * resumeAt} passes on the database clock. The test is part of the claim statement, so it holds
+   * for every worker of this release at once, without restarting them. Running work finishes (a
+   * pause recalls nothing), new work is still accepted, and delayed and retried work keeps its
+   * times: it becomes claimable at its time or at the resume, whichever is later. Pausing a target
+   * already paused replaces the actor, reason and automatic resume and keeps the start. Stored with
+   * who, why and when, and audited in {@code pause_audit}.
+   *
+   * <p>What holds: the pause locks the pause table exclusively, which waits for every claim in
+   * flight to commit, so once this call returns no claim of the paused work is made. Work claimed
+   * before it (in a worker's buffer, or running) still runs. Workers of a release before the pause
+   * table existed do not read it.
+   *
+   * @param queue the queue, or {@code null} for every queue
+   * @param kind the kind, or {@code null} for every kind
+   * @param resumeAt when the pause ends by itself, or {@code null} for never; must be after the
+   *     database clock's now
+   * @return the pause as stored
+   * @throws InvalidAdminRequestException if both queue and kind are null, a name is blank or too
+   *     long, the actor or reason is empty or too long, or {@code resumeAt} is not in the future
+   *     (nothing changes)
+   */
+  public Pause pause(String queue, String kind, String actor, String reason, Instant resumeAt) {
+    requireTarget(queue, kind);
+    requireText("actor", actor, MAX_ACTOR_LENGTH);
+    requireText("reason", reason, MAX_REASON_LENGTH);
+    return withConnection("pause", c -> store.pause(c, queue, kind, actor, reason, resumeAt));
+  }
+
+  /**
+   * Lifts the pause of exactly this target (the same queue and kind as paused; a pause of a queue
+   * is not lifted by resuming one of its kinds) and wakes the workers with the notification that a
+   * new item sends, so the held work is claimed at once. Audited whether or not a pause was in
+   * force.
+   *
+   * @return the pause lifted, or empty when none was in force for this target
+   * @throws InvalidAdminRequestException if both queue and kind are null, a name is blank or too
+   *     long, or the actor or reason is empty or too long (nothing changes)
+   */
+  public Optional<Pause> resume(String queue, String kind, String actor, String reason) {
+    requireTarget(queue, kind);
+    requireText("actor", actor, MAX_ACTOR_LENGTH);
+    requireText("reason", reason, MAX_REASON_LENGTH);
+    return withConnection("resume", c -> store.resume(c, queue, kind, actor, reason));
+  }
+
+  /**
+   * The pauses in force now (on the database clock), every-queue and every-kind ones first, then by
+   * queue and kind. A pause whose automatic resume has passed holds nothing and is not listed.
+   */
+  public List<Pause> pauses() {
+    return withConnection("list pauses", store::pauses);
+  }
+
+  /**
    * Applies {@code policy}: purges done and cancelled work past its retention and its kind's
    * deduplication horizon (never failed work), leaving one tombstone per item; purges tombstones
    * past the identity horizon and history and audit rows past their retention. Works in batches of
@@ -458,6 +607,19 @@ public final class Admin {
     if (value.length() > max) {
       throw new InvalidAdminRequestException(
           field, "has " + value.length() + " characters; the limit is " + max);
+    }
+  }
+
+  private static void requireTarget(String queue, String kind) {
+    if (queue == null && kind == null) {
+      throw new InvalidAdminRequestException(
+          "queue and kind", "are both null; name a queue, a kind, or both");
+    }
+    if (queue != null) {
+      requireText("queue", queue, Outbox.MAX_NAME_LENGTH);
+    }
+    if (kind != null) {
+      requireText("kind", kind, Outbox.MAX_NAME_LENGTH);
     }
   }
 

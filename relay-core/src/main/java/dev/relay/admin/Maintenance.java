@@ -5,6 +5,7 @@ import dev.relay.InvalidConfigurationException;
 import dev.relay.RelayException;
 import dev.relay.internal.admin.AdminStore;
 import dev.relay.internal.jdbc.Coordination;
+import dev.relay.internal.jdbc.Deployment;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
 import dev.relay.internal.jdbc.Timeouts;
@@ -159,8 +160,9 @@ public final class Maintenance implements AutoCloseable {
   }
 
   /**
-   * One round now: take (or confirm) the lock; if held here, purge under the policy, then refresh
-   * the done/cancelled summary.
+   * One round now: take (or confirm) the lock; if held here, purge under the policy, remove pauses
+   * whose automatic resume has passed (audited, waking the workers), then refresh the
+   * done/cancelled summary.
    *
    * @throws RelayException if the database fails (the lock is dropped and retaken next time)
    */
@@ -171,6 +173,15 @@ public final class Maintenance implements AutoCloseable {
       }
       try (Connection c = dataSource.getConnection()) {
         PurgeResult p = store.purge(c, config.policy(), false);
+        // Expired pauses already hold nothing (every claim compares resume_at with the database
+        // clock); removing them keeps the table small, records the resume and wakes the workers.
+        int resumed = store.expirePauses(c);
+        if (resumed > 0) {
+          log.info(
+              "relay maintenance on {}: {} paused target(s) resumed automatically",
+              schema,
+              resumed);
+        }
         // After the purge, so the counts leave out what it just removed.
         Instant asOf = store.refreshSummary(c);
         return new MaintenanceResult(true, p, asOf);
@@ -203,6 +214,16 @@ public final class Maintenance implements AutoCloseable {
       if (lockConnection == null) {
         lockConnection = lockConnections.open();
         lockConnection.setAutoCommit(true);
+        if (!Deployment.direct(lockConnection)) {
+          closeQuietly();
+          throw new InvalidConfigurationException(
+              "lockConnections",
+              "opens its connections through a connection pooler (the server process that answers"
+                  + " is not the one the connection announced): a session advisory lock there"
+                  + " would stay on a server session that other clients borrow, so two processes"
+                  + " could both lead maintenance. Give Maintenance a direct connection to"
+                  + " PostgreSQL (relay.direct-connection.url in the starter and relay serve)");
+        }
       }
       try (PreparedStatement ps =
           lockConnection.prepareStatement(Coordination.TRY_LOCK_MAINTENANCE)) {

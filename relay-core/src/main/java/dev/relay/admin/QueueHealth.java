@@ -37,6 +37,9 @@ import java.util.Map;
  *     {@code dependency_failed}, {@code dependency_cancelled}, {@code dependency_superseded},
  *     {@code dependency_missing}; exact at the same instant, read through the index of waiting
  *     dependents. Included in {@code ready}
+ * @param pausedSince when the earliest pause in force that holds this pair began (a pause of its
+ *     queue, its kind, or both; see {@link Admin#pause}), or {@code null} when none does: its ready
+ *     work is then not claimed
  */
 public record QueueHealth(
     String queue,
@@ -54,7 +57,8 @@ public record QueueHealth(
     Duration completionP50,
     Duration completionP95,
     Instant finishedCountsAsOf,
-    Map<String, Long> blockedByReason) {
+    Map<String, Long> blockedByReason,
+    Instant pausedSince) {
   /** Copies the maps (unmodifiable, never null). */
   public QueueHealth {
     failuresByReason = failuresByReason == null ? Map.of() : Map.copyOf(failuresByReason);
@@ -64,6 +68,11 @@ public record QueueHealth(
   /** Ready work held by a dependency, whatever the reason: the sum of {@link #blockedByReason}. */
   public long blocked() {
     return blockedByReason.values().stream().mapToLong(Long::longValue).sum();
+  }
+
+  /** Whether a pause in force holds this pair's work ({@link #pausedSince} is set). */
+  public boolean paused() {
+    return pausedSince != null;
   }
 
   /** Work that has not ended: ready plus running. */

@@ -28,10 +28,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * docs/protocol.md promises that, with the roles it lists, Relay's enqueue, claim, renew, settle,
- * kind registration (limits included), local hand-off and cancel run while rewriting or deleting
- * work is denied. This test runs that SQL block as written (schema and role names made unique) and
- * then each part of Relay under its role, so a new column or table that needs a grant fails here
- * first.
+ * kind registration (limits included), local hand-off, cancel, pause and resume run while rewriting
+ * or deleting work is denied. This test runs that SQL block as written (schema and role names made
+ * unique) and then each part of Relay under its role, so a new column or table that needs a grant
+ * fails here first.
  */
 @RelayDatabaseTest
 class RoleGrantsTest {
@@ -62,6 +62,17 @@ class RoleGrantsTest {
             c, Work.of("order-103-dispatched", "order_event", "{}").orderingKey("order-103"));
         outbox.enqueue(
             c, Work.of("order-103-invoice", "order_event", "{}").dependsOn("order-103-ack"));
+        // A producer outside Java: the SQL function, with an ordering key and a dependency.
+        try (var s = c.createStatement();
+            var rs =
+                s.executeQuery(
+                    "SELECT "
+                        + db.schema()
+                        + ".enqueue('order-103-shipped', 'order_event', '{}',"
+                        + " ordering_key => 'order-103', depends_on => ARRAY['order-103-ack'])")) {
+          rs.next();
+          assertThat(rs.getString(1)).isEqualTo("enqueued");
+        }
         c.commit();
         assertThat(outbox.enqueue(c, ack).status())
             .isEqualTo(EnqueueResult.Status.ALREADY_ENQUEUED);
@@ -76,11 +87,18 @@ class RoleGrantsTest {
       CancelResult cancelled =
           Admin.create(asAdmin, db.schema()).cancel("order-104-ack", "olga", "customer asked");
       assertThat(cancelled.status()).isEqualTo(CancelResult.Status.CANCELLED);
+      Admin asAdminApi = Admin.create(asAdmin, db.schema());
+      asAdminApi.pause(null, "report", "olga", "receiver down", null);
+      assertThat(asAdminApi.pauses()).hasSize(1);
+      assertThat(asAdminApi.resume(null, "report", "olga", "receiver back")).isPresent();
 
       try (Relay relay =
           Relay.builder(asWorker)
               .schema(db.schema())
-              .handle("order_received", claim -> Outcome.done())
+              // a snooze first: the worker role updates snoozes too
+              .handle(
+                  "order_received",
+                  claim -> claim.generation() == 1 ? Outcome.snooze(Duration.ZERO) : Outcome.done())
               .handle("order_event", claim -> Outcome.done())
               .handle(
                   "report",
@@ -93,7 +111,8 @@ class RoleGrantsTest {
         Outbox handingOff = outbox.handingOffTo(relay);
         try (Connection c = asProducer.getConnection()) {
           c.setAutoCommit(false);
-          handingOff.enqueue(c, Work.of("order-105-ack", "order_received", "{\"order\": 105}"));
+          // order_event: done at its first claim (order_received snoozes its first)
+          handingOff.enqueue(c, Work.of("order-105-ack", "order_event", "{\"order\": 105}"));
           handingOff.commitAndStart(c);
         }
         await()
@@ -103,7 +122,7 @@ class RoleGrantsTest {
                     db.queryLong(
                             "SELECT count(*) FROM {schema}.outbox WHERE state = 'done'"
                                 + " AND work_id <> 'order-104-ack'")
-                        == 6);
+                        == 7);
         assertThat(
                 db.queryLong(
                     "SELECT claim_generation FROM {schema}.outbox"
@@ -122,6 +141,7 @@ class RoleGrantsTest {
       assertDenied(asProducer, "SELECT work_id FROM " + db.schema() + ".tombstone FOR KEY SHARE");
       assertDenied(
           asWorker, "SELECT " + db.schema() + ".lock_dependencies(ARRAY['order-103-ack'])");
+      assertDenied(asWorker, "SELECT " + db.schema() + ".enqueue('x', 'k', '{}')");
     }
   }
 

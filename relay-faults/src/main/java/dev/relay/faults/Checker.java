@@ -83,11 +83,22 @@ final class Checker {
       boolean expiredRunning) {}
 
   private final Connection c;
+  private final Connection receiver;
   private final List<Producer.Tx> txs;
   private final Map<Scenario.Fault, Integer> faults;
 
-  Checker(Connection c, List<Producer.Tx> txs, Map<Scenario.Fault, Integer> faults) {
+  /**
+   * @param c Relay's database (and the producer's business rows)
+   * @param receiver the receiver's database ({@code fx} tables but {@code fx.business}); {@code c}
+   *     itself unless the receiver runs on a server of its own
+   */
+  Checker(
+      Connection c,
+      Connection receiver,
+      List<Producer.Tx> txs,
+      Map<Scenario.Fault, Integer> faults) {
     this.c = c;
+    this.receiver = receiver;
     this.txs = txs;
     this.faults = faults;
   }
@@ -118,11 +129,11 @@ final class Checker {
                   r.getBoolean(8)));
         });
     Map<String, List<Long>> raw = new HashMap<>();
-    query(
+    queryReceiver(
         "SELECT work_id, generation FROM fx.raw_effect ORDER BY id",
         r -> raw.computeIfAbsent(r.getString(1), k -> new ArrayList<>()).add(r.getLong(2)));
     Map<String, Long> inbox = new HashMap<>();
-    query(
+    queryReceiver(
         "SELECT work_id, count(*) FROM fx.inbox_effect GROUP BY work_id",
         r -> inbox.put(r.getString(1), r.getLong(2)));
     Map<String, Map<Long, Set<String>>> attempts = new HashMap<>();
@@ -269,7 +280,7 @@ final class Checker {
 
     // Keyed order: per key, the receiver applied each committed sequence once, ascending.
     Map<String, List<Long>> applied = new HashMap<>();
-    query(
+    queryReceiver(
         "SELECT ordering_key, sequence FROM fx.applied_order ORDER BY id",
         r -> applied.computeIfAbsent(r.getString(1), k -> new ArrayList<>()).add(r.getLong(2)));
     Map<String, List<Long>> committedKeys = new TreeMap<>();
@@ -290,13 +301,13 @@ final class Checker {
             .add(e.getKey() + ": applied " + abbreviate(got) + ", expected " + abbreviate(want));
       }
     }
-    query(
+    queryReceiver(
         "SELECT work_id, what FROM fx.anomaly",
         r -> v.get(Invariant.KEYED_IN_SEQUENCE).add(r.getString(1) + ": " + r.getString(2)));
     figures.put("keyed items applied", keyedApplied);
 
     Map<String, Long> highest = new HashMap<>();
-    query(
+    queryReceiver(
         "SELECT resource, token, work_id FROM fx.fenced_write ORDER BY id",
         r -> {
           long before = highest.getOrDefault(r.getString(1), 0L);
@@ -306,7 +317,7 @@ final class Checker {
           }
           highest.put(r.getString(1), Math.max(before, r.getLong(2)));
         });
-    query(
+    queryReceiver(
         "SELECT count(*) FROM fx.fence_refused",
         r -> figures.put("fenced writes refused (lower token)", r.getLong(1)));
     return new Result(figures, faults, v);
@@ -333,7 +344,16 @@ final class Checker {
   }
 
   private void query(String sql, RowHandler h) throws SQLException {
-    try (Statement s = c.createStatement();
+    query(c, sql, h);
+  }
+
+  /** A query on the receiver's tables. */
+  private void queryReceiver(String sql, RowHandler h) throws SQLException {
+    query(receiver, sql, h);
+  }
+
+  private static void query(Connection on, String sql, RowHandler h) throws SQLException {
+    try (Statement s = on.createStatement();
         ResultSet r = s.executeQuery(sql)) {
       while (r.next()) {
         h.row(r);

@@ -42,6 +42,13 @@ final class PgCluster implements AutoCloseable {
   private final Path bin;
   private final int port;
   private final boolean root;
+  private String extraOptions = "";
+
+  /**
+   * The machine's PostgreSQL 15 binaries (Debian's {@code postgresql-15}), which include {@code
+   * pg_basebackup}; the embedded ones do not.
+   */
+  static final Path SYSTEM_PG15 = Path.of("/usr/lib/postgresql/15/bin");
 
   private PgCluster(Path dir, Path bin, int port) {
     this.dir = dir;
@@ -54,7 +61,11 @@ final class PgCluster implements AutoCloseable {
 
   /** Creates a data directory under {@code parent} and starts the server on a free port. */
   static PgCluster start(Path parent) throws IOException, InterruptedException {
-    Path bin = EmbeddedServer.binaries();
+    return start(parent, EmbeddedServer.binaries());
+  }
+
+  /** As {@link #start(Path)}, with the binaries in {@code bin}. */
+  static PgCluster start(Path parent, Path bin) throws IOException, InterruptedException {
     Path dir = Files.createTempDirectory(parent, "pg-");
     PgCluster cluster = new PgCluster(dir, bin, freePort());
     cluster.run(
@@ -87,7 +98,8 @@ final class PgCluster implements AutoCloseable {
             + " -c listen_addresses=127.0.0.1 -c unix_socket_directories="
             + dir
             + DURABLE
-            + " -c max_connections=200 -c shared_buffers=64MB";
+            + " -c max_connections=200 -c shared_buffers=64MB"
+            + extraOptions;
     IOException last = null;
     for (int i = 0; i < 30; i++) {
       try {
@@ -126,6 +138,60 @@ final class PgCluster implements AutoCloseable {
       }
     }
     throw new IOException("PostgreSQL did not accept connections; log " + log);
+  }
+
+  /**
+   * A streaming standby of this server on a port of its own: {@code pg_basebackup -R} through
+   * {@code replicationPort} (a proxy in front of this server, so the harness can hold the stream
+   * back), then started. Asynchronous until the primary names it in {@code
+   * synchronous_standby_names}.
+   */
+  PgCluster standby(Path parent, int replicationPort) throws IOException, InterruptedException {
+    Path standbyDir = Files.createTempDirectory(parent, "standby-");
+    PgCluster standby = new PgCluster(standbyDir, bin, freePort());
+    standby.run(
+        List.of(
+            bin.resolve("pg_basebackup").toString(),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            Integer.toString(replicationPort),
+            "-U",
+            "postgres",
+            "-D",
+            standby.data.toString(),
+            "-R",
+            "-X",
+            "stream",
+            "-c",
+            "fast"),
+        300);
+    standby.startServer();
+    return standby;
+  }
+
+  /** Promotes this standby and waits until it accepts writes. */
+  void promote() throws IOException, InterruptedException {
+    run(List.of(bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-w", "promote"), 180);
+    for (int i = 0; i < 240; i++) {
+      try (Connection c = DriverManager.getConnection(jdbcUrl());
+          var s = c.createStatement();
+          var r = s.executeQuery("SELECT pg_is_in_recovery()")) {
+        r.next();
+        if (!r.getBoolean(1)) {
+          return;
+        }
+      } catch (SQLException e) {
+        // still starting
+      }
+      Thread.sleep(500);
+    }
+    throw new IOException("the promoted standby still recovers; log " + log);
+  }
+
+  /** Server settings added to every start, as {@code pg_ctl -o} text ({@code " -c k=v"}). */
+  void extraOptions(String options) {
+    this.extraOptions = options;
   }
 
   /** Kills the postmaster with SIGKILL: a crash. Its backends notice and exit on their own. */

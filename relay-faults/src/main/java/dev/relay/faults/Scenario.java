@@ -2,6 +2,7 @@ package dev.relay.faults;
 
 import dev.relay.Migrator;
 import dev.relay.test.LoopbackProxy;
+import dev.relay.test.PgBouncer;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -50,10 +51,38 @@ final class Scenario implements AutoCloseable {
      * it recovers "its" claims from the stored rows (scenario {@code id-reuse-recover}).
      */
     RESTART_WITH_LOST_CLAIM_REPLY,
+    /**
+     * Topologies with a standby only: hold the replication stream back for the event's duration,
+     * SIGKILL the primary, promote the standby and move the workers' and the producer's address to
+     * it (once per run; later ones are skipped).
+     */
+    FAILOVER,
     /** Not scheduled: a worker's hook killed its own process after the receiver's acceptance. */
     SELF_KILL_AFTER_EFFECT,
     /** Not scheduled: the producer's proxy lost a COMMIT reply. */
     LOST_COMMIT_REPLY
+  }
+
+  /** How the workers reach PostgreSQL. */
+  enum Topology {
+    /** Through a loopback proxy to one server. */
+    DIRECT,
+    /**
+     * Relay's pool through PgBouncer (transaction pooling, {@code prepareThreshold=0}) in front of
+     * the proxy; LISTEN on a direct connection.
+     */
+    PGBOUNCER,
+    /**
+     * A primary with a streaming standby (PostgreSQL 15 binaries, for pg_basebackup), named in
+     * {@code synchronous_standby_names}; the receiver on a server of its own, as another service.
+     */
+    FAILOVER_SYNC,
+    /** As {@link #FAILOVER_SYNC}, with the standby asynchronous. */
+    FAILOVER_ASYNC;
+
+    boolean failover() {
+      return this == FAILOVER_SYNC || this == FAILOVER_ASYNC;
+    }
   }
 
   /** One scheduled fault. */
@@ -70,7 +99,8 @@ final class Scenario implements AutoCloseable {
       int killPermille,
       int baseSlowMillis,
       long leaseMillis,
-      long recoveryMillis) {
+      long recoveryMillis,
+      Topology topology) {
     static Config defaults(long seed, long faultMillis, int workers, int items) {
       return new Config(
           seed,
@@ -82,7 +112,8 @@ final class Scenario implements AutoCloseable {
           30,
           0,
           3000,
-          Math.max(90_000, faultMillis));
+          Math.max(90_000, faultMillis),
+          Topology.DIRECT);
     }
 
     Config withLease(long leaseMs) {
@@ -96,7 +127,8 @@ final class Scenario implements AutoCloseable {
           killPermille,
           baseSlowMillis,
           leaseMs,
-          recoveryMillis);
+          recoveryMillis,
+          topology);
     }
 
     Config withWorkers(int w) {
@@ -110,12 +142,39 @@ final class Scenario implements AutoCloseable {
           killPermille,
           baseSlowMillis,
           leaseMillis,
-          recoveryMillis);
+          recoveryMillis,
+          topology);
     }
 
     Config withMode(WorkerMain.Mode m, Set<Fault> f, int permille, int baseSlow) {
       return new Config(
-          seed, faultMillis, workers, items, m, f, permille, baseSlow, leaseMillis, recoveryMillis);
+          seed,
+          faultMillis,
+          workers,
+          items,
+          m,
+          f,
+          permille,
+          baseSlow,
+          leaseMillis,
+          recoveryMillis,
+          topology);
+    }
+
+    /** The same run in another topology, with the faults that belong to it. */
+    Config withTopology(Topology t, Set<Fault> f) {
+      return new Config(
+          seed,
+          faultMillis,
+          workers,
+          items,
+          mode,
+          f,
+          killPermille,
+          baseSlowMillis,
+          leaseMillis,
+          recoveryMillis,
+          t);
     }
   }
 
@@ -127,9 +186,18 @@ final class Scenario implements AutoCloseable {
   private final Set<Process> stray = ConcurrentHashMap.newKeySet();
   private final Thread hook = new Thread(this::close, "faults-cleanup");
   private PgCluster pg;
+  private PgCluster lostPrimary; // after a failover
+  private PgCluster standby; // until a failover
+  private PgCluster receiverPg; // failover topologies: the receiver's own server
+  private LoopbackProxy replicationProxy;
+  private PgBouncer bouncer;
+  private boolean failedOver;
   private LoopbackProxy workerProxy;
   private LoopbackProxy producerProxy;
   private volatile boolean recovering;
+  private String workerUrl;
+  private String listenUrl;
+  private String receiverUrl;
   private Thread monitor;
   private final AtomicInteger unexpectedExits = new AtomicInteger();
 
@@ -172,8 +240,12 @@ final class Scenario implements AutoCloseable {
             case CRASH_POSTGRES -> 300 + r.nextInt(1500);
             case SLOW_RECEIVER -> 3000 + r.nextInt(3000);
             case RESTART_WITH_LOST_CLAIM_REPLY -> 1000 + r.nextInt(1000);
+            case FAILOVER -> 2000 + r.nextInt(1000);
             default -> 0;
           };
+      if (f == Fault.FAILOVER && events.stream().anyMatch(x -> x.fault() == Fault.FAILOVER)) {
+        continue; // one standby: one failover per run
+      }
       events.add(new Event(at, f, r.nextInt(config.workers()), duration));
     }
     return events;
@@ -191,22 +263,42 @@ final class Scenario implements AutoCloseable {
         config.faultMillis() / 1000,
         events.size());
     out.println("reproduce: FaultsCommand --seed " + config.seed() + " (same settings)");
-    pg = PgCluster.start(dir);
-    try (Connection c = DriverManager.getConnection(pg.jdbcUrl());
-        Statement s = c.createStatement()) {
-      s.execute("SHOW fsync");
-      PGSimpleDataSource ds = new PGSimpleDataSource();
-      ds.setUrl(pg.jdbcUrl());
-      Migrator.migrate(ds, "relay");
-      s.execute(FxSql.CREATE);
-      setSlow(c, config.baseSlowMillis());
+    Topology topology = config.topology();
+    pg = topology.failover() ? PgCluster.start(dir, PgCluster.SYSTEM_PG15) : PgCluster.start(dir);
+    prepare(pg);
+    String receiverUrl = pg.jdbcUrl();
+    if (topology.failover()) {
+      startStandby(topology == Topology.FAILOVER_SYNC);
+      receiverPg = PgCluster.start(dir);
+      prepare(receiverPg);
+      receiverUrl = receiverPg.jdbcUrl();
     }
     workerProxy = LoopbackProxy.start("127.0.0.1", pg.port());
     producerProxy = LoopbackProxy.start("127.0.0.1", pg.port());
+    String workerUrl = PgCluster.jdbcUrl(workerProxy.port()) + "&socketTimeout=30";
+    String listenUrl = workerUrl;
+    if (topology == Topology.PGBOUNCER) {
+      // server_login_retry: after a crash of PostgreSQL, retry its login soon (default 15 s).
+      bouncer =
+          PgBouncer.start(
+              "127.0.0.1", workerProxy.port(), "postgres", Map.of("server_login_retry", "1"));
+      workerUrl = PgCluster.jdbcUrl(bouncer.port()) + "&socketTimeout=30&prepareThreshold=0";
+      out.println(
+          "PgBouncer " + bouncer.runningVersion() + " (transaction pooling) on " + bouncer.port());
+    }
+    this.workerUrl = workerUrl;
+    this.listenUrl = listenUrl;
+    this.receiverUrl = receiverUrl + "&socketTimeout=30";
     for (int i = 0; i < config.workers(); i++) {
       Slot slot = new Slot(i);
       slots.add(slot);
       slot.launch(config.killPermille());
+    }
+    if (topology.failover()) {
+      // Each worker checks the replication at start: let them all see the primary with its standby.
+      for (Slot slot : slots) {
+        slot.awaitStarted(120_000);
+      }
     }
     monitor = new Thread(this::monitor, "faults-monitor");
     monitor.setDaemon(true);
@@ -274,9 +366,59 @@ final class Scenario implements AutoCloseable {
         injected.get(Fault.LOST_COMMIT_REPLY).incrementAndGet();
       }
     }
-    try (Connection c = connectDirect()) {
-      return new Checker(c, producer.log(), counts()).check();
+    try (Connection c = connectDirect();
+        Connection rc =
+            receiverPg == null ? null : DriverManager.getConnection(receiverPg.jdbcUrl())) {
+      return new Checker(c, rc == null ? c : rc, producer.log(), counts()).check();
     }
+  }
+
+  /** Relay's schema and the receiver's tables on a new server. */
+  private void prepare(PgCluster cluster) throws SQLException {
+    try (Connection c = DriverManager.getConnection(cluster.jdbcUrl());
+        Statement s = c.createStatement()) {
+      s.execute("SHOW fsync");
+      PGSimpleDataSource ds = new PGSimpleDataSource();
+      ds.setUrl(cluster.jdbcUrl());
+      Migrator.migrate(ds, "relay");
+      s.execute(FxSql.CREATE);
+      setSlow(c, config.baseSlowMillis());
+    }
+  }
+
+  /**
+   * A streaming standby of {@link #pg} whose replication connection goes through a proxy; when
+   * {@code synchronous}, the primary then names it in {@code synchronous_standby_names} and the run
+   * waits until it streams as the synchronous standby.
+   */
+  private void startStandby(boolean synchronous) throws Exception {
+    replicationProxy = LoopbackProxy.start("127.0.0.1", pg.port());
+    standby = pg.standby(dir, replicationProxy.port());
+    String want = synchronous ? "sync" : "async";
+    try (Connection c = connectDirect();
+        Statement s = c.createStatement()) {
+      if (synchronous) {
+        s.execute("ALTER SYSTEM SET synchronous_standby_names = '*'");
+        s.execute("SELECT pg_reload_conf()");
+      }
+      long end = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
+      while (System.nanoTime() < end) {
+        try (ResultSet r =
+            s.executeQuery(
+                "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'"
+                    + " AND sync_state = '"
+                    + want
+                    + "'")) {
+          r.next();
+          if (r.getLong(1) == 1) {
+            out.println("standby on " + standby.port() + " streams (" + want + ")");
+            return;
+          }
+        }
+        Thread.sleep(200);
+      }
+    }
+    throw new IOException("the standby did not stream as " + want + "; log " + standby.log());
   }
 
   private Map<Fault, Integer> counts() {
@@ -372,6 +514,7 @@ final class Scenario implements AutoCloseable {
           // PostgreSQL just restarted; the fault is skipped
         }
       }
+      case FAILOVER -> failover(e.durationMillis());
       case RESTART_WITH_LOST_CLAIM_REPLY -> {
         // Kill the worker while it holds claims with most of their lease left.
         awaitHolding(slot.id(), 15_000, config.leaseMillis() / 2);
@@ -385,6 +528,31 @@ final class Scenario implements AutoCloseable {
       }
       default -> {}
     }
+  }
+
+  /**
+   * Holds the replication stream back for {@code lagMillis} (an asynchronous standby falls behind
+   * while commits go on returning; with a synchronous one, commits wait), kills the primary,
+   * promotes the standby and moves the workers' and the producer's address to it.
+   */
+  private void failover(long lagMillis) throws Exception {
+    if (standby == null || failedOver) {
+      out.println("    (no standby left: skipped)");
+      return;
+    }
+    failedOver = true;
+    replicationProxy.stall(true);
+    Thread.sleep(lagMillis);
+    pg.crash();
+    replicationProxy.close();
+    replicationProxy = null;
+    standby.promote();
+    workerProxy.retarget("127.0.0.1", standby.port());
+    producerProxy.retarget("127.0.0.1", standby.port());
+    lostPrimary = pg;
+    pg = standby;
+    standby = null;
+    out.println("    promoted the standby on " + pg.port() + "; the old primary stays down");
   }
 
   /** Waits until the worker with this ID holds a live claim. */
@@ -507,41 +675,48 @@ final class Scenario implements AutoCloseable {
 
     synchronized void launch(int permille) throws IOException {
       launches++;
-      String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-      List<String> cmd =
-          List.of(
-              java,
-              "-Xmx192m",
-              "-XX:+UseSerialGC",
-              "-XX:TieredStopAtLevel=1",
-              "-Duser.timezone=America/St_Johns",
-              "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-              "-cp",
-              System.getProperty("java.class.path"),
-              WorkerMain.class.getName(),
-              "--url",
-              PgCluster.jdbcUrl(workerProxy.port()) + "&socketTimeout=30",
-              "--receiver-url",
-              pg.jdbcUrl() + "&socketTimeout=30",
-              "--worker-id",
-              id(),
-              "--mode",
-              config.mode().arg(),
-              "--seed",
-              Long.toString(config.seed() * 1_000_003L + index * 1000L + launches),
-              "--kill-permille",
-              Integer.toString(permille),
-              "--lease-ms",
-              Long.toString(config.leaseMillis()),
-              "--concurrency",
-              "4",
-              "--parent-pid",
-              Long.toString(ProcessHandle.current().pid()));
+      List<String> cmd = new ArrayList<>(command(permille));
+      if (!listenUrl.equals(workerUrl)) {
+        cmd.add("--listen-url");
+        cmd.add(listenUrl);
+      }
       log = dir.resolve(id() + "-" + launches + ".log");
       process =
           new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
       stray.add(process);
       expectDead = false;
+    }
+
+    private List<String> command(int permille) {
+      String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+      return List.of(
+          java,
+          "-Xmx192m",
+          "-XX:+UseSerialGC",
+          "-XX:TieredStopAtLevel=1",
+          "-Duser.timezone=America/St_Johns",
+          "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+          "-cp",
+          System.getProperty("java.class.path"),
+          WorkerMain.class.getName(),
+          "--url",
+          workerUrl,
+          "--receiver-url",
+          receiverUrl,
+          "--worker-id",
+          id(),
+          "--mode",
+          config.mode().arg(),
+          "--seed",
+          Long.toString(config.seed() * 1_000_003L + index * 1000L + launches),
+          "--kill-permille",
+          Integer.toString(permille),
+          "--lease-ms",
+          Long.toString(config.leaseMillis()),
+          "--concurrency",
+          "4",
+          "--parent-pid",
+          Long.toString(ProcessHandle.current().pid()));
     }
 
     /** Waits until the current process printed that its Relay started. */
@@ -630,10 +805,23 @@ final class Scenario implements AutoCloseable {
     if (producerProxy != null) {
       producerProxy.close();
     }
-    if (pg != null) {
-      pg.close();
-      pg = null;
+    if (bouncer != null) {
+      bouncer.close();
+      bouncer = null;
     }
+    if (replicationProxy != null) {
+      replicationProxy.close();
+      replicationProxy = null;
+    }
+    for (PgCluster cluster : new PgCluster[] {pg, standby, lostPrimary, receiverPg}) {
+      if (cluster != null) {
+        cluster.close();
+      }
+    }
+    pg = null;
+    standby = null;
+    lostPrimary = null;
+    receiverPg = null;
     if (!Boolean.getBoolean("faults.keep")) {
       Files2.deleteTree(dir);
     }
@@ -646,5 +834,21 @@ final class Scenario implements AutoCloseable {
 
   Path dir() {
     return dir;
+  }
+
+  /** How many worker processes (of every launch) printed a line containing {@code text}. */
+  long workerLogsContaining(String text) throws IOException {
+    try (var logs = Files.list(dir)) {
+      return logs.filter(f -> f.getFileName().toString().matches("w\\d+-\\d+\\.log"))
+          .filter(
+              f -> {
+                try {
+                  return Files.readString(f).contains(text);
+                } catch (IOException e) {
+                  return false;
+                }
+              })
+          .count();
+    }
   }
 }

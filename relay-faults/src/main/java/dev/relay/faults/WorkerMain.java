@@ -61,6 +61,16 @@ public final class WorkerMain {
         }
 
         @Override
+        public void failoverUnsafe(String reason) {
+          System.out.println("failover unsafe: " + reason);
+        }
+
+        @Override
+        public void notificationsUnavailable(String reason) {
+          System.out.println("notifications unavailable: " + reason);
+        }
+
+        @Override
         public void error(String what, Throwable error) {
           if (error instanceof CommitOutcomeUnknownException) {
             System.out.println(what + ": commit outcome unknown, re-reading the stored rows");
@@ -104,13 +114,16 @@ public final class WorkerMain {
   /**
    * Runs a worker until SIGTERM or until its parent process ends.
    *
-   * @param args {@code --url U --receiver-url U --worker-id W --mode M --seed S --kill-permille K
-   *     --lease-ms L --concurrency C --parent-pid P}
+   * @param args {@code --url U [--listen-url U] --receiver-url U --worker-id W --mode M --seed S
+   *     --kill-permille K --lease-ms L --concurrency C --parent-pid P}; {@code --listen-url} is the
+   *     direct connection for LISTEN when {@code --url} goes through PgBouncer (default: {@code
+   *     --url})
    * @throws Exception on a start-up failure
    */
   public static void main(String[] args) throws Exception {
     Map<String, String> a = Args.parse(args);
     String url = a.get("url");
+    String listenUrl = a.getOrDefault("listen-url", url);
     String workerId = a.get("worker-id");
     Mode mode = Mode.parse(a.getOrDefault("mode", "safe"));
     long seed = Long.parseLong(a.getOrDefault("seed", "1"));
@@ -142,7 +155,7 @@ public final class WorkerMain {
             .batchSize(concurrency)
             .pollInterval(Duration.ofMillis(200))
             .shutdownGrace(Duration.ofSeconds(3))
-            .listenConnections(() -> DriverManager.getConnection(url))
+            .listenConnections(() -> DriverManager.getConnection(listenUrl))
             .listener(RECOVERY_LOG)
             .build();
     CountDownLatch stopped = new CountDownLatch(1);

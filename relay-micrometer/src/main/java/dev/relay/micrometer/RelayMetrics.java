@@ -59,6 +59,8 @@ import org.slf4j.LoggerFactory;
  *       dependency_cancelled}, {@code dependency_superseded}, {@code dependency_missing}</td></tr>
  *   <tr><td>relay.work.blocked.keys</td><td>gauge</td><td>queue, kind</td>
  *       <td>ordering keys held by a failed item: nothing behind it runs</td></tr>
+ *   <tr><td>relay.work.paused.age</td><td>gauge, seconds</td><td>queue, kind</td>
+ *       <td>how long a pause has held the pair's work ({@link Admin#pause}); 0 when not paused</td></tr>
  *   <tr><td>relay.claims</td><td>counter</td><td>queue, kind</td><td>claims committed</td></tr>
  *   <tr><td>relay.claims.repeated</td><td>counter</td><td>queue, kind</td>
  *       <td>claims with a generation above 1: the work had been claimed before</td></tr>
@@ -68,7 +70,9 @@ import org.slf4j.LoggerFactory;
  *       <td>guarded writes refused because the claim was stale</td></tr>
  *   <tr><td>relay.completions</td><td>counter</td><td>queue, kind</td><td>done recorded</td></tr>
  *   <tr><td>relay.retries</td><td>counter</td><td>queue, kind, reason</td><td>retries
- *       scheduled</td></tr>
+ *       scheduled (a snooze past its kind's cap counts here, reason {@code snooze_limit})</td></tr>
+ *   <tr><td>relay.snoozes</td><td>counter</td><td>queue, kind</td><td>snoozes recorded: tried
+ *       again later without spending an attempt, the effect known not to have happened</td></tr>
  *   <tr><td>relay.failures</td><td>counter</td><td>queue, kind, reason</td><td>work that
  *       ended failed (by a handler, or at claim time by a cap: deadline, attempts_exhausted)</td></tr>
  *   <tr><td>relay.outcomes.uncertain</td><td>counter</td><td>queue, kind, reason</td>
@@ -151,7 +155,10 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
       return this;
     }
 
-    /** The clock for creation-to-completion timing (default the system clock, UTC). */
+    /**
+     * The clock for creation-to-completion timing and the age of a pause (default the system clock,
+     * UTC).
+     */
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
       return this;
@@ -246,6 +253,14 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
       fresh.put(
           gauge("relay.work.blocked.keys", base, "ordering keys held by a failed item"),
           (double) h.blockedKeys());
+      fresh.put(
+          gauge(
+              "relay.work.paused.age",
+              base,
+              "seconds a pause has held this queue and kind's work (0: not paused)"),
+          h.pausedSince() == null
+              ? 0.0
+              : Math.max(0, Duration.between(h.pausedSince(), clock.instant()).toNanos() / 1e9));
       // every known reason has a series (zero when none), so an alert sees it rise from zero
       Map<String, Long> held = new TreeMap<>();
       BLOCKED_REASONS.forEach(r -> held.put(r, 0L));
@@ -327,6 +342,8 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
       } else if (outcome instanceof Outcome.Retry r) {
         result = "retry";
         unknown = r.effect() == Outcome.Effect.UNKNOWN;
+      } else if (outcome instanceof Outcome.Snooze) {
+        result = "snooze";
       } else if (outcome instanceof Outcome.Fail f) {
         result = "fail";
         unknown = f.effect() == Outcome.Effect.UNKNOWN;
@@ -365,6 +382,11 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
     @Override
     public void retried(Claim claim, Duration delay, String errorKind, String error) {
       counter("relay.retries", tags(claim).and("reason", reason(errorKind))).increment();
+    }
+
+    @Override
+    public void snoozed(Claim claim, Duration delay, String reason) {
+      counter("relay.snoozes", tags(claim)).increment();
     }
 
     @Override

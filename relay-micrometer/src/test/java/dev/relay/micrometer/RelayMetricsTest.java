@@ -54,6 +54,7 @@ class RelayMetricsTest {
               Work.of("m-3", "mail", "{}"),
               Work.of("m-fail", "mail", "{}"),
               Work.of("m-retry", "mail", "{}"),
+              Work.of("m-snooze", "mail", "{}"),
               Work.of("m-throw", "mail", "{}"),
               Work.of("m-late", "mail", "{}").deadline(Instant.now().minusSeconds(60))));
       c.commit();
@@ -74,14 +75,14 @@ class RelayMetricsTest {
                   db.queryLong(
                               "SELECT count(*) FROM {schema}.outbox"
                                   + " WHERE state IN ('done', 'failed')")
-                          == 7
-                      && counter("relay.completions") == 5
+                          == 8
+                      && counter("relay.completions") == 6
                       && counter("relay.failures") == 2);
     }
 
     assertThat(counter("relay.completions", "queue", "default", "kind", "mail"))
         .isEqualTo(count(db, "SELECT count(*) FROM {schema}.outbox WHERE state = 'done'"))
-        .isEqualTo(5);
+        .isEqualTo(6);
     assertThat(counter("relay.failures", "reason", "permanent"))
         .isEqualTo(
             count(
@@ -99,12 +100,16 @@ class RelayMetricsTest {
     assertThat(counter("relay.retries"))
         .isEqualTo(count(db, "SELECT count(*) FROM {schema}.attempt WHERE ending = 'retry'"))
         .isEqualTo(2);
+    assertThat(counter("relay.snoozes", "queue", "default", "kind", "mail"))
+        .isEqualTo(count(db, "SELECT sum(snoozes) FROM {schema}.outbox"))
+        .isEqualTo(count(db, "SELECT count(*) FROM {schema}.attempt WHERE ending = 'snoozed'"))
+        .isEqualTo(1);
     assertThat(counter("relay.claims"))
         .isEqualTo(count(db, "SELECT sum(claim_generation) FROM {schema}.outbox"))
-        .isEqualTo(8);
+        .isEqualTo(10);
     assertThat(counter("relay.claims.repeated"))
         .isEqualTo(count(db, "SELECT count(*) FROM {schema}.outbox WHERE claim_generation > 1"))
-        .isEqualTo(2);
+        .isEqualTo(3);
     assertThat(counter("relay.outcomes.uncertain"))
         .isEqualTo(count(db, "SELECT count(*) FROM {schema}.attempt WHERE outcome = 'unknown'"))
         .isEqualTo(3); // the retry, the throw, and the fail (whose effect the handler left unknown)
@@ -114,9 +119,10 @@ class RelayMetricsTest {
     assertThat(counter("relay.writes.stale"))
         .isEqualTo(count(db, "SELECT count(*) FROM {schema}.attempt WHERE ending = 'stale_write'"))
         .isZero();
-    assertThat(timerCount("relay.handler.duration")).isEqualTo(8);
+    assertThat(timerCount("relay.handler.duration")).isEqualTo(10);
+    assertThat(timerCount("relay.handler.duration", "result", "snooze")).isEqualTo(1);
     assertThat(timerCount("relay.handler.duration", "result", "error")).isEqualTo(1);
-    assertThat(timerCount("relay.work.completion")).isEqualTo(5);
+    assertThat(timerCount("relay.work.completion")).isEqualTo(6);
 
     // done and cancelled come from the summary the maintenance leader refreshes
     admin.refreshSummary();

@@ -4,10 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import dev.relay.InvalidConfigurationException;
 import dev.relay.Schedule;
 import dev.relay.Schedule.MissedSlots;
 import dev.relay.ScheduleException;
+import dev.relay.test.PgBouncer;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.sql.Connection;
@@ -131,6 +134,51 @@ class SchedulerTest {
       assertThat(state.conflicts()).isZero();
       assertThat(state.skipped()).isZero();
       assertThat(state.nextSlot()).isEqualTo(state.lastSlot().plusSeconds(1));
+    }
+  }
+
+  @Nested
+  class BehindPgBouncer {
+    /**
+     * Schedulers need no session of their own: two of them through PgBouncer in transaction pooling
+     * mode decide each slot once.
+     */
+    @Test
+    void twoSchedulersThroughPgBouncerGiveExactlyOneItemPerSlot(TestDatabase db) throws Exception {
+      List<Scheduler> schedulers = new ArrayList<>();
+      List<HikariDataSource> pools = new ArrayList<>();
+      try (PgBouncer bouncer = PgBouncer.inFrontOf(db)) {
+        for (int i = 0; i < 2; i++) {
+          HikariConfig config = new HikariConfig();
+          config.setJdbcUrl(bouncer.jdbcUrl(db));
+          config.setMaximumPoolSize(2);
+          HikariDataSource pool = new HikariDataSource(config);
+          pools.add(pool);
+          schedulers.add(
+              builder(pool, db)
+                  .schedulerId("bounced-" + i)
+                  .pollInterval(Duration.ofMillis(50))
+                  .schedule("pulse", "pulse", EVERY_SECOND)
+                  .build());
+        }
+        Instant until = dbNow(db).plusSeconds(5);
+        try {
+          schedulers.forEach(Scheduler::start);
+          await()
+              .atMost(Duration.ofSeconds(65))
+              .pollInterval(Duration.ofMillis(200))
+              .until(() -> !dbNow(db).isBefore(until));
+        } finally {
+          schedulers.forEach(Scheduler::close);
+          pools.forEach(HikariDataSource::close);
+        }
+      }
+      List<Instant> slots = slots(db, "pulse", Instant.EPOCH);
+      assertThat(slots).hasSizeGreaterThanOrEqualTo(3);
+      assertConsecutiveSeconds(slots);
+      ScheduleStatus state = status(db, "pulse");
+      assertThat(state.enqueued()).isEqualTo(slots.size());
+      assertThat(state.conflicts()).isZero();
     }
   }
 

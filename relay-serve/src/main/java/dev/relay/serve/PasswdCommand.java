@@ -13,7 +13,7 @@ import picocli.CommandLine.ParentCommand;
 
 /**
  * {@code relay passwd}: reads a password (from the console without echo, else one line of stdin)
- * and prints its bcrypt hash for {@code console.users[].hash} of the serve config.
+ * and prints its bcrypt hash for {@code relay.console.users[N].hash} of the serve config.
  */
 @Command(
     name = "passwd",
@@ -21,8 +21,8 @@ import picocli.CommandLine.ParentCommand;
     header = "Prints the bcrypt hash of a password for the serve config's console users.",
     description = {
       "Reads a password (typed without echo on a terminal, else the first line of stdin) and"
-          + " prints its bcrypt hash, for \"hash\" of a user in \"console\": {\"users\": [...]}"
-          + " of the `relay serve` config. The password itself is never stored.",
+          + " prints its bcrypt hash, for relay.console.users[N].hash of the `relay serve`"
+          + " configuration. The password itself is never stored.",
       ""
     })
 final class PasswdCommand implements Callable<Integer> {

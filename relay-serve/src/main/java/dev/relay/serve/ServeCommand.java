@@ -1,33 +1,37 @@
 package dev.relay.serve;
 
-import dev.relay.InvalidConfigurationException;
 import dev.relay.Migrator;
 import dev.relay.SchemaVersionException;
+import dev.relay.spring.autoconfigure.RelayProperties;
 import dev.relay.test.EmbeddedServer;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
+import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
-import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.Locale;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.Callable;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.springframework.boot.SpringApplication;
+import org.springframework.boot.context.properties.bind.BindException;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.boot.origin.Origin;
+import org.springframework.boot.origin.OriginTrackedValue;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.env.MapPropertySource;
+import org.springframework.core.env.StandardEnvironment;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
 
 /**
- * {@code relay serve}: reads the JSON config, checks the database, and starts {@link
- * ServeApplication} on {@code bind:port}. A bad config is exit code 2 naming the key, before
- * anything connects.
+ * {@code relay serve}: reads and checks the configuration ({@link ServeConfig}), checks the
+ * database, and starts {@link ServeApplication}. A bad setting is exit code 2 naming the property,
+ * before anything starts or connects; {@code --print-config} prints the settings and exits.
  */
 @Command(
     name = "serve",
@@ -35,108 +39,159 @@ import picocli.CommandLine.ParentCommand;
     sortOptions = false,
     header = "Runs workers, schedules, the console, /actuator/health and /actuator/prometheus.",
     description = {
-      "Runs the workers for the kinds named in a JSON config file, its schedules, the maintenance"
-          + " loop, the console (form login for the config's users) and /actuator/health and"
-          + " /actuator/prometheus, on 127.0.0.1:9464 unless bind and port say otherwise. Runs"
-          + " until SIGTERM or Ctrl-C, then stops claiming, lets running handlers finish within"
-          + " shutdown_grace, and exits. The config keys are described in docs/operations.md.",
+      "Runs the workers for the kinds of a configuration file, its schedules, the maintenance"
+          + " loop, the console (form login for the configured users) and /actuator/health and"
+          + " /actuator/prometheus, on 127.0.0.1:9464 unless server.address and server.port say"
+          + " otherwise. The file is an application.yml or .properties with the Spring Boot"
+          + " starter's relay.* properties (a JSON file of earlier releases is still read, with a"
+          + " warning naming the properties to use). Runs until SIGTERM or Ctrl-C, then stops"
+          + " claiming, lets running handlers finish within relay.shutdown-grace, and exits. The"
+          + " settings are described in docs/operations.md.",
       ""
     })
 final class ServeCommand implements Callable<Integer> {
-  /** The default interval of the maintenance loop. */
-  static final Duration DEFAULT_MAINTENANCE_INTERVAL = Duration.ofMinutes(1);
-
   @ParentCommand ServeMain main;
+
+  @Spec CommandSpec spec;
 
   @Option(
       names = {"-c", "--config"},
       paramLabel = "FILE",
       required = true,
-      description = "The JSON config file: kinds, schedules, console users, bind, port.")
+      description =
+          "The configuration: application.yml or .properties with relay.* (kinds, schedules,"
+              + " console users), server.*, spring.datasource.*; or a JSON file of earlier"
+              + " releases.")
   Path config;
+
+  @Option(
+      names = "--print-config",
+      description =
+          "Prints the effective settings as properties (secrets masked) and exits, starting"
+              + " nothing.")
+  boolean printConfig;
 
   @Option(
       names = "--jdbc-url",
       paramLabel = "URL",
       description =
-          "JDBC URL of a PostgreSQL 15+ database. Default: env RELAY_JDBC_URL; without either, an"
-              + " embedded PostgreSQL 18 whose data is kept in ~/.relay/pgdata (or"
-              + " $RELAY_HOME/pgdata).")
+          "JDBC URL of a PostgreSQL 15+ database. Default: env RELAY_JDBC_URL, else"
+              + " spring.datasource.url of the file; without any, an embedded PostgreSQL 18 whose"
+              + " data is kept in ~/.relay/pgdata (or $RELAY_HOME/pgdata).")
   String jdbcUrl;
+
+  @Option(
+      names = "--direct-jdbc-url",
+      paramLabel = "URL",
+      description =
+          "JDBC URL of PostgreSQL itself for the LISTEN connection and the maintenance lock, when"
+              + " --jdbc-url goes through PgBouncer in transaction pooling mode (the starter's"
+              + " relay.direct-connection.url). Default: env RELAY_DIRECT_JDBC_URL; without"
+              + " either, --jdbc-url serves both.")
+  String directJdbcUrl;
 
   @Option(
       names = "--schema",
       paramLabel = "NAME",
-      defaultValue = "relay",
-      description = "Schema holding Relay's tables (default: ${DEFAULT-VALUE}).")
+      description = "Schema holding Relay's tables (relay.schema; default: relay).")
   String schema;
 
   @Option(
       names = {"--port", "--http-port"},
       paramLabel = "PORT",
-      description = "Port to listen on (0: any free port; default: port of the config, else 9464).")
+      description = "Port to listen on (server.port; 0: any free port; default 9464).")
   Integer port;
 
   @Option(
       names = "--maintenance-interval",
       paramLabel = "DURATION",
-      description =
-          "How often the maintenance loop runs (default: maintenance_interval of the config,"
-              + " else 1m).")
+      description = "How often the maintenance loop runs (relay.maintenance.interval; default 1m).")
   String maintenanceInterval;
 
   @Option(
       names = "--worker-id",
       paramLabel = "ID",
-      description = "This worker's ID (default: host, process ID and a random suffix).")
+      description = "This worker's ID (relay.worker-id; default: host, process ID and a suffix).")
   String workerId;
 
   @Option(
       names = "--migrate",
-      description = "Migrates the schema first (default: refuse to start on an old schema).")
+      description =
+          "Migrates the schema first (relay.migrate; default: refuse to start on an old schema).")
   boolean migrate;
+
+  /**
+   * The class-data-sharing training run of the {@code relay} script: starts the application context
+   * of the file (every bean, as lazy initialisation would leave some classes unloaded) against no
+   * database, and exits once it is refreshed, before anything starts, so that {@code
+   * -XX:ArchiveClassesAtExit} archives the classes a real start loads.
+   */
+  @Option(names = "--training-run", hidden = true)
+  boolean trainingRun;
 
   @Override
   public Integer call() {
-    ServeConfig settings = read();
-    Duration interval = interval(settings);
     if (port != null && (port < 0 || port > 65535)) {
       throw usage("--port must be 0-65535, was " + port, null);
     }
+    ServeConfig settings;
     try {
-      Migrator.forSchema(schema);
-    } catch (RuntimeException e) {
-      throw usage("--schema: " + e.getMessage(), e);
+      settings = ServeConfig.load(config, commandLine());
+    } catch (ServeConfig.Refused e) {
+      throw usage(e.getMessage(), e);
     }
-    try {
-      ServeApplication.check(settings, new ServeOptions(schema, workerId, interval));
-    } catch (InvalidConfigurationException e) {
-      throw usage(config + ": " + inConfigTerms(e), e);
+    warnAboutJson(settings);
+    if (printConfig) {
+      PrintWriter out = spec.commandLine().getOut();
+      out.println("# relay serve --print-config: the settings of " + config + " (secrets masked)");
+      PrintConfig.lines(settings).forEach(out::println);
+      out.flush();
+      return ServeMain.OK;
     }
-    String url = jdbcUrl != null ? jdbcUrl : System.getenv("RELAY_JDBC_URL");
+    StandardEnvironment env = settings.environment();
+    RelayProperties relay = settings.relay();
+    if (trainingRun) {
+      env.getPropertySources()
+          .addFirst(new MapPropertySource("relay serve training run", training()));
+      // Read by Spring's lifecycle processor from the system properties, not the environment.
+      System.setProperty("spring.context.exit", "onRefresh");
+      start(settings);
+      return ServeMain.OK; // not reached: Spring exits once the context is refreshed
+    }
     EmbeddedServer embedded = null;
-    if (url == null || url.isBlank()) {
+    if (env.getProperty("spring.datasource.url", "").isBlank()) {
       embedded = embedded();
-      url = embedded.jdbcUrl();
+      env.getPropertySources()
+          .addFirst(
+              new MapPropertySource(
+                  "relay serve embedded database",
+                  Map.of("spring.datasource.url", embedded.jdbcUrl())));
     }
     try {
-      prepareSchema(url);
-      ConfigurableApplicationContext context = start(settings, interval, url);
+      prepareSchema(env, relay);
+      // The schema is at this relay's version now: the starter need not look again.
+      env.getPropertySources()
+          .addFirst(new MapPropertySource("relay serve schema prepared", fixed()));
+      ConfigurableApplicationContext context = start(settings);
       main.serving = new Serving(context, embedded);
       Runtime.getRuntime().addShutdownHook(new Thread(main.serving::close, "relay-serve-stop"));
-      String address = settings.bind();
       String base =
-          "http://" + address + ":" + context.getEnvironment().getProperty("local.server.port");
+          "http://"
+              + settings.bind()
+              + ":"
+              + context.getEnvironment().getProperty("local.server.port");
       main.out()
           .printf(
               "relay serve: kinds %s, queues %s, schema %s%s%n"
                   + "relay serve: %s/actuator/health and /actuator/prometheus%s%n",
-              settings.kinds().keySet(),
-              settings.queues(),
-              schema,
-              settings.schedules().isEmpty() ? "" : ", schedules " + settings.schedules().keySet(),
+              settings.kinds(),
+              relay.getQueues(),
+              relay.getSchema(),
+              settings.schedules().getSchedules().isEmpty()
+                  ? ""
+                  : ", schedules " + settings.schedules().getSchedules().keySet(),
               base,
-              settings.users().isEmpty() ? "" : "; console " + base + "/relay");
+              settings.consoleEnabled() ? "; console " + base + settings.console().getPath() : "");
       main.out().flush();
       return ServeMain.OK;
     } catch (RuntimeException e) {
@@ -147,62 +202,113 @@ final class ServeCommand implements Callable<Integer> {
     }
   }
 
-  private ServeConfig read() {
-    if (!Files.isRegularFile(config)) {
-      throw usage("cannot read " + config + ": no such file", null);
+  /** The options given, as the properties they set, each with the option as its origin. */
+  private Map<String, Object> commandLine() {
+    Map<String, Object> p = new LinkedHashMap<>();
+    put(p, "relay.schema", schema, "--schema");
+    put(p, "relay.worker-id", workerId, "--worker-id");
+    put(p, "relay.maintenance.interval", maintenanceInterval, "--maintenance-interval");
+    put(p, "server.port", port == null ? null : String.valueOf(port), "--port");
+    if (migrate) {
+      put(p, "relay.migrate", "true", "--migrate");
     }
-    try {
-      return ServeConfig.parse(Files.readString(config, StandardCharsets.UTF_8), config.toString());
-    } catch (IOException e) {
-      throw usage("cannot read " + config + ": " + e.getMessage(), e);
-    } catch (IllegalArgumentException e) {
-      throw usage(e.getMessage(), e);
+    String env = System.getenv("RELAY_JDBC_URL");
+    if (jdbcUrl != null) {
+      put(p, "spring.datasource.url", jdbcUrl, "--jdbc-url");
+    } else if (env != null && !env.isBlank()) {
+      put(p, "spring.datasource.url", env, "RELAY_JDBC_URL");
+    }
+    String directEnv = System.getenv("RELAY_DIRECT_JDBC_URL");
+    if (directJdbcUrl != null) {
+      put(p, "relay.direct-connection.url", directJdbcUrl, "--direct-jdbc-url");
+    } else if (directEnv != null && !directEnv.isBlank()) {
+      put(p, "relay.direct-connection.url", directEnv, "RELAY_DIRECT_JDBC_URL");
+    }
+    return p;
+  }
+
+  private static void put(Map<String, Object> p, String property, String value, String option) {
+    if (value != null) {
+      p.put(property, OriginTrackedValue.of(value, new Given(option)));
     }
   }
 
-  private Duration interval(ServeConfig settings) {
-    Duration d;
-    try {
-      d = maintenanceInterval == null ? null : ServeConfig.parseDuration(maintenanceInterval);
-      ServeConfig.within(
-          d, "--maintenance-interval", Duration.ofSeconds(1), Duration.ofHours(24), "serve");
-    } catch (IllegalArgumentException e) {
-      throw usage(e.getMessage(), e);
+  /** A value given on the command line or in the process environment. */
+  private record Given(String what) implements Origin {
+    @Override
+    public String toString() {
+      return what.startsWith("-") ? "option " + what : "environment variable " + what;
     }
-    if (d != null) {
-      return d;
-    }
-    return settings.maintenanceInterval() != null
-        ? settings.maintenanceInterval()
-        : DEFAULT_MAINTENANCE_INTERVAL;
   }
 
-  /** Migrates with --migrate; otherwise refuses a schema that is not at this relay's version. */
-  private void prepareSchema(String url) {
-    try (Connection c = DriverManager.getConnection(url)) {
-      if (migrate) {
+  /**
+   * What serve sets whatever the file says: the schema is prepared already, and no {@code
+   * application.yml} of the working directory is read behind the file given.
+   */
+  private static Map<String, Object> fixed() {
+    return Map.of(
+        "relay.migrate", "false",
+        "spring.config.location", "optional:classpath:/dev/relay/serve/no-other-config/");
+  }
+
+  private static Map<String, Object> training() {
+    return Map.of(
+        "spring.main.lazy-initialization", "false",
+        "spring.datasource.url", "jdbc:postgresql://127.0.0.1:1/relay-serve-training-run",
+        "relay.migrate", "false",
+        "server.port", "0",
+        "logging.level.root", "error",
+        "spring.config.location", "optional:classpath:/dev/relay/serve/no-other-config/");
+  }
+
+  private void warnAboutJson(ServeConfig settings) {
+    if (settings.jsonEquivalents().isEmpty()) {
+      return;
+    }
+    PrintWriter err = spec.commandLine().getErr();
+    err.println(
+        "relay serve: warning: "
+            + config
+            + " is a JSON config, read for one more release; write it as an application.yml with"
+            + " these properties (--print-config prints them all):");
+    settings.jsonEquivalents().forEach(line -> err.println("relay serve: warning:   " + line));
+    err.flush();
+  }
+
+  /**
+   * Migrates with relay.migrate; otherwise refuses a schema that is not migrated or older than
+   * this relay's version. A newer schema made of expand-only versions is accepted (a rolling
+   * upgrade: the new release migrated while this one still runs); one with a contract step this
+   * relay predates is refused.
+   */
+  private static void prepareSchema(StandardEnvironment env, RelayProperties relay) {
+    String schema = relay.getSchema();
+    Properties login = new Properties();
+    String user = env.getProperty("spring.datasource.username");
+    String password = env.getProperty("spring.datasource.password");
+    if (user != null) {
+      login.setProperty("user", user);
+    }
+    if (password != null) {
+      login.setProperty("password", password);
+    }
+    try (Connection c =
+        DriverManager.getConnection(env.getProperty("spring.datasource.url"), login)) {
+      if (relay.isMigrate()) {
         Migrator.forSchema(schema).migrate(c);
         return;
       }
-      int version = Migrator.forSchema(schema).currentVersion(c);
-      if (version != Migrator.LATEST_VERSION) {
-        String why =
-            version == 0
-                ? "schema " + schema + " is not migrated"
-                : "schema "
-                    + schema
-                    + " is at version "
-                    + version
-                    + ", this relay needs "
-                    + Migrator.LATEST_VERSION;
+      if (Migrator.forSchema(schema).currentVersion(c) == 0) {
         throw new ServeMain.ServeFailure(
             ServeMain.REFUSED,
-            why
-                + (version > Migrator.LATEST_VERSION
-                    ? ": upgrade relay"
-                    : ": run `relay migrate --schema " + schema + "` or serve with --migrate"),
+            "schema "
+                + schema
+                + " is not migrated: run `relay migrate --schema "
+                + schema
+                + "` or serve with --migrate",
             null);
       }
+      Migrator.forSchema(schema).requireCompatible(c);
     } catch (SchemaVersionException e) {
       // An edited migration, a gap, a newer schema under --migrate: one line, exit 1.
       throw new ServeMain.ServeFailure(ServeMain.REFUSED, e.getMessage(), e);
@@ -212,59 +318,30 @@ final class ServeCommand implements Callable<Integer> {
     }
   }
 
-  private ConfigurableApplicationContext start(
-      ServeConfig settings, Duration interval, String url) {
-    Map<String, Object> p = new LinkedHashMap<>();
-    p.put("spring.main.banner-mode", "off");
-    p.put("spring.datasource.url", url);
-    p.put("spring.datasource.hikari.pool-name", "relay-serve-app");
-    p.put("spring.datasource.hikari.maximum-pool-size", "2");
-    p.put("server.address", settings.bind());
-    p.put(
-        "server.port",
-        String.valueOf(
-            port != null
-                ? port
-                : settings.port() != null ? settings.port() : ServeConfig.DEFAULT_PORT));
-    p.put("server.shutdown", "graceful");
-    // The console's session cookie: SameSite=Lax (a cross-site POST never carries it; a link from
-    // an alert still opens the page signed in). Tomcat marks it Secure on a request that came over
-    // TLS, also through a TLS-terminating proxy on the same host or network (X-Forwarded-Proto).
-    p.put("server.servlet.session.cookie.same-site", "lax");
-    p.put("server.forward-headers-strategy", "native");
-    p.put("relay.schema", schema);
-    p.put("relay.migrate", "false");
-    // The claimer, lease keeper, completer, maintenance, schedules, health and console each take
-    // one briefly; handlers hold none.
-    p.put("relay.pool-size", String.valueOf(Math.min(settings.concurrency(), 8) + 6));
-    p.put("relay.metrics-refresh-interval", settings.metricsRefreshInterval().toString());
-    p.put("management.endpoints.web.exposure.include", "health,prometheus");
-    p.put("management.endpoint.health.show-components", "always");
-    if (settings.users().isEmpty()) {
-      p.put("relay.console.enabled", "false");
-    }
+  private ConfigurableApplicationContext start(ServeConfig settings) {
     SpringApplication app = new SpringApplication(ServeApplication.class);
-    app.setDefaultProperties(p);
+    app.setEnvironment(settings.environment());
     app.setRegisterShutdownHook(false);
     app.addInitializers(
-        ctx -> {
-          ctx.getBeanFactory().registerSingleton("relayServeConfig", settings);
-          ctx.getBeanFactory()
-              .registerSingleton("relayServeOptions", new ServeOptions(schema, workerId, interval));
-        });
-    if (settings.users().isEmpty()) {
+        ctx -> ctx.getBeanFactory().registerSingleton("relayServeConfig", settings));
+    if (!settings.consoleEnabled()) {
       org.slf4j.LoggerFactory.getLogger("relay.serve")
           .warn(
-              "console NOT mounted: the config turns it off (\"console\": {\"enabled\": false});"
-                  + " give \"console\": {\"users\": [...]} with a bcrypt hash from `relay passwd`"
-                  + " and a role, viewer or operator, to serve it");
+              "console NOT mounted: relay.console.enabled=false; give relay.console.users (a"
+                  + " bcrypt hash from `relay passwd` and a role, viewer or operator) to serve it");
     }
     try {
       return app.run();
     } catch (RuntimeException e) {
       Throwable root = e;
-      while (root.getCause() != null && root.getCause() != root) {
-        root = root.getCause();
+      for (Throwable t = e; t != null && t.getCause() != t; t = t.getCause()) {
+        if (t instanceof BindException b) {
+          throw usage(config + ": " + ServeConfig.describe(settings.environment(), b), e);
+        }
+        if (t instanceof InvalidConfigurationPropertyValueException i) {
+          throw usage(config + ": " + ServeConfig.describe(settings.environment(), i), e);
+        }
+        root = t;
       }
       throw new ServeMain.ServeFailure(
           ServeMain.REFUSED, "cannot start: " + root.getMessage() + " (see the log above)", e);
@@ -279,8 +356,8 @@ final class ServeCommand implements Callable<Integer> {
             : Path.of(System.getProperty("user.home"), ".relay");
     Path dir = base.resolve("pgdata").toAbsolutePath();
     System.err.println(
-        "relay: no --jdbc-url or RELAY_JDBC_URL: using an embedded PostgreSQL 18 on 127.0.0.1"
-            + " with its data kept in "
+        "relay: no --jdbc-url, RELAY_JDBC_URL or spring.datasource.url: using an embedded"
+            + " PostgreSQL 18 on 127.0.0.1 with its data kept in "
             + dir);
     try {
       return EmbeddedServer.builder().dataDirectory(dir).start();
@@ -291,26 +368,6 @@ final class ServeCommand implements Callable<Integer> {
           e);
     }
   }
-
-  /**
-   * The builder names settings as the Java API does ({@code kind k: dedupHorizon}); the config
-   * spells the same settings in snake case ({@code dedup_horizon}, {@code poll_interval}).
-   */
-  static String inConfigTerms(InvalidConfigurationException e) {
-    String m = e.setting() + ": " + e.problem();
-    Matcher camel = CAMEL.matcher(m);
-    StringBuilder out = new StringBuilder();
-    while (camel.find()) {
-      camel.appendReplacement(
-          out,
-          Matcher.quoteReplacement(
-              camel.group().replaceAll("([A-Z])", "_$1").toLowerCase(Locale.ROOT)));
-    }
-    camel.appendTail(out);
-    return out.toString();
-  }
-
-  private static final Pattern CAMEL = Pattern.compile("\\b[a-z]+(?:[A-Z][a-z]+)+\\b");
 
   private static ServeMain.ServeFailure usage(String message, Throwable cause) {
     return new ServeMain.ServeFailure(ServeMain.USAGE, message, cause);

@@ -1,587 +1,533 @@
 package dev.relay.serve;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.relay.FlowLimits;
+import dev.relay.Handler;
 import dev.relay.InvalidConfigurationException;
-import dev.relay.KindPolicy;
-import dev.relay.Milestone;
-import dev.relay.Relay;
-import dev.relay.Schedule;
-import dev.relay.ScheduleException;
-import dev.relay.UnknownOutcomePolicy;
-import dev.relay.micrometer.RelayMetrics;
-import dev.relay.schedule.Scheduler;
+import dev.relay.console.ConsoleProperties;
+import dev.relay.spring.autoconfigure.RelayProperties;
+import dev.relay.spring.autoconfigure.RelayScheduleProperties;
+import dev.relay.spring.autoconfigure.RelayStartupCheck;
 import dev.relay.transport.http.HttpRoute;
+import dev.relay.transport.http.HttpTransport;
+import java.io.IOException;
 import java.net.InetAddress;
-import java.net.URI;
-import java.net.URISyntaxException;
 import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Iterator;
+import java.util.Arrays;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
-import org.springframework.boot.convert.DurationStyle;
+import java.util.stream.Collectors;
+import org.springframework.boot.context.properties.bind.AbstractBindHandler;
+import org.springframework.boot.context.properties.bind.BindContext;
+import org.springframework.boot.context.properties.bind.BindException;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.ConfigurationProperty;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.boot.context.properties.source.IterableConfigurationPropertySource;
+import org.springframework.boot.env.OriginTrackedMapPropertySource;
+import org.springframework.boot.env.PropertiesPropertySourceLoader;
+import org.springframework.boot.env.YamlPropertySourceLoader;
+import org.springframework.boot.origin.Origin;
+import org.springframework.core.env.EnumerablePropertySource;
+import org.springframework.core.env.MapPropertySource;
+import org.springframework.core.env.PropertySource;
+import org.springframework.core.env.StandardEnvironment;
+import org.springframework.core.io.FileSystemResource;
 
 /**
- * What {@code relay serve} runs, read from a JSON file:
- *
- * <pre>{@code
- * {
- *   "queues": ["default"],
- *   "concurrency": 8,
- *   "lease": "60s",
- *   "poll_interval": "2s",
- *   "shutdown_grace": "30s",
- *   "bind": "127.0.0.1",
- *   "port": 9464,
- *   "maintenance_interval": "1m",
- *   "metrics_refresh_interval": "15s",
- *   "retention": {"work": "7d", "history": "30d", "identity": "90d"},
- *   "kinds": {
- *     "order_received": {"handler": "log", "max_attempts": 8, "backoff_base": "2s",
- *                        "backoff_cap": "10m", "max_elapsed": "12h", "max_run_time": "30m",
- *                        "dedup_horizon": "24h", "unknown_outcome": "retry",
- *                        "max_running": 4, "max_running_per_group": 1,
- *                        "rate_limit": 100, "rate_interval": "1m"},
- *     "mail": {"handler": "http", "url": "http://127.0.0.1:8025/mail",
- *              "receiver_ref_field": "email_id", "milestone": "queued",
- *              "connect_timeout": "2s", "request_timeout": "10s", "fencing": "generation"}
- *   },
- *   "console": {"users": [
- *     {"name": "ops", "hash": "$2a$10$...", "role": "operator"},
- *     {"name": "support", "hash": "$2a$10$...", "role": "viewer"}]},
- *   "schedules": {
- *     "nightly-report": {"kind": "report", "cron": "30 2 * * *", "zone": "Europe/Berlin"},
- *     "stock-sync": {"kind": "stock_sync", "every": "5m", "missed": "each 1h"}
- *   }
- * }
- * }</pre>
- *
- * A schedule has a kind and either {@code cron} with {@code zone} or {@code every}; {@code missed}
- * is {@code skip}, {@code latest} (the default) or {@code each <window>} (see docs/scheduling.md).
- * Every field but {@code kinds} is optional. Unknown fields are refused, so a typo is an error and
- * not a silent default. {@code http_port}, the name of {@code port} before {@code relay serve}
- * became a Spring Boot application, is still read. A console user has a bcrypt {@code hash} ({@code
- * relay passwd} prints one), never a password, and the role {@code viewer} or {@code operator}. A
- * config must name at least one console user or turn the console off with {@code "console":
- * {"enabled": false}}; without a {@code console} section {@code relay serve} refuses to start.
+ * What {@code relay serve} runs, read from the file given with {@code --config} and checked before
+ * anything starts: an {@code application.yml} or {@code .properties} with the starter's {@code
+ * relay.*} properties (and Boot's {@code server.*}, {@code spring.*}, {@code management.*}), or,
+ * for one more release, the JSON file of before ({@link JsonConfig} translates it). The values bind
+ * as the context will bind them (the same property sources), the starter's {@link
+ * RelayStartupCheck} builds the runtime without connecting, and serve's own rules follow: at least
+ * one kind, a handler for each, console users (or the console turned off), a {@code relay.*} key
+ * nothing reads is refused. A refusal is a {@link Refused} naming the property, its value and where
+ * it was given.
  */
-record ServeConfig(
-    List<String> queues,
-    int concurrency,
-    Duration lease,
-    Duration pollInterval,
-    Duration shutdownGrace,
-    String bind,
-    Integer port,
-    List<User> users,
-    Duration maintenanceInterval,
-    Duration metricsRefreshInterval,
-    Duration workRetention,
-    Duration historyRetention,
-    Duration identityHorizon,
-    Map<String, KindConfig> kinds,
-    Map<String, ScheduleConfig> schedules) {
-
-  /**
-   * The handlers a kind may name: {@code log} (logs and completes) and {@code http} (the HTTP
-   * transport: POST to {@code url} with Idempotency-Key and a fencing token).
-   */
-  static final List<String> HANDLERS = List.of("log", "http");
-
-  /** One kind: its handler, its policy, and for {@code http} its route (otherwise null). */
-  record KindConfig(String handler, KindPolicy policy, HttpRoute route) {}
-
-  /** One console user: a name, a bcrypt hash and a role, {@code viewer} or {@code operator}. */
-  record User(String name, String hash, String role) {}
-
-  /** The roles a console user may have. */
-  static final List<String> ROLES = List.of("viewer", "operator");
-
-  /** The address the server binds when the config names none. */
+final class ServeConfig {
+  /** The address the server binds unless {@code server.address} says otherwise. */
   static final String DEFAULT_BIND = "127.0.0.1";
 
-  /** The port the server listens on when the config names none. */
+  /** The port unless {@code server.port} says otherwise. */
   static final int DEFAULT_PORT = 9464;
 
-  private static final ObjectMapper MAPPER = new ObjectMapper();
   private static final Pattern BCRYPT = Pattern.compile("\\$2[aby]?\\$\\d{2}\\$[./A-Za-z0-9]{53}");
 
-  /** One schedule: the kind of the work its slots become, and its timing and policy. */
-  record ScheduleConfig(String kind, Schedule schedule) {}
+  /** The property sources serve adds, by name. */
+  static final String COMMAND_LINE = "relay serve command line";
 
-  private static final Set<String> TOP =
-      Set.of(
-          "queues",
-          "concurrency",
-          "lease",
-          "poll_interval",
-          "shutdown_grace",
-          "http_port",
-          "bind",
-          "port",
-          "console",
-          "maintenance_interval",
-          "metrics_refresh_interval",
-          "retention",
-          "kinds",
-          "schedules");
-  private static final Set<String> CONSOLE = Set.of("users", "enabled");
-  private static final Set<String> USER = Set.of("name", "hash", "role");
-  private static final Set<String> SCHEDULE = Set.of("kind", "cron", "zone", "every", "missed");
-  private static final Set<String> RETENTION = Set.of("work", "history", "identity");
-  private static final Set<String> KIND =
-      Set.of(
-          "handler",
-          "max_attempts",
-          "backoff_base",
-          "backoff_cap",
-          "max_elapsed",
-          "max_run_time",
-          "dedup_horizon",
-          "unknown_outcome",
-          "max_running",
-          "max_running_per_group",
-          "rate_limit",
-          "rate_interval",
-          "url",
-          "connect_timeout",
-          "request_timeout",
-          "receiver_ref_header",
-          "receiver_ref_field",
-          "milestone",
-          "fencing");
+  static final String DEFAULTS = "relay serve defaults";
+
+  private final Path file;
+  private final StandardEnvironment env;
+  private final JsonConfig.Translation json;
+  private final RelayProperties relay;
+  private final RelayScheduleProperties schedules;
+  private final ServeProperties serve;
+  private final ConsoleProperties console;
+  private final boolean consoleEnabled;
+  private final Set<String> kinds;
+  private final Map<String, Handler> handlers;
+  private final String bind;
+  private final int port;
+
+  /** A refused configuration; the message names the property and the file. */
+  static final class Refused extends IllegalArgumentException {
+    private static final long serialVersionUID = 1L;
+
+    Refused(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
+  private ServeConfig(Path file, StandardEnvironment env, JsonConfig.Translation json) {
+    this.file = file;
+    this.env = env;
+    this.json = json;
+    Set<ConfigurationPropertyName> bound = new HashSet<>();
+    Binder binder = Binder.get(env, new Recording(bound));
+    this.serve = binder.bindOrCreate("relay", ServeProperties.class);
+    this.console = binder.bindOrCreate("relay.console", ConsoleProperties.class);
+    this.schedules = binder.bindOrCreate("relay", RelayScheduleProperties.class);
+    this.consoleEnabled = console.isEnabled();
+    this.relay = binder.bindOrCreate("relay", RelayProperties.class);
+    this.bind = binder.bind("server.address", String.class).orElse(DEFAULT_BIND);
+    this.port = binder.bind("server.port", Integer.class).orElse(DEFAULT_PORT);
+    unread(bound);
+    this.kinds = new LinkedHashSet<>(serve.getKinds().keySet());
+    kinds.addAll(relay.getKinds().keySet());
+    if (kinds.isEmpty()) {
+      throw new InvalidConfigurationPropertyValueException(
+          "relay.kinds",
+          null,
+          "name at least one kind, like relay.kinds.tick.handler=log (handler log or http)");
+    }
+    address();
+    if (port < 0 || port > 65535) {
+      throw new InvalidConfigurationPropertyValueException("server.port", port, "must be 0-65535");
+    }
+    checkUsers();
+    this.handlers = buildHandlers();
+    RelayStartupCheck.check(env, kinds);
+  }
 
   /**
-   * Parses {@code json} ({@code source} names it in messages).
+   * Reads {@code file} under the command line's values, and checks it.
    *
-   * @throws IllegalArgumentException naming the first problem
+   * @param commandLine properties the options set, each with the option as its origin
+   * @throws Refused naming the problem, the property and the file
    */
-  static ServeConfig parse(String json, String source) {
-    JsonNode root;
+  static ServeConfig load(Path file, Map<String, Object> commandLine) {
+    if (!Files.isRegularFile(file)) {
+      throw new Refused("cannot read " + file + ": no such file", null);
+    }
+    String text;
     try {
-      root = MAPPER.readTree(json);
-    } catch (JsonProcessingException e) {
-      throw new IllegalArgumentException(source + " is not JSON: " + e.getOriginalMessage());
+      text = Files.readString(file, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new Refused("cannot read " + file + ": " + e.getMessage(), e);
     }
-    if (root == null || !root.isObject()) {
-      throw new IllegalArgumentException(source + " must hold one JSON object");
-    }
-    known(root, TOP, source);
-    List<String> queues = new ArrayList<>();
-    JsonNode q = root.get("queues");
-    if (q == null) {
-      queues.addAll(Relay.DEFAULT_QUEUES);
-    } else if (q.isArray() && !q.isEmpty()) {
-      q.forEach(n -> queues.add(n.asText()));
-    } else {
-      throw new IllegalArgumentException(source + ": queues must be a non-empty array of names");
-    }
-    JsonNode retention = root.path("retention");
-    if (!retention.isMissingNode()) {
-      if (!retention.isObject()) {
-        throw new IllegalArgumentException(source + ": retention must be an object");
+    StandardEnvironment env = new StandardEnvironment();
+    env.getPropertySources()
+        .addFirst(new OriginTrackedMapPropertySource(COMMAND_LINE, commandLine, true));
+    JsonConfig.Translation json = null;
+    try {
+      if (isJson(file, text)) {
+        json = JsonConfig.translate(text, file.toString());
+        env.getPropertySources()
+            .addLast(
+                new OriginTrackedMapPropertySource(
+                    "relay serve config " + file, json.properties()));
+      } else {
+        for (PropertySource<?> s : read(file)) {
+          env.getPropertySources().addLast(s);
+        }
       }
-      known(retention, RETENTION, source + " retention");
+    } catch (IllegalArgumentException e) {
+      throw new Refused(e.getMessage(), e);
+    } catch (IOException | IllegalStateException e) {
+      throw new Refused(file + " cannot be read as YAML or properties: " + e.getMessage(), e);
     }
-    JsonNode kindsNode = root.get("kinds");
-    if (kindsNode == null || !kindsNode.isObject() || kindsNode.isEmpty()) {
-      throw new IllegalArgumentException(
-          source
-              + ": kinds must name at least one kind, like {\"kinds\": {\"k\": {\"handler\":"
-              + " \"log\"}}}");
+    env.getPropertySources().addLast(new MapPropertySource(DEFAULTS, defaults(env)));
+    try {
+      return new ServeConfig(file, env, json);
+    } catch (BindException e) {
+      throw new Refused(file + ": " + describe(env, e), e);
+    } catch (InvalidConfigurationPropertyValueException e) {
+      throw new Refused(file + ": " + describe(env, e), e);
     }
-    Map<String, KindConfig> kinds = new LinkedHashMap<>();
-    for (Map.Entry<String, JsonNode> e : kindsNode.properties()) {
-      kinds.put(e.getKey(), kind(e.getKey(), e.getValue(), source));
-    }
-    Map<String, ScheduleConfig> schedules = new LinkedHashMap<>();
-    JsonNode schedulesNode = root.path("schedules");
-    if (!schedulesNode.isMissingNode()) {
-      if (!schedulesNode.isObject()) {
-        throw new IllegalArgumentException(source + ": schedules must be an object");
+  }
+
+  private static boolean isJson(Path file, String text) {
+    String name = file.getFileName().toString().toLowerCase(Locale.ROOT);
+    return name.endsWith(".json")
+        || (!name.endsWith(".yml")
+            && !name.endsWith(".yaml")
+            && !name.endsWith(".properties")
+            && JsonConfig.looksLikeJson(text));
+  }
+
+  private static List<PropertySource<?>> read(Path file) throws IOException {
+    String name = file.getFileName().toString().toLowerCase(Locale.ROOT);
+    FileSystemResource resource = new FileSystemResource(file);
+    List<PropertySource<?>> sources =
+        name.endsWith(".properties")
+            ? new PropertiesPropertySourceLoader().load("relay serve config " + file, resource)
+            : new YamlPropertySourceLoader().load("relay serve config " + file, resource);
+    for (PropertySource<?> s : sources) {
+      for (String key : ((EnumerablePropertySource<?>) s).getPropertyNames()) {
+        if (key.startsWith("spring.config.") || key.startsWith("spring.profiles.")) {
+          throw new IllegalArgumentException(
+              file
+                  + ": "
+                  + key
+                  + " is not read by relay serve: give every setting in this one file (profiles"
+                  + " and imports are not applied)");
+        }
       }
-      for (Map.Entry<String, JsonNode> e : schedulesNode.properties()) {
-        schedules.put(e.getKey(), schedule(e.getKey(), e.getValue(), source));
-      }
     }
-    if (root.has("http_port") && root.has("port")) {
-      throw new IllegalArgumentException(
-          source + ": give port (http_port is its old name), not both");
-    }
-    String portField = root.has("http_port") ? "http_port" : "port";
-    Integer port = null;
-    if (root.has(portField)) {
-      port = integer(root, portField, source);
-      if (port < 0 || port > 65535) {
-        throw new IllegalArgumentException(
-            source + ": " + portField + " must be 0-65535, was " + port);
-      }
-    }
-    String bind = DEFAULT_BIND;
-    if (root.has("bind")) {
-      bind = bind(root.get("bind"), source);
-    }
-    List<User> users = users(root.get("console"), source);
-    Duration maintenance = duration(root, "maintenance_interval", null, source);
-    within(
-        maintenance, "maintenance_interval", Duration.ofSeconds(1), Duration.ofHours(24), source);
-    Duration refresh =
-        duration(root, "metrics_refresh_interval", RelayMetrics.DEFAULT_REFRESH_INTERVAL, source);
-    within(refresh, "metrics_refresh_interval", Duration.ofSeconds(1), Duration.ofHours(1), source);
-    return new ServeConfig(
-        List.copyOf(queues),
-        root.has("concurrency") ? integer(root, "concurrency", source) : Relay.DEFAULT_CONCURRENCY,
-        duration(root, "lease", Relay.DEFAULT_LEASE, source),
-        duration(root, "poll_interval", Relay.DEFAULT_POLL_INTERVAL, source),
-        duration(root, "shutdown_grace", Relay.DEFAULT_SHUTDOWN_GRACE, source),
-        bind,
-        port,
-        users,
-        duration(root, "maintenance_interval", null, source),
-        duration(root, "metrics_refresh_interval", RelayMetrics.DEFAULT_REFRESH_INTERVAL, source),
-        duration(retention, "work", null, source + " retention"),
-        duration(retention, "history", null, source + " retention"),
-        duration(retention, "identity", null, source + " retention"),
-        kinds,
-        schedules);
+    return sources;
   }
 
   /**
-   * The console users; an empty list only when the config turns the console off explicitly ({@code
-   * "console": {"enabled": false}}). A config without a {@code console} section is refused: the
-   * console never runs without sign-in, and a server that silently starts without the console it
-   * was meant to have is a surprise found late.
+   * Serve's defaults, under everything the file and the command line say: loopback, port 9464, the
+   * console's session cookie, Actuator's two endpoints, a pool sized for the workers, and a
+   * shutdown phase long enough for the grace.
    */
-  private static List<User> users(JsonNode console, String source) {
-    if (console == null) {
-      throw new IllegalArgumentException(
-          source
-              + ": console is missing: give the console's users, like \"console\": {\"users\":"
-              + " [{\"name\": \"ops\", \"hash\": \"<relay passwd prints it>\", \"role\":"
-              + " \"operator\"}]} (the console never runs without sign-in), or run without a"
-              + " console with \"console\": {\"enabled\": false}");
+  private static Map<String, Object> defaults(StandardEnvironment env) {
+    Binder binder = Binder.get(env);
+    int concurrency;
+    Duration grace;
+    try {
+      concurrency = binder.bind("relay.concurrency", Integer.class).orElse(8);
+      grace = binder.bind("relay.shutdown-grace", Duration.class).orElse(Duration.ofSeconds(30));
+    } catch (BindException e) {
+      // reported with every other binding failure, when the properties are bound
+      concurrency = 8;
+      grace = Duration.ofSeconds(30);
     }
-    String where = source + " console";
-    if (!console.isObject()) {
-      throw new IllegalArgumentException(where + " must be an object like {\"users\": [...]}");
+    Map<String, Object> p = new LinkedHashMap<>();
+    p.put("server.address", DEFAULT_BIND);
+    p.put("server.port", String.valueOf(DEFAULT_PORT));
+    p.put("server.shutdown", "graceful");
+    // The console's session cookie: SameSite=Lax (a cross-site POST never carries it; a link from
+    // an alert still opens the page signed in). Tomcat marks it Secure on a request that came over
+    // TLS, also through a TLS-terminating proxy on the same host or network (X-Forwarded-Proto).
+    p.put("server.servlet.session.cookie.same-site", "lax");
+    p.put("server.forward-headers-strategy", "native");
+    p.put("spring.main.banner-mode", "off");
+    // What the first request needs (the console, Actuator's endpoints, security) is made on it;
+    // ServeApplication names what must start at once.
+    p.put("spring.main.lazy-initialization", "true");
+    p.put("spring.datasource.hikari.pool-name", "relay-serve-app");
+    p.put("spring.datasource.hikari.maximum-pool-size", "2");
+    // serve refuses an old schema unless told (--migrate or relay.migrate=true), unlike the starter
+    p.put("relay.migrate", "false");
+    // The claimer, lease keeper, completer, maintenance, schedules, health and console each take
+    // one briefly; handlers hold none.
+    p.put("relay.pool-size", String.valueOf(Math.min(Math.max(concurrency, 1), 8) + 6));
+    // Relay stops within the shutdown phase (the starter refuses a grace that does not fit).
+    if (!grace.isNegative()) {
+      p.put("spring.lifecycle.timeout-per-shutdown-phase", grace.plusSeconds(5).toString());
     }
-    known(console, CONSOLE, where);
-    JsonNode enabled = console.get("enabled");
-    if (enabled != null && !enabled.isBoolean()) {
-      throw new IllegalArgumentException(where + ".enabled must be true or false");
-    }
-    if (enabled != null && !enabled.booleanValue()) {
-      if (console.has("users")) {
-        throw new IllegalArgumentException(
-            where + ".enabled is false but users are given: remove one of them");
-      }
-      return List.of();
-    }
-    JsonNode list = console.get("users");
-    if (list == null || !list.isArray() || list.isEmpty()) {
-      throw new IllegalArgumentException(
-          where
-              + ".users must list at least one user, like [{\"name\": \"ops\", \"hash\":"
-              + " \"<relay passwd prints it>\", \"role\": \"operator\"}]: the console never runs"
-              + " without sign-in");
-    }
-    List<User> users = new ArrayList<>();
-    Set<String> names = new java.util.HashSet<>();
-    for (int i = 0; i < list.size(); i++) {
-      String at = where + ".users[" + i + "]";
-      JsonNode u = list.get(i);
-      if (!u.isObject()) {
-        throw new IllegalArgumentException(at + " must be an object with name, hash and role");
-      }
-      if (u.has("password")) {
-        throw new IllegalArgumentException(
-            at
-                + ": password is not accepted (no plain-text passwords in the config); give"
-                + " hash, the bcrypt hash `relay passwd` prints");
-      }
-      known(u, USER, at);
-      String name = u.path("name").asText("").strip();
-      if (name.isEmpty()) {
-        throw new IllegalArgumentException(at + ": name is missing");
-      }
-      if (!names.add(name)) {
-        throw new IllegalArgumentException(at + ": name '" + name + "' is given twice");
-      }
-      String hash = u.path("hash").asText("");
-      if (hash.isEmpty()) {
-        throw new IllegalArgumentException(
-            at + ": hash is missing (`relay passwd` prints the bcrypt hash of a password)");
-      }
-      if (!BCRYPT.matcher(hash).matches()) {
-        throw new IllegalArgumentException(
-            at
-                + ": hash is not a bcrypt hash (like $2a$10$ and 53 more characters); a plain-text"
-                + " password is not accepted: `relay passwd` prints the hash");
-      }
-      String role = u.path("role").asText("");
-      if (!ROLES.contains(role)) {
-        throw new IllegalArgumentException(
-            at + ": role must be one of " + ROLES + ", was '" + role + "'");
-      }
-      users.add(new User(name, hash, role));
-    }
-    return List.copyOf(users);
+    p.put("management.endpoints.web.exposure.include", "health,prometheus");
+    p.put("management.endpoint.health.show-components", "always");
+    return p;
   }
 
-  private static String bind(JsonNode node, String source) {
-    String address = node.asText("").strip();
+  private void address() {
     try {
-      if (address.isEmpty() || !node.isTextual()) {
+      if (bind.isBlank()) {
         throw new UnknownHostException("empty");
       }
-      InetAddress.getByName(address);
-      return address;
+      InetAddress.getByName(bind.strip());
     } catch (UnknownHostException e) {
-      throw new IllegalArgumentException(
-          source + ": bind must be an IP address or host name like 127.0.0.1, was " + node);
+      throw new InvalidConfigurationPropertyValueException(
+          "server.address", bind, "must be an IP address or host name like 127.0.0.1");
     }
-  }
-
-  private static ScheduleConfig schedule(String name, JsonNode node, String source) {
-    String where = source + " schedule " + name;
-    if (!node.isObject()) {
-      throw new IllegalArgumentException(where + " must be an object");
-    }
-    known(node, SCHEDULE, where);
-    String kind = node.path("kind").asText(null);
-    boolean cron = node.has("cron");
-    if (cron == node.has("every")) {
-      throw new IllegalArgumentException(where + ": give either cron (with zone) or every");
-    }
-    try {
-      Schedule schedule;
-      if (cron) {
-        if (!node.has("zone")) {
-          throw new IllegalArgumentException(
-              where + ": cron needs zone, like \"Europe/Berlin\" or \"UTC\"");
-        }
-        schedule = Schedule.cron(node.get("cron").asText(), node.get("zone").asText());
-      } else {
-        schedule = Schedule.every(duration(node, "every", null, where));
-      }
-      String missed = node.path("missed").asText("latest").strip();
-      Schedule.MissedSlots policy;
-      if (missed.equals("skip")) {
-        policy = Schedule.MissedSlots.skip();
-      } else if (missed.equals("latest")) {
-        policy = Schedule.MissedSlots.latest();
-      } else if (missed.startsWith("each ")) {
-        policy = Schedule.MissedSlots.each(parseDuration(missed.substring(5).strip()));
-      } else {
-        throw new IllegalArgumentException(
-            where + ": missed must be skip, latest or each <window>, was '" + missed + "'");
-      }
-      schedule = schedule.missedSlots(policy);
-      Scheduler.validate(name, kind, schedule);
-      return new ScheduleConfig(kind, schedule);
-    } catch (ScheduleException e) {
-      throw new IllegalArgumentException(where + ": " + e.getMessage());
-    }
-  }
-
-  private static KindConfig kind(String name, JsonNode node, String source) {
-    String where = source + " kind " + name;
-    if (!node.isObject()) {
-      throw new IllegalArgumentException(where + " must be an object");
-    }
-    known(node, KIND, where);
-    String handler = node.path("handler").asText("log");
-    if (!HANDLERS.contains(handler)) {
-      throw new IllegalArgumentException(
-          where + ": handler '" + handler + "' is not one of " + HANDLERS);
-    }
-    KindPolicy p = KindPolicy.DEFAULT;
-    if (node.has("max_attempts")) {
-      p = p.withMaxAttempts(integer(node, "max_attempts", where));
-    }
-    p =
-        p.withBackoff(
-            duration(node, "backoff_base", p.backoffBase(), where),
-            duration(node, "backoff_cap", p.backoffCap(), where));
-    p = p.withMaxElapsed(duration(node, "max_elapsed", p.maxElapsed(), where));
-    p = p.withMaxRunTime(duration(node, "max_run_time", p.maxRunTime(), where));
-    p = p.withDedupHorizon(duration(node, "dedup_horizon", p.dedupHorizon(), where));
-    String unknown = node.path("unknown_outcome").asText("retry");
-    p =
-        p.withUnknownOutcome(
-            switch (unknown) {
-              case "retry" -> UnknownOutcomePolicy.retry();
-              case "park" -> UnknownOutcomePolicy.park();
-              default ->
-                  throw new IllegalArgumentException(
-                      where + ": unknown_outcome must be retry or park, was '" + unknown + "'");
-            });
-    p = p.withLimits(limits(node, where));
-    return new KindConfig(handler, p, handler.equals("http") ? route(name, node, where) : null);
   }
 
   /**
-   * A kind's global flow limits (docs/limits.md), each optional: {@code max_running}, {@code
-   * max_running_per_group} and {@code rate_limit} (1-1,000,000), {@code rate_interval} (1s-1d, set
-   * exactly when {@code rate_limit} is). Checked here, so a bad value is refused naming its key
-   * before anything connects.
+   * The console's users: at least one unless {@code relay.console.enabled=false}, none then; each
+   * with a name given once, a bcrypt hash and a role. The console never runs without sign-in.
    */
-  private static FlowLimits limits(JsonNode node, String where) {
-    Integer maxRunning = limit(node, "max_running", where);
-    Integer perGroup = limit(node, "max_running_per_group", where);
-    Integer rate = limit(node, "rate_limit", where);
-    Duration interval = duration(node, "rate_interval", null, where);
-    if ((rate == null) != (interval == null)) {
-      throw new IllegalArgumentException(
-          where
-              + ": "
-              + (rate == null ? "rate_interval needs rate_limit" : "rate_limit needs rate_interval")
-              + " (at most rate_limit claims within any rate_interval)");
+  private void checkUsers() {
+    List<ServeProperties.User> users = serve.getConsole().getUsers();
+    if (!consoleEnabled) {
+      if (!users.isEmpty()) {
+        throw new InvalidConfigurationPropertyValueException(
+            "relay.console.enabled",
+            false,
+            "is false but relay.console.users are given: remove one");
+      }
+      return;
     }
-    within(
-        interval,
-        "rate_interval",
-        FlowLimits.MIN_RATE_INTERVAL,
-        FlowLimits.MAX_RATE_INTERVAL,
-        where);
-    return new FlowLimits(maxRunning, perGroup, rate, interval);
+    if (users.isEmpty()) {
+      throw new InvalidConfigurationPropertyValueException(
+          "relay.console.users",
+          null,
+          "the console's users are missing: give relay.console.users[0].name, .hash (relay passwd"
+              + " prints it) and .role (viewer or operator), as the console never runs without"
+              + " sign-in; or run without the console with relay.console.enabled=false");
+    }
+    Set<String> names = new HashSet<>();
+    for (int i = 0; i < users.size(); i++) {
+      ServeProperties.User u = users.get(i);
+      String at = "relay.console.users[" + i + "].";
+      if (u.getName() == null || u.getName().isBlank()) {
+        throw new InvalidConfigurationPropertyValueException(at + "name", null, "is missing");
+      }
+      if (!names.add(u.getName().strip())) {
+        throw new InvalidConfigurationPropertyValueException(
+            at + "name", u.getName(), "is given twice");
+      }
+      if (u.getHash() == null || u.getHash().isEmpty()) {
+        throw new InvalidConfigurationPropertyValueException(
+            at + "hash", null, "is missing (`relay passwd` prints the bcrypt hash of a password)");
+      }
+      if (!BCRYPT.matcher(u.getHash()).matches()) {
+        throw new InvalidConfigurationPropertyValueException(
+            at + "hash",
+            "******",
+            "is not a bcrypt hash (like $2a$10$ and 53 more characters); a plain-text password is"
+                + " not accepted: `relay passwd` prints the hash");
+      }
+      if (u.getRole() == null) {
+        throw new InvalidConfigurationPropertyValueException(
+            at + "role", null, "is missing: viewer or operator");
+      }
+    }
   }
 
-  private static Integer limit(JsonNode node, String field, String where) {
-    if (!node.has(field) || node.get(field).isNull()) {
-      return null;
+  /** The handler of each kind: {@code log}, or the HTTP transport's for its route. */
+  private Map<String, Handler> buildHandlers() {
+    Map<String, HttpRoute> routes = new LinkedHashMap<>();
+    for (String kind : kinds) {
+      ServeProperties.Kind k = serve.getKinds().getOrDefault(kind, new ServeProperties.Kind());
+      if (k.getHandler() == ServeProperties.Handler.HTTP) {
+        routes.put(kind, route(kind, k));
+      }
     }
-    int n = integer(node, field, where);
-    if (n < 1 || n > FlowLimits.MAX_LIMIT) {
-      throw new IllegalArgumentException(
-          where + ": " + field + " must be between 1 and " + FlowLimits.MAX_LIMIT + ", was " + n);
+    HttpTransport transport =
+        routes.isEmpty()
+            ? null
+            : HttpTransport.builder().routes(List.copyOf(routes.values())).build();
+    Map<String, Handler> all = new LinkedHashMap<>();
+    for (String kind : kinds) {
+      all.put(kind, routes.containsKey(kind) ? transport : ServeApplication.LogHandler.INSTANCE);
     }
-    return n;
+    return all;
   }
 
-  /** The HTTP route of a kind whose handler is {@code http}. */
-  private static HttpRoute route(String kind, JsonNode node, String where) {
-    String url = node.path("url").asText(null);
-    URI uri;
-    try {
-      uri = url == null ? null : new URI(url);
-    } catch (URISyntaxException e) {
-      uri = null;
+  private static HttpRoute route(String kind, ServeProperties.Kind k) {
+    String at = "relay.kinds." + kind + ".";
+    if (k.getUrl() == null) {
+      throw new InvalidConfigurationPropertyValueException(
+          at + "url", null, "handler http needs url, an http or https URL");
     }
-    if (uri == null || !("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))) {
-      throw new IllegalArgumentException(
-          where + ": handler http needs \"url\" with an http or https URL, was " + url);
+    if (k.getFencing() == HttpRoute.Fencing.RESOURCE) {
+      throw new InvalidConfigurationPropertyValueException(
+          at + "fencing",
+          "resource",
+          "must be generation or none (a per-resource token needs code, see receivers.md)");
     }
-    Duration connect = duration(node, "connect_timeout", HttpRoute.DEFAULT_CONNECT_TIMEOUT, where);
-    Duration request = duration(node, "request_timeout", HttpRoute.DEFAULT_REQUEST_TIMEOUT, where);
-    HttpRoute r;
     try {
-      r = HttpRoute.of(kind, uri).withTimeouts(connect, request);
+      HttpRoute r =
+          HttpRoute.of(kind, k.getUrl())
+              .withTimeouts(k.getConnectTimeout(), k.getRequestTimeout())
+              .withMilestone(k.getMilestone())
+              .withFencing(k.getFencing());
+      if (k.getReceiverRefHeader() != null) {
+        r = r.withReceiverRefHeader(k.getReceiverRefHeader());
+      }
+      if (k.getReceiverRefField() != null) {
+        r = r.withReceiverRefField(k.getReceiverRefField());
+      }
+      return r;
     } catch (InvalidConfigurationException e) {
-      // The route checks its own bounds and names them as the Java API does; say the config key.
-      String key =
-          switch (e.setting()) {
-            case "connectTimeout" -> "connect_timeout";
-            case "requestTimeout" -> "request_timeout";
-            default -> e.setting();
-          };
-      throw new IllegalArgumentException(where + ": " + key + " " + e.problem(), e);
-    }
-    if (node.has("receiver_ref_header")) {
-      r = r.withReceiverRefHeader(node.get("receiver_ref_header").asText());
-    }
-    if (node.has("receiver_ref_field")) {
-      r = r.withReceiverRefField(node.get("receiver_ref_field").asText());
-    }
-    if (node.has("milestone")) {
-      String m = node.get("milestone").asText();
-      try {
-        r = r.withMilestone(Milestone.valueOf(m.toUpperCase(Locale.ROOT)));
-      } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException(
-            where + ": milestone must be accepted, queued or delivered, was '" + m + "'");
-      }
-    }
-    String fencing = node.path("fencing").asText("generation");
-    switch (fencing) {
-      case "generation" -> r = r.withFencing(HttpRoute.Fencing.GENERATION);
-      case "none" -> r = r.withFencing(HttpRoute.Fencing.NONE);
-      default ->
-          throw new IllegalArgumentException(
-              where + ": fencing must be generation or none, was '" + fencing + "'");
-    }
-    return r;
-  }
-
-  /** Refuses {@code value} (when set) outside {@code min..max}. */
-  static void within(Duration value, String field, Duration min, Duration max, String where) {
-    if (value != null && (value.compareTo(min) < 0 || value.compareTo(max) > 0)) {
-      throw new IllegalArgumentException(
-          where
-              + ": "
-              + field
-              + " must be between "
-              + min.toString().substring(2).toLowerCase(Locale.ROOT)
-              + " and "
-              + max.toString().substring(2).toLowerCase(Locale.ROOT)
-              + ", was "
-              + value);
-    }
-  }
-
-  private static void known(JsonNode node, Set<String> fields, String where) {
-    for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
-      String f = it.next();
-      if (!fields.contains(f)) {
-        throw new IllegalArgumentException(
-            where + ": unknown field '" + f + "'; known fields: " + fields);
-      }
-    }
-  }
-
-  private static int integer(JsonNode node, String field, String where) {
-    JsonNode v = node.get(field);
-    if (!v.isIntegralNumber() || !v.canConvertToInt()) {
-      throw new IllegalArgumentException(where + ": " + field + " must be an integer");
-    }
-    return v.intValue();
-  }
-
-  private static Duration duration(JsonNode node, String field, Duration fallback, String where) {
-    JsonNode v = node.get(field);
-    if (v == null || v.isNull()) {
-      return fallback;
-    }
-    try {
-      return parseDuration(v.asText());
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(where + ": " + field + ": " + e.getMessage());
+      // The route names its settings as the Java API does; say the property.
+      String leaf = e.setting().replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
+      throw new InvalidConfigurationPropertyValueException(at + leaf, null, e.problem());
     }
   }
 
   /**
-   * Parses a duration as people type it: {@code 500ms}, {@code 30s}, {@code 5m}, {@code 2h}, {@code
-   * 7d}, or ISO-8601 ({@code PT30S}), the forms the other relay commands take (Boot's simple and
-   * ISO-8601 styles; negative durations refused).
+   * Refuses a {@code relay.*} key of the file that nothing binds (a typo is an error, not a silent
+   * default); a password among the console's users is refused as such.
    */
-  static Duration parseDuration(String text) {
-    try {
-      Duration d = DurationStyle.detectAndParse(text == null ? "" : text.strip());
-      if (!d.isNegative()) {
-        return d;
+  private void unread(Set<ConfigurationPropertyName> bound) {
+    for (PropertySource<?> s : env.getPropertySources()) {
+      if (!s.getName().startsWith("relay serve config")
+          || !(s instanceof EnumerablePropertySource<?>)) {
+        continue;
       }
-    } catch (IllegalArgumentException e) {
-      // the message below names the accepted forms
+      IterableConfigurationPropertySource source =
+          (IterableConfigurationPropertySource) ConfigurationPropertySource.from(s);
+      for (ConfigurationPropertyName name : source) {
+        String key = name.toString();
+        if (!key.startsWith("relay.") || bound.contains(name)) {
+          continue;
+        }
+        if (name.getLastElement(ConfigurationPropertyName.Form.UNIFORM).equals("password")
+            && key.startsWith("relay.console.users")) {
+          throw new InvalidConfigurationPropertyValueException(
+              key,
+              "******",
+              "is not accepted (no plain-text passwords in the config); give hash, the bcrypt hash"
+                  + " `relay passwd` prints");
+        }
+        throw new InvalidConfigurationPropertyValueException(
+            key,
+            source.getConfigurationProperty(name).getValue(),
+            "is not a relay serve setting (see docs/operations.md)");
+      }
     }
-    throw new IllegalArgumentException(
-        "'" + text + "' is not a duration: use 500ms, 30s, 5m, 2h, 7d or ISO-8601 like PT30S");
+  }
+
+  /** Records every name a value was bound to. */
+  private static final class Recording extends AbstractBindHandler {
+    private final Set<ConfigurationPropertyName> bound;
+
+    Recording(Set<ConfigurationPropertyName> bound) {
+      this.bound = bound;
+    }
+
+    @Override
+    public Object onSuccess(
+        ConfigurationPropertyName name, Bindable<?> target, BindContext context, Object result) {
+      bound.add(name);
+      return super.onSuccess(name, target, context, result);
+    }
+  }
+
+  // --- messages
+
+  /** {@code property=value (from origin): reason}. */
+  static String describe(StandardEnvironment env, InvalidConfigurationPropertyValueException e) {
+    Object value = e.getValue();
+    ConfigurationProperty p = property(env, e.getName());
+    if (p != null && value == null) {
+      value = p.getValue();
+    }
+    return e.getName()
+        + (value == null ? "" : "=" + masked(e.getName(), value))
+        + origin(p)
+        + ": "
+        + e.getReason();
+  }
+
+  static String describe(StandardEnvironment env, BindException e) {
+    ConfigurationProperty p = e.getProperty();
+    String name = p != null ? p.getName().toString() : e.getName().toString();
+    Class<?> type = e.getTarget().getType().resolve(Object.class);
+    String reason;
+    if (type.isEnum()) {
+      reason =
+          "must be one of "
+              + Arrays.stream(type.getEnumConstants())
+                  .map(c -> ((Enum<?>) c).name().toLowerCase(Locale.ROOT))
+                  .collect(Collectors.joining(", "));
+    } else if (type == Duration.class) {
+      reason = "is not a duration: use 500ms, 30s, 5m, 2h, 7d or ISO-8601 like PT30S";
+    } else if (type == int.class || type == Integer.class || type == long.class) {
+      reason = "must be an integer";
+    } else if (type == boolean.class || type == Boolean.class) {
+      reason = "must be true or false";
+    } else {
+      Throwable root = e;
+      while (root.getCause() != null && root.getCause() != root) {
+        root = root.getCause();
+      }
+      reason = "cannot be read as " + type.getSimpleName() + ": " + root.getMessage();
+    }
+    return name + (p == null ? "" : "=" + masked(name, p.getValue())) + origin(p) + ": " + reason;
+  }
+
+  private static ConfigurationProperty property(StandardEnvironment env, String name) {
+    ConfigurationPropertyName n = ConfigurationPropertyName.of(name);
+    for (ConfigurationPropertySource s : ConfigurationPropertySources.get(env)) {
+      ConfigurationProperty p = s.getConfigurationProperty(n);
+      if (p != null) {
+        return p;
+      }
+    }
+    return null;
+  }
+
+  private static String origin(ConfigurationProperty p) {
+    Origin o = p == null ? null : p.getOrigin();
+    return o == null ? "" : " (" + o + ")";
+  }
+
+  private static String masked(String name, Object value) {
+    return PrintConfig.secret(name) ? "******" : String.valueOf(value);
+  }
+
+  // --- what the rest of serve reads
+
+  Path file() {
+    return file;
+  }
+
+  StandardEnvironment environment() {
+    return env;
+  }
+
+  /** The JSON keys used and the property each became; empty for YAML and properties. */
+  List<String> jsonEquivalents() {
+    return json == null ? List.of() : JsonConfig.equivalents(json);
+  }
+
+  RelayProperties relay() {
+    return relay;
+  }
+
+  RelayScheduleProperties schedules() {
+    return schedules;
+  }
+
+  ServeProperties serve() {
+    return serve;
+  }
+
+  ConsoleProperties console() {
+    return console;
+  }
+
+  boolean consoleEnabled() {
+    return consoleEnabled;
+  }
+
+  Set<String> kinds() {
+    return kinds;
+  }
+
+  Map<String, Handler> handlers() {
+    return handlers;
+  }
+
+  String bind() {
+    return bind;
+  }
+
+  int port() {
+    return port;
+  }
+
+  List<ServeProperties.User> users() {
+    return consoleEnabled ? serve.getConsole().getUsers() : List.of();
   }
 }

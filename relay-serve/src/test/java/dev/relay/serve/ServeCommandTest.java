@@ -1,211 +1,461 @@
 package dev.relay.serve;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.relay.FlowLimits;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.security.crypto.bcrypt.BCrypt;
 
 /**
- * The new keys of the serve config (bind, port, console users) and the refusals of a bad config:
- * exit code 2 naming the key, before anything connects; and {@code relay passwd}.
+ * The configuration of {@code relay serve}: an {@code application.yml} of {@code relay.*}
+ * properties, or the JSON file of earlier releases translated to them; {@code --print-config}; and
+ * the refusals of a bad configuration: exit code 2 naming the property (and the JSON key), before
+ * anything starts or connects (the database named is unreachable: reaching it would be exit 3). And
+ * {@code relay passwd}.
  */
 class ServeCommandTest {
   private static final String HASH = BCrypt.hashpw("pw", BCrypt.gensalt(4));
-  private static final String KINDS = "\"kinds\": {\"k\": {\"handler\": \"log\"}}";
+  private static final String UNREACHABLE = "jdbc:postgresql://127.0.0.1:1/none";
 
-  private static String config(String more) {
-    String console = more.contains("\"console\"") ? "" : ", \"console\": {\"enabled\": false}";
-    return "{" + KINDS + console + more + "}";
+  @TempDir Path dir;
+
+  @Nested
+  class Yaml {
+    private static final String MINIMAL =
+        """
+        relay:
+          kinds:
+            tick:
+              handler: log
+          console:
+            enabled: false
+        """;
+
+    @Test
+    void printConfigShowsEveryEffectiveSettingWithSecretsMasked() throws Exception {
+      Run r =
+          printConfig(
+              yaml(
+                  """
+                  server:
+                    address: 0.0.0.0
+                    port: 8081
+                  spring:
+                    datasource:
+                      url: jdbc:postgresql://db:5432/app?user=relay&password=hunter2
+                  relay:
+                    concurrency: 3
+                    queues: [default, mail]
+                    maintenance:
+                      work-retention: 7d
+                    kinds:
+                      mail:
+                        handler: http
+                        url: http://127.0.0.1:8025/mail
+                        milestone: queued
+                        max-running: 2
+                      tick: {handler: log}
+                    schedules:
+                      pulse: {kind: tick, every: PT30S}
+                    console:
+                      users:
+                        - {name: olga, hash: '%s', role: operator}
+                  """
+                      .formatted(HASH)));
+      assertThat(r.code).as(r.err).isZero();
+      assertThat(r.err).isEmpty();
+      assertThat(r.out.lines())
+          .contains(
+              "server.address=0.0.0.0",
+              "server.port=8081",
+              "relay.concurrency=3",
+              "relay.queues=default,mail",
+              "relay.lease=1m",
+              "relay.maintenance.work-retention=7d",
+              "relay.kinds.mail.handler=http",
+              "relay.kinds.mail.url=http://127.0.0.1:8025/mail",
+              "relay.kinds.mail.milestone=queued",
+              "relay.kinds.mail.max-running=2",
+              "relay.kinds.mail.max-attempts=25",
+              "relay.kinds.tick.handler=log",
+              "relay.kinds.tick.dedup-horizon=1d",
+              "relay.schedules.pulse.every=30s",
+              "relay.console.enabled=true",
+              "relay.console.users[0].name=olga",
+              "relay.console.users[0].hash=******",
+              "relay.console.users[0].role=operator",
+              "spring.datasource.url=jdbc:postgresql://db:5432/app?user=relay&password=******");
+      assertThat(r.out).doesNotContain(HASH).doesNotContain("hunter2");
+      assertThat(r.out.lines()).noneMatch(l -> l.startsWith("relay.kinds.tick.url"));
+    }
+
+    @Test
+    void aBadValueIsExitTwoNamingThePropertyItsValueAndWhereItWasGiven() throws Exception {
+      assertRefused(
+          yaml(MINIMAL + "  concurrency: many\n"),
+          "relay.concurrency=many (",
+          "application.yml",
+          "must be an integer");
+      assertRefused(
+          yaml(MINIMAL.replace("handler: log", "handler: smtp")),
+          "relay.kinds.tick.handler=smtp",
+          "must be one of log, http");
+      assertRefused(
+          yaml(MINIMAL.replace("handler: log", "max-attempts: 0")),
+          "relay.kinds.tick.max-attempts");
+      assertRefused(yaml(MINIMAL + "  lease: 5ms\n"), "relay.lease=5ms");
+      assertRefused(
+          yaml(MINIMAL.replace("handler: log", "handler: http")),
+          "relay.kinds.tick.url",
+          "handler http needs url");
+      assertRefused(
+          yaml(
+              MINIMAL
+                  .replace(
+                      "handler: log", "{handler: http, url: 'http://h/x', connect-timeout: 2h}")
+                  .replace("tick:\n      {", "tick: {")),
+          "relay.kinds.tick.connect-timeout");
+      assertRefused(
+          yaml(MINIMAL.replace("handler: log", "rate-limit: 5")), "relay.kinds.tick.rate-interval");
+      assertRefused(
+          yaml(MINIMAL + "  maintenance:\n    interval: 0s\n"), "relay.maintenance.interval=0s");
+      assertRefused(
+          yaml(MINIMAL + "  schedules:\n    n: {kind: tick, cron: '61 * * * *', zone: UTC}\n"),
+          "relay.schedules.n.cron");
+      assertRefused(yaml(MINIMAL + "server:\n  port: 70000\n"), "server.port", "0-65535");
+      assertRefused(yaml(MINIMAL + "server:\n  address: ''\n"), "server.address");
+    }
+
+    @Test
+    void aRelayKeyNothingReadsIsRefusedNotIgnored() throws Exception {
+      assertRefused(
+          yaml(MINIMAL.replace("handler: log", "max-attemps: 3")),
+          "relay.kinds.tick.max-attemps=3",
+          "is not a relay serve setting");
+      assertRefused(yaml(MINIMAL + "  concurency: 3\n"), "relay.concurency");
+    }
+
+    @Test
+    void theConsoleNeedsUsersWithHashesOrToBeTurnedOff() throws Exception {
+      String users = "relay:\n  kinds: {tick: {handler: log}}\n  console:\n    users:\n";
+      assertRefused(
+          yaml("relay:\n  kinds: {tick: {handler: log}}\n"),
+          "relay.console.users",
+          "relay.console.enabled=false");
+      assertRefused(
+          yaml(users + "      - {name: olga, hash: hunter2, role: operator}\n"),
+          "relay.console.users[0].hash=******",
+          "not a bcrypt hash");
+      assertRefused(
+          yaml(users + "      - {name: olga, password: hunter2, role: operator}\n"),
+          "relay.console.users[0].password=******",
+          "not accepted");
+      assertRefused(
+          yaml(users + "      - {name: olga, hash: '" + HASH + "', role: admin}\n"),
+          "relay.console.users[0].role=admin",
+          "must be one of viewer, operator");
+      assertRefused(
+          yaml(users + "      - {name: olga, hash: '" + HASH + "'}\n"),
+          "relay.console.users[0].role",
+          "is missing");
+      assertRefused(
+          yaml(
+              users
+                  + "      - {name: olga, hash: '"
+                  + HASH
+                  + "', role: viewer}\n      - {name: olga, hash: '"
+                  + HASH
+                  + "', role: viewer}\n"),
+          "relay.console.users[1].name=olga",
+          "given twice");
+      assertRefused(
+          yaml(
+              "relay:\n  kinds: {tick: {handler: log}}\n  console:\n    enabled: false\n"
+                  + "    users:\n      - {name: olga, hash: '"
+                  + HASH
+                  + "', role: viewer}\n"),
+          "relay.console.enabled");
+    }
+
+    @Test
+    void propertiesFilesAreReadToo() throws Exception {
+      Path file =
+          Files.writeString(
+              dir.resolve("serve.properties"),
+              "relay.kinds.tick.handler=log\nrelay.console.enabled=false\nrelay.poll-interval=250ms\n");
+      Run r = run(null, "serve", "--config", file.toString(), "--print-config");
+      assertThat(r.code).as(r.err).isZero();
+      assertThat(r.out.lines())
+          .contains("relay.poll-interval=250ms", "relay.console.enabled=false");
+    }
+
+    @Test
+    void commandLineOptionsOverrideTheFile() throws Exception {
+      Run r =
+          run(
+              null,
+              "serve",
+              "--config",
+              yaml(MINIMAL + "  schema: from_file\nserver:\n  port: 1234\n").toString(),
+              "--port",
+              "0",
+              "--worker-id",
+              "w-1",
+              "--print-config");
+      assertThat(r.code).as(r.err).isZero();
+      assertThat(r.out.lines())
+          .contains("server.port=0", "relay.worker-id=w-1", "relay.schema=from_file");
+      Run bad =
+          run(
+              null,
+              "serve",
+              "--config",
+              yaml(MINIMAL).toString(),
+              "--maintenance-interval",
+              "soon",
+              "--print-config");
+      assertThat(bad.code).isEqualTo(2);
+      assertThat(bad.err)
+          .contains("relay.maintenance.interval=soon (option --maintenance-interval)");
+    }
   }
 
-  private static String user(String fields) {
-    return ", \"console\": {\"users\": [{" + fields + "}]}";
+  @Nested
+  class Json {
+    private static final String KINDS = "\"kinds\": {\"k\": {\"handler\": \"log\"}}";
+
+    private static String config(String more) {
+      String console = more.contains("\"console\"") ? "" : ", \"console\": {\"enabled\": false}";
+      return "{" + KINDS + console + more + "}";
+    }
+
+    private static String user(String fields) {
+      return ", \"console\": {\"users\": [{" + fields + "}]}";
+    }
+
+    @Test
+    void isTranslatedToTheSamePropertiesAndWarnsNamingThemForEachKey() throws Exception {
+      String json =
+          "{\"queues\": [\"default\", \"mail\"], \"concurrency\": 3, \"poll_interval\": \"2s\","
+              + " \"http_port\": 9500, \"retention\": {\"work\": \"7d\"},"
+              + " \"kinds\": {\"k\": {\"handler\": \"log\", \"max_running\": 2,"
+              + " \"max_running_per_group\": 1, \"rate_limit\": 50, \"rate_interval\": \"10s\"},"
+              + " \"mail\": {\"handler\": \"http\", \"url\": \"http://127.0.0.1:8025/mail\","
+              + " \"receiver_ref_field\": \"email_id\", \"milestone\": \"queued\"}},"
+              + " \"schedules\": {\"pulse\": {\"kind\": \"k\", \"every\": \"5m\","
+              + " \"missed\": \"each 1h\"}},"
+              + " \"console\": {\"users\": [{\"name\": \"olga\", \"hash\": \""
+              + HASH
+              + "\", \"role\": \"viewer\"}]}}";
+      Run r = printConfig(Files.writeString(dir.resolve("relay.json"), json));
+      assertThat(r.code).as(r.err).isZero();
+      assertThat(r.err)
+          .contains("relay.json is a JSON config, read for one more release")
+          .contains("poll_interval is now relay.poll-interval")
+          .contains("http_port is now server.port")
+          .contains("retention.work is now relay.maintenance.work-retention")
+          .contains("kinds.k.max_running_per_group is now relay.kinds.k.max-running-per-group")
+          .contains("kinds.mail.receiver_ref_field is now relay.kinds.mail.receiver-ref-field")
+          .contains("schedules.pulse.missed is now relay.schedules.pulse.missed")
+          .contains("console.users[0].hash is now relay.console.users[0].hash");
+      assertThat(r.out.lines())
+          .contains(
+              "server.address=127.0.0.1",
+              "server.port=9500",
+              "relay.queues=default,mail",
+              "relay.kinds.k.max-running=2",
+              "relay.kinds.k.rate-interval=10s",
+              "relay.kinds.mail.milestone=queued",
+              "relay.schedules.pulse.missed=each 1h",
+              "relay.console.users[0].role=viewer");
+
+      // The printed properties, as a file, are the same settings: nothing was lost on the way.
+      List<String> printed = r.out.lines().filter(l -> !l.startsWith("#")).toList();
+      Path properties =
+          Files.writeString(
+              dir.resolve("application.properties"),
+              String.join("\n", printed).replace("******", HASH) + "\n");
+      Run again = printConfig(properties);
+      assertThat(again.code).as(again.err).isZero();
+      assertThat(again.err).isEmpty();
+      assertThat(again.out.lines().filter(l -> !l.startsWith("#")))
+          .containsExactlyElementsOf(printed);
+    }
+
+    @Test
+    void aConfigWithoutTheJsonExtensionIsRecognisedByItsContent() throws Exception {
+      Run r = printConfig(Files.writeString(dir.resolve("relay.conf"), config("")));
+      assertThat(r.code).as(r.err).isZero();
+      assertThat(r.err).contains("is a JSON config");
+      assertThat(r.out.lines()).contains("relay.kinds.k.handler=log");
+    }
+
+    @Test
+    void badConfigsAreRefusedWithExitCodeTwoNamingTheKeyAndItsProperty() throws Exception {
+      String ok = "\"name\": \"olga\", \"hash\": \"" + HASH + "\"";
+      assertRefused(json(config(", \"prot\": 1")), "unknown field 'prot'");
+      assertRefused(
+          json(config(user("\"name\": \"olga\", \"role\": \"operator\""))),
+          "relay.console.users[0].hash",
+          "is missing");
+      assertRefused(
+          json(config(user("\"name\": \"olga\", \"hash\": \"hunter2\", \"role\": \"operator\""))),
+          "relay.console.users[0].hash=****** (console.users[0].hash in",
+          "not a bcrypt hash");
+      assertRefused(
+          json(
+              config(
+                  user("\"name\": \"olga\", \"password\": \"hunter2\", \"role\": \"operator\""))),
+          "users[0]: password is not accepted");
+      assertRefused(
+          json(config(user(ok + ", \"role\": \"admin\""))),
+          "relay.console.users[0].role=admin (console.users[0].role in");
+      assertRefused(
+          json(config(user(ok + ", \"role\": \"viewer\", \"mail\": 1"))), "unknown field 'mail'");
+      assertRefused(json(config(", \"console\": {\"users\": []}")), "relay.console.users");
+      assertRefused(json(config(", \"bind\": \"\"")), "server.address", "(bind in");
+      assertRefused(json(config(", \"port\": 70000")), "server.port=70000 (port in", "0-65535");
+      assertRefused(
+          json("{\"kinds\": {\"k\": {\"handler\": \"smtp\"}}, \"console\": {\"enabled\": false}}"),
+          "relay.kinds.k.handler=smtp (kinds.k.handler in",
+          "must be one of log, http");
+      assertRefused(json("{" + KINDS + "}"), "relay.console.users", "relay.console.enabled=false");
+      assertRefused(
+          json(config(", \"console\": {\"enabled\": \"maybe\"}")), "relay.console.enabled=maybe");
+      assertRefused(
+          json("{\"console\": {\"enabled\": false}}"), "kinds must name at least one kind");
+      assertRefused(json(config(", \"queues\": []")), "queues must be a non-empty array");
+    }
+
+    @Test
+    void badLimitsAndTimeoutsAreRefusedNamingTheKey() throws Exception {
+      assertRefused(
+          json(limits("\"max_running\": 0")),
+          "relay.kinds.k.max-running=0 (kinds.k.max_running in");
+      assertRefused(
+          json(limits("\"max_running_per_group\": 1000001")),
+          "relay.kinds.k.max-running-per-group=1000001");
+      assertRefused(
+          json(limits("\"rate_limit\": \"many\"")),
+          "relay.kinds.k.rate-limit=many",
+          "must be an integer");
+      assertRefused(json(limits("\"rate_limit\": 5")), "relay.kinds.k.rate-interval");
+      assertRefused(
+          json(limits("\"rate_limit\": 5, \"rate_interval\": \"500ms\"")),
+          "relay.kinds.k.rate-interval");
+      String http = "\"handler\": \"http\", \"url\": \"http://127.0.0.1:8025/mail\", ";
+      assertRefused(
+          json(limits(http + "\"connect_timeout\": \"2h\"")), "relay.kinds.k.connect-timeout");
+      assertRefused(
+          json(limits(http + "\"request_timeout\": \"30d\"")), "relay.kinds.k.request-timeout");
+      assertRefused(json(limits(http + "\"fencing\": \"maybe\"")), "relay.kinds.k.fencing=maybe");
+    }
+
+    @Test
+    void settingsTheRuntimeRefusesAreUsageErrorsNamingTheProperty() throws Exception {
+      // Checked by Relay's builder, not by the config reader: still refused before any connection.
+      assertRefused(
+          json(
+              "{\"lease\": \"5s\", \"kinds\": {\"k\": {\"handler\": \"log\","
+                  + " \"dedup_horizon\": \"2s\", \"max_elapsed\": \"1s\"}},"
+                  + " \"console\": {\"enabled\": false}}"),
+          "relay.kinds.k.dedup-horizon=2s (kinds.k.dedup_horizon in");
+      assertRefused(json(limits("\"max_attempts\": 0")), "relay.kinds.k.max-attempts=0");
+    }
+
+    @Test
+    void schedulesAreTranslatedAndCheckedAsTheStartersAre() throws Exception {
+      String kinds = "\"kinds\": {\"tick\": {}}, \"console\": {\"enabled\": false}";
+      Run r =
+          printConfig(
+              json(
+                  "{"
+                      + kinds
+                      + ", \"schedules\": {\"nightly\": {\"kind\": \"report\", \"cron\":"
+                      + " \"30 2 * * *\", \"zone\": \"Europe/Berlin\"},"
+                      + " \"quiet\": {\"kind\": \"tick\", \"every\": \"1h\", \"missed\": \"skip\"}}}"));
+      assertThat(r.code).as(r.err).isZero();
+      assertThat(r.out.lines())
+          .contains(
+              "relay.schedules.nightly.cron=30 2 * * *",
+              "relay.schedules.nightly.zone=Europe/Berlin",
+              "relay.schedules.quiet.missed=skip");
+      String s = "{" + kinds + ", \"schedules\": ";
+      assertRefused(
+          json(s + "{\"n\": {\"kind\": \"k\", \"cron\": \"61 * * * *\", \"zone\": \"UTC\"}}}"),
+          "relay.schedules.n.cron");
+      assertRefused(
+          json(s + "{\"n\": {\"kind\": \"k\", \"cron\": \"0 * * * *\", \"zone\": \"Mars/Base\"}}}"),
+          "relay.schedules.n.zone");
+      assertRefused(
+          json(s + "{\"n\": {\"kind\": \"k\", \"cron\": \"0 * * * *\"}}}"),
+          "relay.schedules.n.zone");
+      assertRefused(
+          json(s + "{\"n\": {\"kind\": \"k\", \"every\": \"0s\"}}}"), "relay.schedules.n.every");
+      assertRefused(
+          json(s + "{\"n\": {\"kind\": \"k\", \"every\": \"1m\", \"missed\": \"all\"}}}"),
+          "relay.schedules.n.missed=all");
+      assertRefused(
+          json(s + "{\"n\": {\"kind\": \"k\", \"every\": \"1m\", \"when\": 1}}}"),
+          "unknown field 'when'");
+    }
+
+    private String limits(String fields) {
+      return "{\"kinds\": {\"k\": {\"handler\": \"log\", "
+          + fields
+          + "}}, \"console\": {\"enabled\": false}}";
+    }
   }
 
   @Test
-  void readsBindPortAndUsersWithLoopbackByDefault() {
-    ServeConfig old = ServeConfig.parse(config(", \"http_port\": 9500"), "relay.json");
-    assertThat(old.bind()).isEqualTo("127.0.0.1");
-    assertThat(old.port()).isEqualTo(9500);
-    assertThat(old.users()).isEmpty();
-    ServeConfig c =
-        ServeConfig.parse(
-            config(
-                ", \"bind\": \"0.0.0.0\", \"port\": 8081"
-                    + user("\"name\": \"olga\", \"hash\": \"" + HASH + "\", \"role\": \"viewer\"")),
-            "relay.json");
-    assertThat(c.bind()).isEqualTo("0.0.0.0");
-    assertThat(c.port()).isEqualTo(8081);
-    assertThat(c.users()).containsExactly(new ServeConfig.User("olga", HASH, "viewer"));
-  }
-
-  @Test
-  void badConfigsAreRefusedWithExitCodeTwoNamingTheKey(@TempDir Path dir) throws Exception {
-    String ok = "\"name\": \"olga\", \"hash\": \"" + HASH + "\"";
-    assertRefused(dir, config(", \"prot\": 1"), "unknown field 'prot'");
-    assertRefused(
-        dir,
-        config(user("\"name\": \"olga\", \"role\": \"operator\"")),
-        "users[0]: hash is missing");
-    assertRefused(
-        dir,
-        config(user("\"name\": \"olga\", \"hash\": \"hunter2\", \"role\": \"operator\"")),
-        "users[0]: hash is not a bcrypt hash");
-    assertRefused(
-        dir,
-        config(user("\"name\": \"olga\", \"password\": \"hunter2\", \"role\": \"operator\"")),
-        "users[0]: password is not accepted");
-    assertRefused(dir, config(user(ok + ", \"role\": \"admin\"")), "users[0]: role must be one of");
-    assertRefused(
-        dir, config(user(ok + ", \"role\": \"viewer\", \"mail\": 1")), "unknown field 'mail'");
-    assertRefused(dir, config(", \"console\": {\"users\": []}"), "console.users must list");
-    assertRefused(dir, config(", \"bind\": \"\""), "bind must be an IP address");
-    assertRefused(dir, config(", \"port\": 70000"), "port must be 0-65535");
-    assertRefused(
-        dir,
-        "{\"kinds\": {\"k\": {\"handler\": \"smtp\"}}, \"console\": {\"enabled\": false}}",
-        "handler 'smtp'");
-    // No console section: refused, saying how to give users or turn the console off.
-    assertRefused(dir, "{" + KINDS + "}", "console is missing");
-    assertRefused(dir, "{" + KINDS + "}", "\"console\": {\"enabled\": false}");
-    assertRefused(dir, config(", \"console\": {\"enabled\": \"no\"}"), "console.enabled must be");
-    assertRefused(
-        dir,
-        config(", \"console\": {\"enabled\": false, \"users\": []}"),
-        "console.enabled is false but users are given");
-  }
-
-  @Test
-  void flowLimitsOfAKindReachItsPolicy() {
-    ServeConfig c =
-        ServeConfig.parse(
-            "{\"kinds\": {\"k\": {\"handler\": \"log\", \"max_running\": 2,"
-                + " \"max_running_per_group\": 1, \"rate_limit\": 50,"
-                + " \"rate_interval\": \"10s\"}, \"free\": {}},"
-                + " \"console\": {\"enabled\": false}}",
-            "relay.json");
-    assertThat(c.kinds().get("k").policy().limits())
-        .isEqualTo(new FlowLimits(2, 1, 50, Duration.ofSeconds(10)));
-    assertThat(c.kinds().get("free").policy().limits()).isEqualTo(FlowLimits.NONE);
-  }
-
-  @Test
-  void badLimitsAreRefusedNamingTheKey(@TempDir Path dir) throws Exception {
-    assertRefused(dir, limits("\"max_running\": 0"), "kind k: max_running must be between 1 and");
-    assertRefused(
-        dir,
-        limits("\"max_running_per_group\": 1000001"),
-        "kind k: max_running_per_group must be between 1 and 1000000");
-    assertRefused(dir, limits("\"rate_limit\": \"many\""), "kind k: rate_limit must be an integer");
-    assertRefused(dir, limits("\"rate_limit\": 5"), "kind k: rate_limit needs rate_interval");
-    assertRefused(
-        dir, limits("\"rate_interval\": \"1m\""), "kind k: rate_interval needs rate_limit");
-    assertRefused(
-        dir,
-        limits("\"rate_limit\": 5, \"rate_interval\": \"500ms\""),
-        "kind k: rate_interval must be between 1s and 24h");
-  }
-
-  @Test
-  void badHttpTimeoutsAreRefusedNamingTheKey(@TempDir Path dir) throws Exception {
-    // HttpRoute checks its timeouts itself; its refusal must reach the user as a usage error
-    // naming the kind and key, not as a stack trace with exit 1.
-    String http = "\"handler\": \"http\", \"url\": \"http://127.0.0.1:8025/mail\", ";
-    assertRefused(
-        dir,
-        "{\"kinds\": {\"k\": {"
-            + http
-            + "\"connect_timeout\": \"2h\"}},"
-            + " \"console\": {\"enabled\": false}}",
-        "kind k: connect_timeout");
-    assertRefused(
-        dir,
-        "{\"kinds\": {\"k\": {"
-            + http
-            + "\"request_timeout\": \"30d\"}},"
-            + " \"console\": {\"enabled\": false}}",
-        "kind k: request_timeout");
-  }
-
-  @Test
-  void settingsTheRuntimeRefusesAreUsageErrorsInTheConfigsOwnTerms(@TempDir Path dir)
-      throws Exception {
-    // Checked by Relay's builder, not by the config reader: still refused before any connection
-    // (the database named here is unreachable), with exit 2 and the config's key names.
-    assertRefused(
-        dir,
-        "{\"lease\": \"5s\", \"kinds\": {\"k\": {\"handler\": \"log\","
-            + " \"dedup_horizon\": \"2s\", \"max_elapsed\": \"1s\"}},"
-            + " \"console\": {\"enabled\": false}}",
-        "kind k: dedup_horizon");
-    assertRefused(
-        dir,
-        "{\"kinds\": {\"k\": {\"handler\": \"log\", \"max_attempts\": 0}},"
-            + " \"console\": {\"enabled\": false}}",
-        "max_attempts");
-  }
-
-  private static String limits(String fields) {
-    return "{\"kinds\": {\"k\": {\"handler\": \"log\", " + fields + "}}}";
-  }
-
-  @Test
-  void aMissingConfigFileIsAUsageError(@TempDir Path dir) {
-    Run r = run(null, "serve", "--config", dir.resolve("nope.json").toString());
+  void aMissingConfigFileIsAUsageError() {
+    Run r = run(null, "serve", "--config", dir.resolve("nope.yml").toString());
     assertThat(r.code).isEqualTo(2);
     assertThat(r.err).contains("no such file");
   }
 
   @Test
-  void passwdPrintsABcryptHashThatVerifies() {
+  void passwdPrintsABcryptHashThatVerifiesAndTheConfigAccepts() throws Exception {
     Run r = run("correct horse\n", "passwd");
     assertThat(r.code).as(r.err).isZero();
     String hash = r.out.strip();
     assertThat(BCrypt.checkpw("correct horse", hash)).isTrue();
     assertThat(BCrypt.checkpw("wrong horse", hash)).isFalse();
-    // The printed hash is one the serve config accepts.
-    assertThat(
-            ServeConfig.parse(
-                    config(
-                        user(
-                            "\"name\": \"o\", \"hash\": \"" + hash + "\", \"role\": \"operator\"")),
-                    "relay.json")
-                .users())
-        .hasSize(1);
+    Run accepted =
+        printConfig(
+            yaml(
+                "relay:\n  kinds: {k: {handler: log}}\n  console:\n    users:\n      - name: o\n        hash: '"
+                    + hash
+                    + "'\n        role: operator\n"));
+    assertThat(accepted.code).as(accepted.err).isZero();
     assertThat(run("", "passwd").code).isEqualTo(2);
   }
 
-  @Test
-  void durationsAreThoseTheOtherCommandsTake() {
-    assertThat(ServeConfig.parseDuration("7d")).hasDays(7);
-    assertThat(ServeConfig.parseDuration("PT30S")).hasSeconds(30);
-    assertThatThrownBy(() -> ServeConfig.parseDuration("-5s"))
-        .hasMessageContaining("is not a duration");
+  private Path yaml(String text) throws Exception {
+    return Files.writeString(dir.resolve("application.yml"), text);
   }
 
-  private static void assertRefused(Path dir, String json, String message) throws Exception {
-    Path file = Files.writeString(dir.resolve("relay.json"), json);
-    // No database is named and none is reachable: a config error comes before any connection.
-    Run r =
-        run(
-            null,
-            "serve",
-            "--config",
-            file.toString(),
-            "--jdbc-url",
-            "jdbc:postgresql://127.0.0.1:1/none");
+  private Path json(String text) throws Exception {
+    return Files.writeString(dir.resolve("relay.json"), text);
+  }
+
+  private static Run printConfig(Path file) {
+    return run(null, "serve", "--config", file.toString(), "--print-config");
+  }
+
+  private static void assertRefused(Path file, String... messages) {
+    Run r = run(null, "serve", "--config", file.toString(), "--jdbc-url", UNREACHABLE);
     assertThat(r.code).as(r.err).isEqualTo(2);
-    assertThat(r.err).contains(message).contains("relay.json");
+    assertThat(r.err).as(r.err).contains(messages).contains(file.getFileName().toString());
+    assertThat(r.err.lines()).as(r.err).hasSizeLessThanOrEqualTo(2);
   }
 
   private record Run(int code, String out, String err) {}
@@ -218,6 +468,7 @@ class ServeCommandTest {
             new ByteArrayInputStream((stdin == null ? "" : stdin).getBytes(StandardCharsets.UTF_8)),
             new PrintStream(out, true, StandardCharsets.UTF_8));
     int code = main.run(new PrintStream(err, true, StandardCharsets.UTF_8), args);
+    assertThat(main.serving).isNull();
     return new Run(
         code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
   }

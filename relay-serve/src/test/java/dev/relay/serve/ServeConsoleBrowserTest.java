@@ -41,14 +41,19 @@ class ServeConsoleBrowserTest {
   @Test
   void signingInLandsOnTheOverviewAndLongIdsWrap(TestDatabase db, @TempDir Path dir)
       throws Exception {
-    Path config = dir.resolve("relay.json");
+    Path config = dir.resolve("application.yml");
     Files.writeString(
         config,
-        "{\"port\": 0, \"poll_interval\": \"200ms\", \"shutdown_grace\": \"5s\","
-            + " \"kinds\": {\"tick\": {\"handler\": \"log\"}},"
-            + " \"console\": {\"users\": [{\"name\": \"olga\", \"hash\": \""
-            + BCrypt.hashpw("s3cret-op", BCrypt.gensalt(4))
-            + "\", \"role\": \"operator\"}]}}");
+        """
+        server: {port: 0}
+        relay:
+          poll-interval: 200ms
+          shutdown-grace: 5s
+          kinds: {tick: {handler: log}}
+          console:
+            users: [{name: olga, hash: '%s', role: operator}]
+        """
+            .formatted(BCrypt.hashpw("s3cret-op", BCrypt.gensalt(4))));
     try (Connection c = db.connection()) {
       c.setAutoCommit(false);
       // No worker runs this kind: it waits in the list.

@@ -35,8 +35,8 @@ class ServeExitTest {
       throws Exception {
     Path config =
         Files.writeString(
-            dir.resolve("relay.json"),
-            "{\"kinds\": {\"tick\": {\"handler\": \"log\"}}, \"console\": {\"enabled\": false}}");
+            dir.resolve("application.yml"),
+            "relay:\n  kinds: {tick: {handler: log}}\n  console: {enabled: false}\n");
     Path out = dir.resolve("out.log");
     Path err = dir.resolve("err.log");
     ProcessBuilder pb =

@@ -42,8 +42,10 @@ import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.security.crypto.bcrypt.BCrypt;
 
 /**
- * {@code relay serve} in this JVM from a config file: its kinds' work delivered (one over HTTP to a
- * receiver in the test), the console behind form login, health and Prometheus, on 127.0.0.1.
+ * {@code relay serve} in this JVM from a config file (an application.yml; the JSON file of earlier
+ * releases in {@link #aJsonConfigOfEarlierReleasesStillServesAndTurnsTheConsoleOff}): its kinds'
+ * work delivered (one over HTTP to a receiver in the test), the console behind form login, health
+ * and Prometheus, on 127.0.0.1.
  */
 @RelayDatabaseTest
 class ServeTest {
@@ -68,21 +70,34 @@ class ServeTest {
         });
     receiver.start();
     String hash = BCrypt.hashpw("s3cret-op", BCrypt.gensalt(4));
-    Path config = dir.resolve("relay.json");
+    Path config = dir.resolve("application.yml");
     Files.writeString(
         config,
-        "{\"queues\": [\"default\", \"mail\"], \"concurrency\": 2, \"poll_interval\": \"200ms\","
-            + " \"shutdown_grace\": \"5s\", \"port\": 0,"
-            + " \"kinds\": {\"order_received\": {\"handler\": \"log\", \"dedup_horizon\": \"48h\"},"
-            + " \"mail\": {\"handler\": \"http\", \"url\": \"http://127.0.0.1:"
-            + receiver.getAddress().getPort()
-            + "/mail\", \"receiver_ref_field\": \"email_id\", \"milestone\": \"queued\"}},"
-            + " \"schedules\": {\"pulse\": {\"kind\": \"order_received\", \"every\": \"1s\"}},"
-            + " \"console\": {\"users\": [{\"name\": \"olga\", \"hash\": \""
-            + hash
-            + "\", \"role\": \"operator\"}, {\"name\": \"vera\", \"hash\": \""
-            + hash
-            + "\", \"role\": \"viewer\"}]}}");
+        """
+        server:
+          port: 0
+        relay:
+          queues: [default, mail]
+          concurrency: 2
+          poll-interval: 200ms
+          shutdown-grace: 5s
+          kinds:
+            order_received:
+              handler: log
+              dedup-horizon: 48h
+            mail:
+              handler: http
+              url: http://127.0.0.1:%d/mail
+              receiver-ref-field: email_id
+              milestone: queued
+          schedules:
+            pulse: {kind: order_received, every: 1s}
+          console:
+            users:
+              - {name: olga, hash: '%s', role: operator}
+              - {name: vera, hash: '%s', role: viewer}
+        """
+            .formatted(receiver.getAddress().getPort(), hash, hash));
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     try (Serving serving = serve(db, config, out, "--worker-id", "serve-test")) {
       var web = ((WebServerApplicationContext) serving.context()).getWebServer();
@@ -200,8 +215,8 @@ class ServeTest {
   }
 
   @Test
-  void aConfigThatTurnsTheConsoleOffServesWithoutIt(TestDatabase db, @TempDir Path dir)
-      throws Exception {
+  void aJsonConfigOfEarlierReleasesStillServesAndTurnsTheConsoleOff(
+      TestDatabase db, @TempDir Path dir) throws Exception {
     Path config = dir.resolve("old.json");
     Files.writeString(
         config,
@@ -215,6 +230,8 @@ class ServeTest {
       assertThat(get(client, base + "/relay").statusCode()).isIn(401, 403, 404);
       assertThat(get(client, base + "/relay/login").statusCode()).isIn(401, 403, 404);
       assertThat(out.toString()).doesNotContain("/relay");
+      assertThat(serving.context().getEnvironment().getProperty("relay.poll-interval"))
+          .isEqualTo("200ms");
     }
   }
 
@@ -253,8 +270,8 @@ class ServeTest {
       throws IOException {
     Path config =
         Files.writeString(
-            dir.resolve("relay.json"),
-            "{\"kinds\": {\"tick\": {\"handler\": \"log\"}}, \"console\": {\"enabled\": false}}");
+            dir.resolve("application.yml"),
+            "relay:\n  kinds: {tick: {handler: log}}\n  console: {enabled: false}\n");
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     ServeMain main =
         new ServeMain(InputStream.nullInputStream(), new PrintStream(new ByteArrayOutputStream()));

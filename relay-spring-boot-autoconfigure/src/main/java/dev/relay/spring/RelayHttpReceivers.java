@@ -1,5 +1,6 @@
 package dev.relay.spring;
 
+import dev.relay.RelayTracing;
 import dev.relay.receiver.http.HttpEffect;
 import dev.relay.receiver.http.HttpReceiver;
 import dev.relay.receiver.http.HttpReply;
@@ -38,6 +39,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 public final class RelayHttpReceivers {
   private final DataSource dataSource;
   private final String schema;
+  private final RelayTracing tracing;
   private final ConcurrentMap<String, HttpReceiver> receivers = new ConcurrentHashMap<>();
 
   /**
@@ -47,8 +49,20 @@ public final class RelayHttpReceivers {
    * @param schema the schema of those tables
    */
   public RelayHttpReceivers(DataSource dataSource, String schema) {
+    this(dataSource, schema, RelayTracing.NONE);
+  }
+
+  /**
+   * Creates the receivers with a tracing hook: each delivery continues the sender's trace.
+   *
+   * @param dataSource the application's DataSource, which holds Relay's inbox and fence tables
+   * @param schema the schema of those tables
+   * @param tracing the tracing hook ({@link RelayTracing#NONE} for none)
+   */
+  public RelayHttpReceivers(DataSource dataSource, String schema, RelayTracing tracing) {
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
     this.schema = Objects.requireNonNull(schema, "schema");
+    this.tracing = Objects.requireNonNull(tracing, "tracing");
   }
 
   /**
@@ -61,7 +75,8 @@ public final class RelayHttpReceivers {
     if (r != null) {
       return r;
     }
-    HttpReceiver built = HttpReceiver.builder(dataSource).consumer(consumer).schema(schema).build();
+    HttpReceiver built =
+        HttpReceiver.builder(dataSource).consumer(consumer).schema(schema).tracing(tracing).build();
     HttpReceiver raced = receivers.putIfAbsent(consumer, built);
     return raced == null ? built : raced;
   }

@@ -55,7 +55,7 @@ public final class LoopbackProxy implements AutoCloseable {
   private static final int EXPECT_MESSAGES = 2;
   private static final int STOP = -1;
 
-  private final InetSocketAddress target;
+  private volatile InetSocketAddress target;
   private final ServerSocket listener;
   private final Set<Link> links = ConcurrentHashMap.newKeySet();
   private final AtomicInteger accepted = new AtomicInteger();
@@ -126,6 +126,18 @@ public final class LoopbackProxy implements AutoCloseable {
     for (Link link : links) {
       link.close();
     }
+  }
+
+  /**
+   * Sends new connections to another server from now on and closes every open one, as a virtual IP
+   * or DNS name moved to a promoted standby does after a failover.
+   *
+   * @param targetHost the new server's host
+   * @param targetPort the new server's port
+   */
+  public void retarget(String targetHost, int targetPort) {
+    target = new InetSocketAddress(targetHost, targetPort);
+    dropAll();
   }
 
   /**

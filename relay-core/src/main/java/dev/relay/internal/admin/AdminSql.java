@@ -67,6 +67,17 @@ final class AdminSql {
   final String listWork;
 
   /**
+   * A payload search, bounded: the newest items created within the window (and, optionally, before
+   * its far end), at most the scan cap of them whatever their kind, read newest first through
+   * {@code outbox_created_idx}; then, among those, the ones of the kind, queue and state asked
+   * whose payload contains the JSON ({@code @>}, jsonb containment), newest first, up to the limit.
+   * The cap is applied before the kind and queue, so a rare kind never makes it read further. The
+   * MATERIALIZED CTE keeps the planner from pushing the filters into the capped read. Returns how
+   * many items were read ({@code scanned}) with every row.
+   */
+  final String searchPayload;
+
+  /**
    * Per (queue, kind): counts by state, expired leases, the oldest eligible moment and
    * creation-to-completion percentiles over the window. The clock is sampled once, in a
    * materialized CTE, so every column is measured against the same instant; it is returned so that
@@ -113,6 +124,14 @@ final class AdminSql {
 
   /** Every registered kind's policy, with its flow limits when it has any, by kind. */
   final String kinds;
+
+  /**
+   * Each limited kind's use of its limits now: live claims (running with an unexpired lease, read
+   * through {@code outbox_running_group_idx}), the busiest groups of a per-group limit (at most 10
+   * per kind), and the claims inside the rate window (a range of {@code claim_log_window_idx}), on
+   * one sample of the database clock. Reads the small limiter table and running work only.
+   */
+  final String limitUse;
 
   /**
    * Dependents held by a dependency, counted per (queue, kind, reason): read through the partial
@@ -242,6 +261,31 @@ final class AdminSql {
                 + itemColumns(schema)
                 + " FROM ${relay_schema}.outbox o"
                 + filterWhere(schema));
+    searchPayload =
+        schema.inject(
+            """
+            WITH candidates AS MATERIALIZED (
+                SELECT o.*
+                  FROM ${relay_schema}.outbox o
+                 WHERE o.created_at > statement_timestamp() - ?::int8 * interval '1 millisecond'
+                   AND (?::int8 IS NULL
+                        OR o.created_at <= statement_timestamp() - ?::int8 * interval '1 millisecond')
+                 ORDER BY o.created_at DESC, o.work_id DESC
+                 LIMIT ?
+            )
+            SELECT
+            """
+                + itemColumns(schema)
+                + """
+                , (SELECT count(*) FROM candidates) AS scanned
+              FROM candidates o
+             WHERE (?::text IS NULL OR o.kind = ?::text)
+               AND (?::text IS NULL OR o.queue = ?::text)
+               AND (?::text IS NULL OR o.state = ?::text)
+               AND o.payload @> ?::jsonb
+             ORDER BY o.created_at DESC, o.work_id DESC
+             LIMIT ?
+            """);
     health =
         schema.inject(
             """
@@ -403,6 +447,35 @@ final class AdminSql {
               LEFT JOIN ${relay_schema}.limiter l ON l.kind = k.kind
              ORDER BY k.kind
             """);
+    limitUse =
+        schema.inject(
+            """
+            WITH now AS MATERIALIZED (SELECT clock_timestamp() AS t)
+            SELECT l.kind, l.max_running, l.max_running_per_group, l.rate_limit,
+                   extract(epoch FROM l.rate_interval) AS rate_interval_s,
+                   (SELECT count(*) FROM ${relay_schema}.outbox o
+                     WHERE o.kind = l.kind AND o.state = 'running'
+                       AND o.lease_until > (SELECT t FROM now)) AS running,
+                   CASE WHEN l.rate_interval IS NOT NULL THEN
+                       (SELECT count(*) FROM ${relay_schema}.claim_log c
+                         WHERE c.kind = l.kind
+                           AND c.claimed_at > (SELECT t FROM now) - l.rate_interval)
+                   END AS window_claims,
+                   g.group_keys, g.group_running, (SELECT t FROM now) AS at
+              FROM ${relay_schema}.limiter l
+             CROSS JOIN LATERAL (
+                   SELECT array_agg(x.group_key ORDER BY x.n DESC, x.group_key) AS group_keys,
+                          array_agg(x.n ORDER BY x.n DESC, x.group_key) AS group_running
+                     FROM (SELECT o.group_key, count(*) AS n
+                             FROM ${relay_schema}.outbox o
+                            WHERE l.max_running_per_group IS NOT NULL
+                              AND o.kind = l.kind AND o.state = 'running'
+                              AND o.lease_until > (SELECT t FROM now)
+                            GROUP BY o.group_key
+                            ORDER BY n DESC, o.group_key
+                            LIMIT 10) x) g
+             ORDER BY l.kind
+            """);
     blockedByReason =
         schema.inject(
             """
@@ -493,8 +566,9 @@ final class AdminSql {
                    cancel_requested_at = NULL,
                    available_at = clock_timestamp(),
                    attempts = 0,
-                   -- a fresh budget: attempts and the retry window; first_attempt_at stays, as
-                   -- the receiver's deduplication horizon is measured from it
+                   snoozes = 0,
+                   -- a fresh budget: attempts, snoozes and the retry window; first_attempt_at
+                   -- stays, as the receiver's deduplication horizon is measured from it
                    retry_window_start = NULL,
                    -- unless this redrive overrides a passed horizon: a new one starts now, and
                    -- every claim measures from it (the work is protected again)

@@ -5,6 +5,9 @@ import dev.relay.Outbox;
 import dev.relay.Work;
 import dev.relay.admin.CompletionMinute;
 import dev.relay.admin.FailureGroup;
+import dev.relay.admin.LimitUse;
+import dev.relay.admin.Pause;
+import dev.relay.admin.PayloadSearch;
 import dev.relay.admin.PurgePolicy;
 import dev.relay.admin.PurgeResult;
 import dev.relay.admin.QueueHealth;
@@ -29,8 +32,8 @@ import java.util.Optional;
  * The admin operations on one connection each; {@link dev.relay.admin.Admin} validates the input
  * and hands over a connection. Every write is one short transaction of its own. Each operation
  * lives in a class of its own ({@link HealthQueries}, {@link WorkQueries}, {@link
- * RedriveOperation}, {@link SupersedeOperation}, {@link Retention}); this class hands each call to
- * it.
+ * RedriveOperation}, {@link SupersedeOperation}, {@link Retention}, {@link PauseOperation}); this
+ * class hands each call to it.
  */
 public final class AdminStore {
   private final SchemaName schema;
@@ -43,6 +46,7 @@ public final class AdminStore {
   private final SupersedeOperation supersede;
   private final Retention retention;
   private final OverviewQueries overview;
+  private final PauseOperation pauses;
 
   /** A store for {@code schema}. */
   public AdminStore(SchemaName schema, Timeouts timeouts) {
@@ -51,7 +55,8 @@ public final class AdminStore {
     this.sql = AdminSql.of(schema);
     this.store = new WorkStore(schema, timeouts);
     Outbox outbox = Outbox.builder().schema(schema.sql()).build();
-    this.health = new HealthQueries(sql, timeouts);
+    this.pauses = new PauseOperation(schema, timeouts);
+    this.health = new HealthQueries(sql, timeouts, pauses);
     this.queries = new WorkQueries(sql, timeouts);
     this.redrive = new RedriveOperation(sql, timeouts, schema);
     this.supersede = new SupersedeOperation(sql, timeouts, store, outbox);
@@ -89,9 +94,20 @@ public final class AdminStore {
     return overview.kinds(c);
   }
 
+  /** Each limited kind's use of its limits now. */
+  public List<LimitUse> limitUse(Connection c) {
+    return overview.limitUse(c);
+  }
+
   /** The redrive checks without the lock, or {@code null} when no row has the ID. */
   public RedrivePreview redrivePreview(Connection c, String workId) {
     return redrive.preview(c, workId);
+  }
+
+  /** A bounded payload search; see {@link WorkQueries#searchPayload}. */
+  public PayloadSearch searchPayload(
+      Connection c, WorkFilter filter, String json, int scanCap, int limit) {
+    return queries.searchPayload(c, filter, json, scanCap, limit);
   }
 
   /** One page after {@code after} (or from the start when {@code null}). */
@@ -139,6 +155,28 @@ public final class AdminStore {
   public CancelResult cancel(Connection c, String workId, String actor, String reason) {
     WorkStore.CancelRow row = store.cancel(c, workId, actor, reason);
     return new CancelResult(workId, cancelStatus(row.result()), row.fromState());
+  }
+
+  /** Pauses a target; see {@link PauseOperation#pause}. */
+  public Pause pause(
+      Connection c, String queue, String kind, String actor, String reason, Instant resumeAt) {
+    return pauses.pause(c, queue, kind, actor, reason, resumeAt);
+  }
+
+  /** Resumes a target; see {@link PauseOperation#resume}. */
+  public Optional<Pause> resume(
+      Connection c, String queue, String kind, String actor, String reason) {
+    return pauses.resume(c, queue, kind, actor, reason);
+  }
+
+  /** The pauses in force, by queue then kind. */
+  public List<Pause> pauses(Connection c) {
+    return pauses.active(c);
+  }
+
+  /** Removes expired pauses (audited) and wakes the workers; returns how many. */
+  public int expirePauses(Connection c) {
+    return pauses.expire(c);
   }
 
   /** Maps the store's cancel result to the public status. */

@@ -1,5 +1,6 @@
 package dev.relay.internal.admin;
 
+import dev.relay.admin.Pause;
 import dev.relay.admin.QueueHealth;
 import dev.relay.internal.jdbc.Timeouts;
 import dev.relay.internal.jdbc.Tx;
@@ -23,10 +24,12 @@ import java.util.Map;
 final class HealthQueries {
   private final Timeouts timeouts;
   private final AdminSql sql;
+  private final PauseOperation pauses;
 
-  HealthQueries(AdminSql sql, Timeouts timeouts) {
+  HealthQueries(AdminSql sql, Timeouts timeouts, PauseOperation pauses) {
     this.sql = sql;
     this.timeouts = timeouts;
+    this.pauses = pauses;
   }
 
   /** Health per (queue, kind), measured at one instant of the database clock. */
@@ -90,6 +93,7 @@ final class HealthQueries {
                   .put(rs.getString("reason"), rs.getLong("n"));
             }
           }
+          List<Pause> inForce = pauses.inForce(tx);
           List<QueueHealth> result = new ArrayList<>();
           for (HealthRow r : rows) {
             result.add(
@@ -109,10 +113,20 @@ final class HealthQueries {
                     r.p50(),
                     r.p95(),
                     r.summaryAsOf(),
-                    blocked.getOrDefault(r.queue() + "\u0000" + r.kind(), Map.of())));
+                    blocked.getOrDefault(r.queue() + "\u0000" + r.kind(), Map.of()),
+                    pausedSince(inForce, r.queue(), r.kind())));
           }
           return result;
         });
+  }
+
+  /** The start of the earliest pause in force that holds the pair, or {@code null}. */
+  private static Instant pausedSince(List<Pause> inForce, String queue, String kind) {
+    return inForce.stream()
+        .filter(p -> p.holds(queue, kind))
+        .map(Pause::pausedAt)
+        .min(Instant::compareTo)
+        .orElse(null);
   }
 
   /**

@@ -3,6 +3,7 @@ package dev.relay.internal.admin;
 import dev.relay.FlowLimits;
 import dev.relay.admin.CompletionMinute;
 import dev.relay.admin.FailureGroup;
+import dev.relay.admin.LimitUse;
 import dev.relay.admin.RegisteredKind;
 import dev.relay.internal.jdbc.Timeouts;
 import dev.relay.internal.jdbc.Tx;
@@ -104,6 +105,46 @@ final class OverviewQueries {
                       limits.limited() ? limits : FlowLimits.NONE,
                       rs.getString("registered_by"),
                       AdminRows.instant(rs, "registered_at")));
+            }
+          }
+          return result;
+        });
+  }
+
+  List<LimitUse> limitUse(Connection c) {
+    return Tx.run(
+        c,
+        timeouts,
+        "limit use",
+        tx -> {
+          List<LimitUse> result = new ArrayList<>();
+          try (PreparedStatement ps = tx.prepareStatement(sql.limitUse);
+              ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+              List<LimitUse.GroupUse> groups = new ArrayList<>();
+              java.sql.Array keys = rs.getArray("group_keys");
+              java.sql.Array running = rs.getArray("group_running");
+              if (keys != null && running != null) {
+                String[] k = (String[]) keys.getArray();
+                Long[] n = (Long[]) running.getArray();
+                for (int i = 0; i < k.length; i++) {
+                  groups.add(new LimitUse.GroupUse(k[i], n[i]));
+                }
+              }
+              long claims = rs.getLong("window_claims");
+              Long windowClaims = rs.wasNull() ? null : claims;
+              result.add(
+                  new LimitUse(
+                      rs.getString("kind"),
+                      new FlowLimits(
+                          integer(rs, "max_running"),
+                          integer(rs, "max_running_per_group"),
+                          integer(rs, "rate_limit"),
+                          AdminRows.seconds(rs, "rate_interval_s")),
+                      rs.getLong("running"),
+                      List.copyOf(groups),
+                      windowClaims,
+                      AdminRows.instant(rs, "at")));
             }
           }
           return result;

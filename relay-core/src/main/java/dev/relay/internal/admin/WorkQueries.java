@@ -1,5 +1,6 @@
 package dev.relay.internal.admin;
 
+import dev.relay.admin.PayloadSearch;
 import dev.relay.admin.WorkDetail;
 import dev.relay.admin.WorkFilter;
 import dev.relay.admin.WorkItem;
@@ -77,6 +78,69 @@ final class WorkQueries {
           }
           return ids;
         });
+  }
+
+  /**
+   * The newest items matching {@code filter} (kind, queue, state and the age window only) whose
+   * payload contains {@code json}, among at most {@code scanCap} newest items of the window.
+   */
+  public PayloadSearch searchPayload(
+      Connection c, WorkFilter filter, String json, int scanCap, int limit) {
+    return Tx.run(
+        c,
+        timeouts,
+        "search payloads",
+        tx -> {
+          List<WorkItem> items = new ArrayList<>();
+          long scanned = 0;
+          try (PreparedStatement ps = tx.prepareStatement(sql.searchPayload)) {
+            int i = bindWindow(ps, filter, scanCap);
+            i = twice(ps, i, filter.kind());
+            i = twice(ps, i, filter.queue());
+            i = twice(ps, i, filter.state());
+            ps.setString(i++, json);
+            ps.setInt(i, limit + 1);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                items.add(AdminRows.item(rs));
+                scanned = rs.getLong("scanned");
+              }
+            }
+          }
+          if (items.isEmpty()) {
+            // No match: how many were read still matters (all of the window, or the cap).
+            scanned = countWindow(tx, filter, scanCap);
+          }
+          boolean more = items.size() > limit;
+          if (more) {
+            items.remove(limit);
+          }
+          return new PayloadSearch(List.copyOf(items), scanned, scanned >= scanCap, more);
+        });
+  }
+
+  private long countWindow(Connection tx, WorkFilter filter, int scanCap) throws SQLException {
+    try (PreparedStatement ps = tx.prepareStatement(sql.searchPayload)) {
+      int i = bindWindow(ps, filter, scanCap);
+      for (int k = 0; k < 6; k++) {
+        ps.setNull(i++, Types.VARCHAR);
+      }
+      ps.setString(i++, "{}"); // every payload contains the empty object
+      ps.setInt(i, 1);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong("scanned") : 0;
+      }
+    }
+  }
+
+  /** Binds a payload search's window and cap; returns the next parameter's index. */
+  private static int bindWindow(PreparedStatement ps, WorkFilter filter, int scanCap)
+      throws SQLException {
+    setMillis(ps, 1, filter.newerThan());
+    setMillis(ps, 2, filter.olderThan());
+    setMillis(ps, 3, filter.olderThan());
+    ps.setInt(4, scanCap);
+    return 5;
   }
 
   /** Binds the filter (each criterion twice; see AdminSql's filter); returns the limit's index. */

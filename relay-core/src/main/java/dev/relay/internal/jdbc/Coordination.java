@@ -66,6 +66,13 @@ public final class Coordination {
    */
   public static final String NOTIFY = "SELECT pg_notify(?, '')";
 
+  /**
+   * A notification with a payload of its own, sent once when a LISTEN connection may not be a
+   * session of its own, to see whether it arrives; bind {@link #channel} and a unique token. Other
+   * listeners take it for an ordinary wake-up and poll once.
+   */
+  public static final String NOTIFY_PROBE = "SELECT pg_notify(?, ?)";
+
   /** Stops every LISTEN of the session, so a pooled connection does not keep listening. */
   public static final String UNLISTEN_ALL = "UNLISTEN *";
 

@@ -26,6 +26,9 @@ public record Timeouts(Duration statement, Duration lock, Duration idleInTransac
     }
   }
 
+  /** How many statements {@link #setLocalSql} is. */
+  public static final int SET_LOCAL_STATEMENTS = 3;
+
   /** The statement that applies these limits to the current transaction only. */
   public String setLocalSql() {
     return "SET LOCAL statement_timeout = "

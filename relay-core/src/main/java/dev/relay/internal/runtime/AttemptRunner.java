@@ -4,6 +4,7 @@ import dev.relay.BatchHandler;
 import dev.relay.Handler;
 import dev.relay.Outcome;
 import dev.relay.Reconciliation;
+import dev.relay.RelayTracing;
 import dev.relay.UnknownOutcomePolicy;
 import dev.relay.internal.store.Settlement;
 import java.time.Duration;
@@ -32,6 +33,7 @@ final class AttemptRunner {
   private final Consumer<LiveClaim> ended;
   private final RunTimeAverage runTime;
   private final TimeSource time;
+  private final RelayTracing tracing;
 
   /**
    * @param ended called when the claim needs nothing more (no outcome to record, or the completer
@@ -43,7 +45,9 @@ final class AttemptRunner {
       Completions completions,
       Consumer<LiveClaim> ended,
       RunTimeAverage runTime,
-      TimeSource time) {
+      TimeSource time,
+      RelayTracing tracing) {
+    this.tracing = tracing;
     this.handlers = Map.copyOf(handlers);
     this.events = events;
     this.completions = completions;
@@ -57,7 +61,12 @@ final class AttemptRunner {
     Settlement settlement = null;
     try {
       c.bindThread(Thread.currentThread());
-      settlement = attempt(c);
+      AttemptMdc.put(c);
+      try {
+        settlement = attempt(c);
+      } finally {
+        AttemptMdc.clear();
+      }
     } catch (RuntimeException | Error e) {
       log.error("relay failed while running {}; the claim is left to its lease", c, e);
       if (e instanceof VirtualMachineError) {
@@ -143,7 +152,9 @@ final class AttemptRunner {
     Throwable error = null;
     toRun.forEach(events::started);
     long t0 = time.nanoTime();
+    List<RelayTracing.Scope> scopes = new ArrayList<>(toRun.size());
     try {
+      toRun.forEach(c -> scopes.add(enter(c)));
       outcomes = handler.handleAll(Collections.unmodifiableList(toRun));
       if (outcomes == null) {
         error = new IllegalStateException("the batch handler returned null instead of outcomes");
@@ -159,6 +170,9 @@ final class AttemptRunner {
     } catch (Exception | LinkageError | AssertionError | StackOverflowError e) {
       error = e;
     } finally {
+      for (int i = scopes.size() - 1; i >= 0; i--) {
+        leave(scopes.get(i));
+      }
       toRun.forEach(LiveClaim::unbindThread);
       Thread.interrupted();
     }
@@ -185,6 +199,7 @@ final class AttemptRunner {
     Throwable error = null;
     events.started(c);
     long t0 = time.nanoTime();
+    RelayTracing.Scope scope = enter(c);
     try {
       outcome = handler.handle(c);
       if (outcome == null) {
@@ -193,11 +208,36 @@ final class AttemptRunner {
     } catch (Exception | LinkageError | AssertionError | StackOverflowError e) {
       error = e;
     } finally {
+      leave(scope);
       c.unbindThread();
       Thread.interrupted();
     }
     events.finished(c, outcome, error, Duration.ofNanos(time.nanoTime() - t0));
     return afterHandler(c, outcome, error);
+  }
+
+  /** The tracing hook's scope for {@code c}; {@link RelayTracing.Scope#NONE} if the hook threw. */
+  private RelayTracing.Scope enter(LiveClaim c) {
+    if (tracing == RelayTracing.NONE) {
+      return RelayTracing.Scope.NONE;
+    }
+    try {
+      RelayTracing.Scope scope = tracing.enterAttempt(c);
+      // what the attempt's own calls carry (Claim.callTraceContext): the span just made current
+      c.callTrace = tracing.currentContext();
+      return scope == null ? RelayTracing.Scope.NONE : scope;
+    } catch (RuntimeException e) {
+      log.warn("RelayTracing.enterAttempt threw for {}; the handler runs without a scope", c, e);
+      return RelayTracing.Scope.NONE;
+    }
+  }
+
+  private static void leave(RelayTracing.Scope scope) {
+    try {
+      scope.close();
+    } catch (RuntimeException e) {
+      log.warn("a RelayTracing scope threw on close; ignored", e);
+    }
   }
 
   /**

@@ -11,6 +11,13 @@ import dev.relay.RelayConfig;
  * kinds), and the run time measured is per claim (a batch's time divided by its size).
  */
 final class ClaimSizing {
+  /**
+   * What the buffer may hold beyond the running claims: about what the slots start in this time. A
+   * worker killed ({@code kill -9}) strands its buffer until the leases end; bounded so, it strands
+   * at most about a second's work however long its claims take to come back.
+   */
+  static final long STRAND_WINDOW_NANOS = 1_000_000_000L;
+
   private final int slots;
   private final int running;
   private final int bufferSize;
@@ -38,9 +45,10 @@ final class ClaimSizing {
   /**
    * How many claimed, unstarted items are worth holding now: enough to keep the handler slots busy
    * while the next claim is on its way (twice the claims' round trip, at the rate the slots start
-   * work), at least as many as can run at once, at most {@code bufferSize}, and never more than can
-   * start within the lease ({@link #startable}). Fast handlers in a backlog get a deep buffer and
-   * large claims; slow handlers hold little that other workers could run.
+   * work), at least as many as can run at once, at most {@code bufferSize} and what the slots start
+   * in about a second ({@link #STRAND_WINDOW_NANOS}: what a killed worker strands), and never more
+   * than can start within the lease ({@link #startable}). Fast handlers in a backlog get a deep
+   * buffer and large claims; slow handlers hold little that other workers could run.
    *
    * @param runNanos the handlers' average run time (0: nothing measured yet)
    * @param claimNanos the claims' average round trip (0: nothing measured yet)
@@ -52,7 +60,8 @@ final class ClaimSizing {
       wanted = floor; // nothing measured yet
     } else {
       double perRoundTrip = (double) slots * 2 * claimNanos / runNanos;
-      wanted = (int) Math.max(floor, Math.min(bufferSize, perRoundTrip));
+      double perWindow = (double) slots * STRAND_WINDOW_NANOS / runNanos;
+      wanted = (int) Math.max(floor, Math.min(bufferSize, Math.min(perRoundTrip, perWindow)));
     }
     return Math.max(0, Math.min(wanted, startable(runNanos) - running));
   }

@@ -304,7 +304,7 @@ final class Completer implements Completions, Runnable {
           return new Refused(pending, e);
         }
         for (int i = 0; i < results.size(); i++) {
-          report(pending.get(i), results.get(i).applied());
+          report(pending.get(i), results.get(i).applied(), results.get(i).recordedAs());
         }
         pending = List.of();
       } catch (CommitOutcomeUnknownException e) {
@@ -364,6 +364,8 @@ final class Completer implements Completions, Runnable {
       return "done" + (d.receiverRef() == null ? "" : ", receiver reference " + d.receiverRef());
     } else if (s instanceof Settlement.Retry r) {
       return "retry, " + r.errorKind();
+    } else if (s instanceof Settlement.Snooze) {
+      return "snooze";
     } else if (s instanceof Settlement.Fail f) {
       return "fail, " + f.errorKind();
     } else if (s instanceof Settlement.Cancelled) {
@@ -377,6 +379,8 @@ final class Completer implements Completions, Runnable {
       return Settlement.Evidence.DELIVERED;
     } else if (s instanceof Settlement.Retry r) {
       return r.evidence();
+    } else if (s instanceof Settlement.Snooze) {
+      return Settlement.Evidence.NOT_DELIVERED;
     } else if (s instanceof Settlement.Fail f) {
       return f.evidence();
     } else if (s instanceof Settlement.Cancelled x) {
@@ -430,7 +434,7 @@ final class Completer implements Completions, Runnable {
       return state == WorkState.FAILED;
     } else if (settlement instanceof Settlement.Cancelled) {
       return state == WorkState.CANCELLED;
-    } else if (settlement instanceof Settlement.Retry) {
+    } else if (settlement instanceof Settlement.Retry || settlement instanceof Settlement.Snooze) {
       return state == WorkState.READY || state == WorkState.FAILED;
     }
     return state == WorkState.READY; // release
@@ -504,8 +508,29 @@ final class Completer implements Completions, Runnable {
   }
 
   private void report(Item item, boolean applied) {
+    report(item, applied, null);
+  }
+
+  /**
+   * Reports one write. {@code recordedAs} is the action the store recorded when known: a snooze
+   * past its kind's cap is recorded as a retry (or, with the attempts used up, a failure), and is
+   * reported as what it became.
+   */
+  private void report(Item item, boolean applied, String recordedAs) {
     LiveClaim c = item.claim();
     Settlement s = item.settlement();
+    if (applied && s instanceof Settlement.Snooze z) {
+      if ("retry".equals(recordedAs)) {
+        events.retried(c, z.delay(), Settlement.Snooze.SNOOZE_LIMIT, z.reason());
+      } else if ("fail".equals(recordedAs)) {
+        log.info("{} failed (attempts_exhausted) after its snoozes: {}", c, z.reason());
+        events.failed(c, "attempts_exhausted", z.reason());
+      } else {
+        events.snoozed(c, z.delay(), z.reason());
+      }
+      settled(item);
+      return;
+    }
     if (!applied) {
       staleWrites.incrementAndGet();
       log.debug("stale {} of {} refused: the claim is no longer current", operation(s), c);
@@ -531,6 +556,8 @@ final class Completer implements Completions, Runnable {
       return "complete";
     } else if (s instanceof Settlement.Retry) {
       return "retry";
+    } else if (s instanceof Settlement.Snooze) {
+      return "snooze";
     } else if (s instanceof Settlement.Fail) {
       return "fail";
     } else if (s instanceof Settlement.Cancelled) {

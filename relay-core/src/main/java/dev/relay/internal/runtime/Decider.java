@@ -43,6 +43,9 @@ final class Decider {
     if (outcome instanceof Outcome.Cancel x) {
       return new Settlement.Cancelled(c.ref, text(x.reason(), "cancelled"), evidence(x.effect()));
     }
+    if (outcome instanceof Outcome.Snooze z) {
+      return snooze(c, z);
+    }
     Outcome.Retry r = (Outcome.Retry) outcome;
     if (c.isCancelRequested()) {
       // The operator's cancel wins over a retry: the work is not attempted again.
@@ -178,6 +181,21 @@ final class Decider {
     return new Settlement.Complete(c.ref, receiverRef, result, milestone);
   }
 
+  /**
+   * A snooze: the attempt is given back, so the attempt cap does not apply here; the store counts
+   * the snooze against the kind's cap and records one past it as a retry. The retry window does
+   * apply: a snooze that would start after it fails the work, as a retry would.
+   */
+  private static Settlement snooze(LiveClaim c, Outcome.Snooze z) {
+    String text = text(z.reason(), "snoozed");
+    if (c.isCancelRequested()) {
+      return new Settlement.Cancelled(
+          c.ref, "cancel requested; the handler asked to snooze: " + text, Evidence.NOT_DELIVERED);
+    }
+    Settlement.Fail late = pastRetryWindow(c, z.delay(), "snoozed", text, Evidence.NOT_DELIVERED);
+    return late != null ? late : new Settlement.Snooze(c.ref, z.delay(), text);
+  }
+
   private static Settlement retryOrExhaust(
       LiveClaim c, Duration explicitDelay, String kind, String text, Evidence evidence) {
     int max = Math.min(c.policy.maxAttempts(), c.maxAttempts());
@@ -192,24 +210,32 @@ final class Decider {
         explicitDelay != null
             ? explicitDelay
             : Backoff.delay(c.policy.backoffBase(), c.policy.backoffCap(), c.attempt());
+    Settlement.Fail late = pastRetryWindow(c, delay, kind, text, evidence);
+    return late != null ? late : new Settlement.Retry(c.ref, delay, kind, clip(text), evidence);
+  }
+
+  /** The failure of a next attempt {@code delay} away that would start after the retry window. */
+  private static Settlement.Fail pastRetryWindow(
+      LiveClaim c, Duration delay, String kind, String text, Evidence evidence) {
     Instant first = c.firstAttemptAt();
-    if (first != null) {
-      Duration elapsed = Duration.between(first, c.estimatedDatabaseNow());
-      if (elapsed.plus(delay).compareTo(c.policy.maxElapsed()) > 0) {
-        return new Settlement.Fail(
-            c.ref,
-            "retry_window_exhausted",
-            clip(
-                "the next attempt would start after the retry window of "
-                    + c.policy.maxElapsed()
-                    + "; last error ("
-                    + kind
-                    + "): "
-                    + text),
-            evidence);
-      }
+    if (first == null) {
+      return null;
     }
-    return new Settlement.Retry(c.ref, delay, kind, clip(text), evidence);
+    Duration elapsed = Duration.between(first, c.estimatedDatabaseNow());
+    if (elapsed.plus(delay).compareTo(c.policy.maxElapsed()) <= 0) {
+      return null;
+    }
+    return new Settlement.Fail(
+        c.ref,
+        "retry_window_exhausted",
+        clip(
+            "the next attempt would start after the retry window of "
+                + c.policy.maxElapsed()
+                + "; last error ("
+                + kind
+                + "): "
+                + text),
+        evidence);
   }
 
   static Evidence evidence(Outcome.Effect effect) {

@@ -5,14 +5,19 @@ import dev.relay.Claim;
 import dev.relay.ConnectionFactory;
 import dev.relay.Handler;
 import dev.relay.KindPolicy;
+import dev.relay.Migrator;
 import dev.relay.RelayConfig;
 import dev.relay.RelayEventListener;
+import dev.relay.RelayTracing;
 import dev.relay.internal.jdbc.Coordination;
+import dev.relay.internal.jdbc.Deployment;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
 import dev.relay.internal.jdbc.Timeouts;
 import dev.relay.internal.store.WorkStore;
+import dev.relay.internal.store.WorkerRegistry;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -76,6 +81,9 @@ public final class Engine {
   private final Notifier notifier;
   private final Handoffs handoffs;
   private ScheduledExecutorService handoffSweeper;
+  private final WorkerHeartbeat heartbeat;
+  private Thread heartbeatThread;
+  private final Events events;
   private Thread claimerThread;
   private Thread dispatcherThread;
   private Thread keeperThread;
@@ -88,7 +96,9 @@ public final class Engine {
       RelayConfig config,
       Map<String, Handler> handlers,
       Executor executor,
+      boolean virtualThreads,
       RelayEventListener listener,
+      RelayTracing tracing,
       ConnectionFactory listenConnections,
       boolean handoff) {
     this.config = config;
@@ -99,8 +109,15 @@ public final class Engine {
         new Timeouts(
             config.statementTimeout(), config.lockTimeout(), config.idleInTransactionTimeout());
     this.store = new WorkStore(schema, timeouts);
-    Events events = new Events(listener);
+    Events events = new Events(listener, tracing);
+    this.events = events;
     this.connections = new TrackedConnections(dataSource);
+    this.heartbeat =
+        new WorkerHeartbeat(
+            config,
+            new WorkerRegistry(schema, renewalTimeouts(timeouts, config)),
+            connections,
+            events);
     WakeSignal claimerWake = new WakeSignal();
     this.live = new LiveClaims(claimerWake::signal);
     this.completer =
@@ -129,7 +146,9 @@ public final class Engine {
     Executor handlerExecutor;
     if (executor == null) {
       this.ownedExecutor =
-          Executors.newFixedThreadPool(config.concurrency(), threads("relay-handler-"));
+          virtualThreads
+              ? VirtualThreads.perTaskExecutor("relay-handler-")
+              : Executors.newFixedThreadPool(config.concurrency(), threads("relay-handler-"));
       handlerExecutor = ownedExecutor;
     } else {
       this.ownedExecutor = null;
@@ -148,7 +167,7 @@ public final class Engine {
             batchSizes,
             config.startMargin().toNanos(),
             handlerExecutor,
-            new AttemptRunner(handlers, events, completer, live::ended, runTime, time),
+            new AttemptRunner(handlers, events, completer, live::ended, runTime, time, tracing),
             releaser,
             keeper::wake,
             live,
@@ -186,6 +205,14 @@ public final class Engine {
         config.notifications()
             ? new Notifier(
                 () -> connections.openListen(listenConnections),
+                (channel, token) -> {
+                  try (Connection c = connections.open("notification probe");
+                      PreparedStatement ps = c.prepareStatement(Coordination.NOTIFY_PROBE)) {
+                    ps.setString(1, channel);
+                    ps.setString(2, token);
+                    ps.execute();
+                  }
+                },
                 Coordination.checkedChannel(schema, "schema"),
                 events,
                 claimerWake,
@@ -193,8 +220,17 @@ public final class Engine {
             : null;
   }
 
-  /** Registers the kinds' policies, then starts the threads. */
+  /**
+   * Checks that the schema is one this library may run against (its version or newer by expand-only
+   * versions), registers this worker and the kinds' policies, then starts the threads.
+   */
   public void start() {
+    try (Connection c = connections.open("check the schema version")) {
+      Migrator.forSchema(config.schema()).requireCompatible(c);
+    } catch (SQLException e) {
+      throw SqlErrors.translate("check the schema version", e);
+    }
+    boolean registered = heartbeat.register();
     List<WorkStore.KindRow> rows = new ArrayList<>();
     for (Map.Entry<String, KindPolicy> e : config.kinds().entrySet()) {
       KindPolicy p = e.getValue();
@@ -208,7 +244,8 @@ public final class Engine {
               p.maxRunTime(), // stored in the handler_timeout column
               p.dedupHorizon(),
               p.unknownOutcome().storedName(),
-              p.limits()));
+              p.limits(),
+              p.maxSnoozes()));
     }
     try (Connection c = connections.open("register kinds")) {
       store.registerKinds(c, workerId, rows);
@@ -218,6 +255,10 @@ public final class Engine {
       }
     } catch (SQLException e) {
       throw SqlErrors.translate("register kinds", e);
+    }
+    warnIfFailoverUnsafe();
+    if (registered) {
+      heartbeatThread = thread("relay-heartbeat-", heartbeat);
     }
     if (handoffs != null) {
       long every = Math.max(10, Math.min(1_000, handoffs.reservationLimit().toMillis() / 4));
@@ -240,6 +281,24 @@ public final class Engine {
         config.concurrency(),
         config.lease(),
         config.notifications() ? "on" : "off");
+  }
+
+  /**
+   * Fencing assumes a commit that returned is never lost; an asynchronous standby promoted after
+   * the primary died can lack the last ones. Only a warning: the operator may accept that risk, and
+   * a check that cannot run (a restricted role) must not stop the workers.
+   */
+  private void warnIfFailoverUnsafe() {
+    try (Connection c = connections.open("replication check")) {
+      Deployment.failoverRisk(c)
+          .ifPresent(
+              reason -> {
+                log.warn("relay worker {}: {}", workerId, reason);
+                events.failoverUnsafe(reason);
+              });
+    } catch (SQLException | RuntimeException e) {
+      log.debug("could not check the database's replication; not warning", e);
+    }
   }
 
   /**
@@ -329,6 +388,10 @@ public final class Engine {
     keeper.stop();
     join(keeperThread, hardEnd);
     join(notifierThread, hardEnd);
+    // A clean shutdown: this worker no longer counts for relay migrate. The heartbeat thread
+    // deletes the row as its last act, within the bound (a hanging database is cut off below).
+    heartbeat.stop();
+    join(heartbeatThread, hardEnd);
     // 6. The bound: whatever still talks to the database is cut off, and nothing talks again.
     connections.closeAll();
     if (ownedExecutor != null) {

@@ -289,7 +289,8 @@ public final class Handoffs {
               null,
               null,
               null,
-              null);
+              null,
+              h.traceContext());
       LiveClaim c =
           new LiveClaim(claimed, policy, config.workerId(), config.lease(), w.sentNanos(), time);
       live.add(c);

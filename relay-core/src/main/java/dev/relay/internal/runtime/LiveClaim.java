@@ -2,12 +2,14 @@ package dev.relay.internal.runtime;
 
 import dev.relay.Claim;
 import dev.relay.KindPolicy;
+import dev.relay.internal.json.StringMapJson;
 import dev.relay.internal.store.ClaimRef;
 import dev.relay.internal.store.ClaimedWork;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -67,6 +69,12 @@ final class LiveClaim implements Claim {
   private final Object writeLock = new Object();
   private boolean renewing;
   private boolean recording;
+
+  /** The stored trace context, read on first use. */
+  private volatile Map<String, String> trace;
+
+  /** The attempt span's context, set on the handler thread when the tracing scope opens. */
+  volatile Map<String, String> callTrace;
 
   // Guarded by this.
   private Thread thread;
@@ -189,6 +197,22 @@ final class LiveClaim implements Claim {
   @Override
   public Long previousDeliveredSequence() {
     return work.previousDeliveredSequence();
+  }
+
+  @Override
+  public Map<String, String> traceContext() {
+    Map<String, String> t = trace;
+    if (t == null) {
+      t = StringMapJson.readStored(work.traceContext()); // read at most once or twice per claim
+      trace = t;
+    }
+    return t;
+  }
+
+  @Override
+  public Map<String, String> callTraceContext() {
+    Map<String, String> during = callTrace;
+    return during != null ? during : traceContext();
   }
 
   @Override

@@ -29,6 +29,8 @@ public record AbandonedOutcome(
     COMPLETE("complete"),
     /** {@link Settlement.Retry}. */
     RETRY("retry"),
+    /** {@link Settlement.Snooze}. */
+    SNOOZE("snooze"),
     /** {@link Settlement.Fail}. */
     FAIL("fail"),
     /** {@link Settlement.Cancelled}. */
@@ -65,6 +67,14 @@ public record AbandonedOutcome(
     } else if (settlement instanceof Settlement.Retry r) {
       return new AbandonedOutcome(
           r.ref(), Operation.RETRY, r.evidence(), null, r.errorKind(), r.error());
+    } else if (settlement instanceof Settlement.Snooze z) {
+      return new AbandonedOutcome(
+          z.ref(),
+          Operation.SNOOZE,
+          Settlement.Evidence.NOT_DELIVERED,
+          null,
+          "snoozed",
+          z.reason());
     } else if (settlement instanceof Settlement.Fail f) {
       return new AbandonedOutcome(
           f.ref(), Operation.FAIL, f.evidence(), null, f.errorKind(), f.error());

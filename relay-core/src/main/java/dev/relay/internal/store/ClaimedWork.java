@@ -23,6 +23,7 @@ import java.time.Instant;
  * @param sequence the sequence within the key, or {@code null}
  * @param previousDeliveredSequence the highest lower sequence of the key that is done, or {@code
  *     null} when none is (or the work is unkeyed)
+ * @param traceContext the producer's trace context as stored (a JSON object), or {@code null}
  */
 public record ClaimedWork(
     String workId,
@@ -40,7 +41,8 @@ public record ClaimedWork(
     String previousOwner,
     String orderingKey,
     Long sequence,
-    Long previousDeliveredSequence) {
+    Long previousDeliveredSequence,
+    String traceContext) {
   /** This claim's authority. */
   public ClaimRef ref() {
     return new ClaimRef(workId, generation);

@@ -33,6 +33,21 @@ public final class DependencyReader {
     return all;
   }
 
+  /** The direct dependents of {@code workId} with their states, in ID order, at most limit. */
+  public List<Dependency> dependents(Connection c, String workId, int limit) throws SQLException {
+    List<Dependency> all = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(sql.dependentsOf)) {
+      ps.setString(1, workId);
+      ps.setInt(2, limit);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          all.add(row(rs));
+        }
+      }
+    }
+    return all;
+  }
+
   /** The nearest dependency, direct or through waiting work, that blocks {@code workId}. */
   public Optional<Dependency> blockedBy(Connection c, String workId) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql.blockedBy)) {

@@ -28,6 +28,12 @@ final class DependencySql {
   final String statesOf;
 
   /**
+   * The direct dependents of one item (what waits for it) with what each is now, as {@link
+   * #statesOf} reads dependencies; found through {@code dependency_depends_on_idx}, bounded.
+   */
+  final String dependentsOf;
+
+  /**
    * The nearest dependency that blocks one item: walks from the item through dependencies still on
    * their way (ready or running) and returns the closest one that is failed, cancelled or gone.
    * Dependencies form no cycle (each existed before its dependent), so the walk ends; the depth
@@ -99,6 +105,19 @@ final class DependencySql {
               LEFT JOIN ${relay_schema}.tombstone t ON t.work_id = d.depends_on
              WHERE d.work_id = ?
              ORDER BY d.depends_on
+            """);
+    dependentsOf =
+        schema.inject(
+            """
+            SELECT d.work_id AS depends_on, coalesce(p.state, t.final_state) AS state,
+                   EXISTS (SELECT 1 FROM ${relay_schema}.supersedes s
+                            WHERE s.supersedes_work_id = d.work_id) AS superseded
+              FROM ${relay_schema}.dependency d
+              LEFT JOIN ${relay_schema}.outbox p ON p.work_id = d.work_id
+              LEFT JOIN ${relay_schema}.tombstone t ON t.work_id = d.work_id
+             WHERE d.depends_on = ?
+             ORDER BY d.work_id
+             LIMIT ?
             """);
     blockedBy =
         schema.inject(

@@ -7,6 +7,7 @@ import dev.relay.Work;
 import dev.relay.WorkConflictException;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
+import dev.relay.internal.json.StringMapJson;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -55,7 +56,16 @@ public final class Enqueuer {
    * that was already taken. Returns one result per item, in the caller's order.
    */
   public List<EnqueueResult> enqueue(Connection c, List<Work> works) {
-    return enqueue(c, works, null, null);
+    return enqueue(c, works, null);
+  }
+
+  /**
+   * As {@link #enqueue(Connection, List)}, storing {@code traceContext} (may be null or empty: no
+   * context) with each inserted item that names no trace context of its own.
+   */
+  public List<EnqueueResult> enqueue(
+      Connection c, List<Work> works, Map<String, String> traceContext) {
+    return enqueue(c, works, traceContext, null, null);
   }
 
   /**
@@ -77,17 +87,28 @@ public final class Enqueuer {
    * @param leaseUntil the lease deadline on the database clock
    * @param claimedAt the claim time on the database clock (also the first attempt)
    * @param transaction the ID of the transaction that inserted it
+   * @param traceContext the trace context stored with it, as a claim returns it, or {@code null}
    */
   public record HandedOff(
-      String workId, String payload, Instant leaseUntil, Instant claimedAt, String transaction) {}
+      String workId,
+      String payload,
+      Instant leaseUntil,
+      Instant claimedAt,
+      String transaction,
+      String traceContext) {}
 
   /**
-   * {@link #enqueue(Connection, List)}, handing off what {@code handoff} marks and the database
-   * allows; the rows inserted claimed are added to {@code handedOff}. A call with an ordering key
-   * hands nothing off (keyed work is never handed off; the keyed statement has no hand-off form).
+   * {@link #enqueue(Connection, List, Map)}, handing off what {@code handoff} marks and the
+   * database allows; the rows inserted claimed are added to {@code handedOff}. A call with an
+   * ordering key hands nothing off (keyed work is never handed off; the keyed statement has no
+   * hand-off form).
    */
   public List<EnqueueResult> enqueue(
-      Connection c, List<Work> works, HandoffRequest handoff, List<HandedOff> handedOff) {
+      Connection c,
+      List<Work> works,
+      Map<String, String> traceContext,
+      HandoffRequest handoff,
+      List<HandedOff> handedOff) {
     // Sorted by ID: concurrent bulk producers with overlapping IDs then meet in the same order.
     List<Work> sorted = new ArrayList<>(works);
     sorted.sort(Comparator.comparing(Work::workId));
@@ -99,7 +120,7 @@ public final class Enqueuer {
     try {
       // Before anything is written: an unknown dependency refuses the call with nothing changed.
       requireDependencies(c, sorted);
-      Set<String> notInserted = insert(c, sorted, callerOrder, handoff, handedOff);
+      Set<String> notInserted = insert(c, sorted, callerOrder, traceContext, handoff, handedOff);
       insertDependencies(c, sorted, notInserted);
       Map<String, EnqueueResult> byId = new HashMap<>();
       List<Work> skipped = new ArrayList<>();
@@ -203,6 +224,7 @@ public final class Enqueuer {
       Connection c,
       List<Work> works,
       Map<String, Integer> callerOrder,
+      Map<String, String> traceContext,
       HandoffRequest handoff,
       List<HandedOff> handedOff)
       throws SQLException {
@@ -220,6 +242,7 @@ public final class Enqueuer {
     Integer[] order = new Integer[n];
     String[] groups = new String[n];
     Boolean[] hasDependencies = new Boolean[n];
+    String[] traces = traceTexts(works, traceContext);
     TreeSet<String> distinctKeys = new TreeSet<>();
     for (int i = 0; i < n; i++) {
       Work w = works.get(i);
@@ -270,17 +293,19 @@ public final class Enqueuer {
       ps.setArray(9, c.createArrayOf("text", deadlines));
       ps.setArray(10, c.createArrayOf("text", groups));
       ps.setArray(11, c.createArrayOf("bool", hasDependencies));
+      // NULL when no item has a trace context: unnest pads the column with NULLs
+      ps.setArray(12, traces == null ? null : c.createArrayOf("text", traces));
       if (keyed) {
-        ps.setArray(12, c.createArrayOf("text", keys));
-        ps.setArray(13, c.createArrayOf("int4", order));
+        ps.setArray(13, c.createArrayOf("text", keys));
+        ps.setArray(14, c.createArrayOf("int4", order));
       } else if (handingOff) {
         Boolean[] marked = new Boolean[n];
         for (int i = 0; i < n; i++) {
           marked[i] = handoff.candidates().contains(ids[i]);
         }
-        ps.setArray(12, c.createArrayOf("bool", marked));
-        ps.setString(13, handoff.workerId());
-        ps.setLong(14, handoff.leaseMillis());
+        ps.setArray(13, c.createArrayOf("bool", marked));
+        ps.setString(14, handoff.workerId());
+        ps.setLong(15, handoff.leaseMillis());
       }
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -295,7 +320,8 @@ public final class Enqueuer {
                     rs.getString(3),
                     rs.getObject(4, OffsetDateTime.class).toInstant(),
                     rs.getObject(5, OffsetDateTime.class).toInstant(),
-                    rs.getString(6)));
+                    rs.getString(6),
+                    rs.getString(7)));
           } else {
             notInserted.add(id);
           }
@@ -303,6 +329,26 @@ public final class Enqueuer {
       }
     }
     return notInserted;
+  }
+
+  /**
+   * Each item's trace context as JSON text (its own, else {@code traceContext}), or {@code null}
+   * when no item has one: then nothing is encoded or sent.
+   */
+  private static String[] traceTexts(List<Work> works, Map<String, String> traceContext) {
+    String current = StringMapJson.write(traceContext);
+    String[] texts = null;
+    for (int i = 0; i < works.size(); i++) {
+      Map<String, String> own = works.get(i).traceContext();
+      String text = own != null ? StringMapJson.write(own) : current;
+      if (text != null) {
+        if (texts == null) {
+          texts = new String[works.size()];
+        }
+        texts[i] = text;
+      }
+    }
+    return texts;
   }
 
   private void compare(Connection c, List<Work> skipped, Map<String, EnqueueResult> byId)

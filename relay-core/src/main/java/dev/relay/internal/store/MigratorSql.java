@@ -50,6 +50,15 @@ public final class MigratorSql {
     return CATALOG.of(schema);
   }
 
+  /**
+   * The registered workers, not stale, whose library knows only versions below the one bound: the
+   * workers a contract step of that version would break.
+   */
+  public final String liveOlderWorkers;
+
+  /** Whether the worker registration table (version 17) exists. */
+  public final String workerTableExists;
+
   private MigratorSql(SchemaName schema) {
     this.schema = schema;
     versionTableExists =
@@ -74,15 +83,32 @@ public final class MigratorSql {
                         ALTER COLUMN checksum DROP NOT NULL;
                 END IF;
             END
-            $relay$""");
+            $relay$;
+            -- whether a version is a contract step (removes or tightens what an older release
+            -- uses), so that an older library can tell a newer schema it cannot run against
+            ALTER TABLE ${relay_schema}.schema_version
+                ADD COLUMN IF NOT EXISTS contract boolean NOT NULL DEFAULT false""");
+    // Through to_jsonb, so the column reads false on a table an older library created without it.
     appliedVersions =
         schema.inject(
-            "SELECT version, checksum FROM ${relay_schema}.schema_version ORDER BY version");
+            """
+            SELECT v.version, v.checksum, coalesce((to_jsonb(v) ->> 'contract')::boolean, false)
+              FROM ${relay_schema}.schema_version v
+             ORDER BY v.version""");
     recordVersion =
         schema.inject(
             """
-            INSERT INTO ${relay_schema}.schema_version (version, description, checksum)
-            VALUES (?, ?, ?)""");
+            INSERT INTO ${relay_schema}.schema_version (version, description, checksum, contract)
+            VALUES (?, ?, ?, ?)""");
+    liveOlderWorkers =
+        schema.inject(
+            """
+            SELECT worker_id, relay_version, schema_version, host, heartbeat_at
+              FROM ${relay_schema}.worker
+             WHERE schema_version < ?
+               AND heartbeat_at + stale_after > clock_timestamp()
+             ORDER BY worker_id""");
+    workerTableExists = schema.inject("SELECT to_regclass('${relay_schema}.worker') IS NOT NULL");
     fillChecksum =
         schema.inject(
             """

@@ -56,6 +56,20 @@ public sealed interface Settlement {
       implements Settlement {}
 
   /**
+   * Back to ready after {@code delay} on the database clock, the attempt given back, because the
+   * attempt is known not to have had its effect. The store counts it against the kind's snooze cap;
+   * past the cap it is recorded as an ordinary retry (error kind {@value #SNOOZE_LIMIT}).
+   *
+   * @param ref the claim
+   * @param delay the delay before the next attempt
+   * @param reason why, stored as the last error
+   */
+  record Snooze(ClaimRef ref, Duration delay, String reason) implements Settlement {
+    /** The error kind of a snooze past its kind's cap, recorded as a retry. */
+    public static final String SNOOZE_LIMIT = "snooze_limit";
+  }
+
+  /**
    * Failed permanently, with its evidence kept for a deliberate redrive.
    *
    * @param ref the claim

@@ -194,18 +194,19 @@ final class WorkSql {
         WITH u AS (
             SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::int4[],
                                  ?::text[], ?::int8[], ?::int4[], ?::text[], ?::text[],
-                                 ?::bool[])
+                                 ?::bool[], ?::text[])
                    AS u(work_id, kind, payload, queue, priority,
                         available_at, delay_ms, max_attempts, deadline, group_key,
-                        has_dependencies)
+                        has_dependencies, trace_context)
         ), inserted AS (
             INSERT INTO ${relay_schema}.outbox
                    (work_id, kind, payload, queue, priority, available_at, max_attempts, deadline,
-                    group_key, has_dependencies)
+                    group_key, has_dependencies, trace_context)
             SELECT u.work_id, u.kind, u.payload::jsonb, u.queue, u.priority,
                    coalesce(u.available_at::timestamptz,
                             clock_timestamp() + u.delay_ms * interval '1 millisecond'),
-                   u.max_attempts, u.deadline::timestamptz, u.group_key, u.has_dependencies
+                   u.max_attempts, u.deadline::timestamptz, u.group_key, u.has_dependencies,
+                   u.trace_context::jsonb
               FROM u
              WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.tombstone t
                                 WHERE t.work_id = u.work_id)
@@ -240,10 +241,10 @@ final class WorkSql {
         WITH u AS (
             SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::int4[],
                                  ?::text[], ?::int8[], ?::int4[], ?::text[], ?::text[],
-                                 ?::bool[], ?::bool[])
+                                 ?::bool[], ?::text[], ?::bool[])
                    AS u(work_id, kind, payload, queue, priority,
                         available_at, delay_ms, max_attempts, deadline, group_key,
-                        has_dependencies, hand_off)
+                        has_dependencies, trace_context, hand_off)
         ), k AS (
             SELECT ?::text AS worker, ?::int8 * interval '1 millisecond' AS lease,
                    clock_timestamp() AS now
@@ -261,10 +262,11 @@ final class WorkSql {
         ), inserted AS (
             INSERT INTO ${relay_schema}.outbox
                    (work_id, kind, payload, queue, priority, available_at, max_attempts, deadline,
-                    group_key, has_dependencies, state, claimed_by, lease_until, claim_generation,
-                    attempts, claimed_at, first_attempt_at, retry_window_start)
+                    group_key, has_dependencies, trace_context, state, claimed_by, lease_until,
+                    claim_generation, attempts, claimed_at, first_attempt_at, retry_window_start)
             SELECT d.work_id, d.kind, d.payload::jsonb, d.queue, d.priority, d.available,
                    d.max_attempts, d.deadline::timestamptz, d.group_key, d.has_dependencies,
+                   d.trace_context::jsonb,
                    CASE WHEN d.claimed THEN 'running' ELSE 'ready' END,
                    CASE WHEN d.claimed THEN d.worker END,
                    CASE WHEN d.claimed THEN d.now + d.lease END,
@@ -282,18 +284,19 @@ final class WorkSql {
         """;
     // Skipped IDs (handed_off false), then the handed-off rows with what their claim needs. The
     // lease and times come from the statement's clock sample, not from RETURNING, so a producer
-    // needs no SELECT on the claim columns. The payload is returned as a claim returns it (jsonb's
-    // text), so a handler sees the same text either way. The transaction ID lets the commit that
+    // needs no SELECT on the claim columns. The payload and trace context are returned as a claim
+    // returns them (jsonb's text), so a handler sees the same text either way. The transaction ID
+    // lets the commit that
     // starts them prove they belong to the transaction it commits.
     String handoffResult =
         """
         SELECT u.work_id, false AS handed_off, NULL::text AS payload,
                NULL::timestamptz AS lease_until, NULL::timestamptz AS claimed_at,
-               NULL::text AS xact
+               NULL::text AS xact, NULL::text AS trace_context
           FROM u WHERE u.work_id NOT IN (SELECT work_id FROM inserted)
         UNION ALL
         SELECT d.work_id, true, d.payload::jsonb::text, d.now + d.lease, d.now,
-               pg_current_xact_id()::text
+               pg_current_xact_id()::text, d.trace_context::jsonb::text
           FROM d JOIN inserted i ON i.work_id = d.work_id
          WHERE d.claimed
         """;
@@ -335,9 +338,10 @@ final class WorkSql {
         WITH u AS (
             SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::int4[],
                                  ?::text[], ?::int8[], ?::int4[], ?::text[], ?::text[],
-                                 ?::bool[], ?::text[], ?::int4[])
+                                 ?::bool[], ?::text[], ?::text[], ?::int4[])
                    AS u(work_id, kind, payload, queue, priority, available_at, delay_ms,
-                        max_attempts, deadline, group_key, has_dependencies, ordering_key, ord)
+                        max_attempts, deadline, group_key, has_dependencies, trace_context,
+                        ordering_key, ord)
         ), fresh AS (
             SELECT u.* FROM u
              WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.outbox o WHERE o.work_id = u.work_id)
@@ -356,12 +360,13 @@ final class WorkSql {
         ), inserted AS (
             INSERT INTO ${relay_schema}.outbox
                    (work_id, kind, payload, queue, priority, available_at, max_attempts, deadline,
-                    group_key, has_dependencies, ordering_key, sequence)
+                    group_key, has_dependencies, trace_context, ordering_key, sequence)
             SELECT n.work_id, n.kind, n.payload::jsonb, n.queue, n.priority,
                    coalesce(n.available_at::timestamptz,
                             clock_timestamp() + n.delay_ms * interval '1 millisecond'),
                    n.max_attempts, n.deadline::timestamptz,
-                   n.group_key, n.has_dependencies, n.ordering_key, b.base + n.n
+                   n.group_key, n.has_dependencies, n.trace_context::jsonb, n.ordering_key,
+                   b.base + n.n
               FROM numbered n
               LEFT JOIN bumped b ON b.ordering_key = n.ordering_key
              ORDER BY n.work_id
@@ -422,6 +427,19 @@ final class WorkSql {
                  WHERE o.state IN ('ready', 'running')
                    AND {queue_condition}{resume_condition}
                    AND o.kind = ANY (?::text[])
+                   -- Paused: a pause naming the row's queue, kind or both holds it until the
+                   -- pause is deleted or its resume_at passes. The first arm is an InitPlan, one
+                   -- probe of the tiny pause table per statement: with no pause (the usual case)
+                   -- it is true and no row evaluates the per-row subquery (the OR stays in the
+                   -- written order). Reading the table holds its ACCESS SHARE lock until this
+                   -- claim commits, so a pause (which locks it exclusively) waits for claims in
+                   -- flight, and claims after it see it.
+                   AND ((SELECT NOT EXISTS (SELECT 1 FROM ${relay_schema}.pause))
+                        OR NOT EXISTS (SELECT 1 FROM ${relay_schema}.pause ps
+                                        WHERE (ps.queue IS NULL OR ps.queue = o.queue)
+                                          AND (ps.kind IS NULL OR ps.kind = o.kind)
+                                          AND (ps.resume_at IS NULL
+                                               OR ps.resume_at > (SELECT clock_timestamp()))))
                    AND o.available_at <= (SELECT clock_timestamp())
                    AND (o.lease_until IS NULL OR o.lease_until <= (SELECT clock_timestamp()))
                    -- Ordered delivery: a keyed item waits until every lower sequence of its key
@@ -512,6 +530,7 @@ final class WorkSql {
                        j.deadline, j.created_at, j.retry_window_start, j.state,
                        c.decision, c.prev_state, c.prev_owner, c.prev_generation,
                        c.prev_claimed_at, j.ordering_key, j.sequence,
+                       j.trace_context::text AS trace_context,
                        -- the last delivered item before this one: a cancelled item in between
                        -- reads as a deliberate gap, not a lost message
                        CASE WHEN j.ordering_key IS NOT NULL THEN
@@ -736,28 +755,42 @@ final class WorkSql {
                        AS r(work_id, generation, action, delay_ms, error_kind,
                             error, outcome, receiver_ref, result, milestone)
             ), capped AS (
-                -- The rows are locked (step one), so the attempts read here are current.
-                SELECT r.*, w.attempts, {cap} AS cap
+                -- The rows are locked (step one), so the attempts and snoozes read here are
+                -- current.
+                SELECT r.*, w.attempts, {cap} AS cap, w.snoozes,
+                       coalesce(kd.max_snoozes, {default_max_snoozes}) AS snooze_cap
                   FROM requested r
                   LEFT JOIN ${relay_schema}.outbox w ON w.work_id = r.work_id
                   LEFT JOIN ${relay_schema}.kind kd ON kd.kind = w.kind
             ), input AS (
-                -- A retry past the attempt cap (the row's and its kind's, as at claim time)
-                -- fails instead, whatever the worker's local policy said.
+                -- A snooze past its kind's snooze cap is an ordinary retry: it spends the attempt,
+                -- so the attempt cap ends a receiver that always says "later". A retry past the
+                -- attempt cap (the row's and its kind's, as at claim time) fails instead, whatever
+                -- the worker's local policy said.
                 SELECT c.work_id, c.generation, c.action AS requested_action,
-                       CASE WHEN c.exhausted THEN 'fail' ELSE c.action END AS action,
+                       CASE WHEN c.exhausted THEN 'fail'
+                            WHEN c.over_snoozed THEN 'retry'
+                            ELSE c.action END AS action,
                        c.delay_ms,
-                       CASE WHEN c.exhausted THEN 'attempts_exhausted' ELSE c.error_kind END
-                           AS error_kind,
+                       CASE WHEN c.exhausted THEN 'attempts_exhausted'
+                            WHEN c.over_snoozed THEN 'snooze_limit'
+                            ELSE c.error_kind END AS error_kind,
                        CASE WHEN c.exhausted
                             THEN format('all %s attempts used; last error (%s): %s',
                                         c.cap, c.error_kind, c.error)
+                            WHEN c.over_snoozed
+                            THEN format('snoozed %s times, the kind''s cap; counted as a retry: %s',
+                                        c.snoozes, c.error)
                             ELSE c.error END AS error,
                        c.outcome, c.receiver_ref, c.result, c.milestone
-                  FROM (SELECT capped.*,
-                               capped.action = 'retry' AND capped.attempts >= capped.cap
+                  FROM (SELECT s.*,
+                               (s.action = 'retry' OR s.over_snoozed) AND s.attempts >= s.cap
                                    AS exhausted
-                          FROM capped) AS c
+                          FROM (SELECT capped.*,
+                                       capped.action = 'snooze'
+                                           AND capped.snoozes >= capped.snooze_cap
+                                           AS over_snoozed
+                                  FROM capped) AS s) AS c
             ), clock AS (
                 SELECT clock_timestamp() AS now,  -- sampled after the rows were locked
                        ?::text AS worker          -- bound once, used by every step below
@@ -773,9 +806,14 @@ final class WorkSql {
                                            THEN k.now END,
                        available_at = CASE i.action
                            WHEN 'retry' THEN k.now + i.delay_ms * interval '1 millisecond'
+                           WHEN 'snooze' THEN k.now + i.delay_ms * interval '1 millisecond'
                            WHEN 'release' THEN k.now
                            ELSE o.available_at END,
-                       attempts = o.attempts - CASE WHEN i.action = 'release' THEN 1 ELSE 0 END,
+                       -- A snooze gives its attempt back (the effect is known not to have
+                       -- happened) and is counted instead, against the kind's snooze cap.
+                       attempts = o.attempts - CASE WHEN i.action IN ('release', 'snooze')
+                                                    THEN 1 ELSE 0 END,
+                       snoozes = o.snoozes + CASE WHEN i.action = 'snooze' THEN 1 ELSE 0 END,
                        -- A release is not an attempt. When this claim is the only one counted
                        -- (attempts = 1: every earlier claim was released, or there was none; a
                        -- takeover counts) and no attempt ever ended with evidence (every ending
@@ -787,9 +825,10 @@ final class WorkSql {
                        first_attempt_at = CASE
                            WHEN i.action = 'release' AND o.attempts = 1 AND o.outcome IS NULL
                            THEN NULL ELSE o.first_attempt_at END,
-                       last_error = CASE WHEN i.action IN ('retry', 'fail', 'cancelled')
+                       last_error = CASE WHEN i.action IN ('retry', 'snooze', 'fail', 'cancelled')
                                          THEN i.error ELSE o.last_error END,
-                       last_error_kind = CASE WHEN i.action IN ('retry', 'fail', 'cancelled')
+                       last_error_kind = CASE WHEN i.action IN ('retry', 'snooze', 'fail',
+                                                                'cancelled')
                                               THEN i.error_kind ELSE o.last_error_kind END,
                        -- Evidence accumulates over attempts: delivered > unknown >
                        -- not_delivered. A later "not delivered" never hides an earlier attempt
@@ -816,7 +855,7 @@ final class WorkSql {
                              AND o.claim_generation = i.generation
                              AND o.lease_until > k.now
                             THEN true ELSE false END
-             RETURNING o.work_id, o.claimed_at
+             RETURNING o.work_id, o.claimed_at, i.action
             ), history AS (
                 INSERT INTO ${relay_schema}.attempt
                        (work_id, generation, worker, claimed_at, ended_at, ending,
@@ -824,6 +863,7 @@ final class WorkSql {
                 SELECT i.work_id, i.generation, k.worker, s.claimed_at, k.now,
                        CASE i.action WHEN 'fail' THEN 'failed'
                                      WHEN 'release' THEN 'released'
+                                     WHEN 'snooze' THEN 'snoozed'
                                      ELSE i.action END,
                        i.error_kind, i.error, i.outcome
                   FROM input i JOIN settled s USING (work_id), clock k
@@ -839,9 +879,11 @@ final class WorkSql {
                   LEFT JOIN ${relay_schema}.outbox o ON o.work_id = i.work_id, clock k
                  WHERE NOT EXISTS (SELECT 1 FROM settled s WHERE s.work_id = i.work_id)
             )
-            SELECT work_id FROM settled
+            SELECT work_id, action FROM settled  -- action: as recorded (a capped snooze: retry)
             """
-                .replace("{cap}", AttemptCap.joined("w", "kd")));
+                .replace("{cap}", AttemptCap.joined("w", "kd"))
+                .replace(
+                    "{default_max_snoozes}", Integer.toString(KindPolicy.DEFAULT_MAX_SNOOZES)));
     renewIfOwned =
         schema.inject(
             """
@@ -881,7 +923,7 @@ final class WorkSql {
             SELECT j.work_id, j.kind, j.queue, j.payload::text AS payload, j.claim_generation,
                    j.attempts, {cap_j} AS max_attempts, j.lease_until, j.deadline, j.created_at,
                    coalesce(j.retry_window_start, j.first_attempt_at) AS retry_window_start,
-                   j.ordering_key, j.sequence,
+                   j.ordering_key, j.sequence, j.trace_context::text AS trace_context,
                    CASE WHEN j.ordering_key IS NOT NULL THEN
                        (SELECT p.sequence FROM ${relay_schema}.outbox p
                          WHERE p.ordering_key = j.ordering_key
@@ -908,16 +950,16 @@ final class WorkSql {
             """
             INSERT INTO ${relay_schema}.kind AS k
                    (kind, backoff_base, backoff_cap, max_attempts, max_elapsed, handler_timeout,
-                    dedup_horizon, unknown_outcome, registered_by, registered_at)
+                    dedup_horizon, unknown_outcome, max_snoozes, registered_by, registered_at)
             SELECT u.kind, u.base_ms * interval '1 millisecond',
                    u.cap_ms * interval '1 millisecond', u.max_attempts,
                    u.elapsed_ms * interval '1 millisecond', u.timeout_ms * interval '1 millisecond',
-                   u.horizon_ms * interval '1 millisecond', u.unknown_outcome, ?,
+                   u.horizon_ms * interval '1 millisecond', u.unknown_outcome, u.max_snoozes, ?,
                    clock_timestamp()
               FROM unnest(?::text[], ?::int8[], ?::int8[], ?::int4[], ?::int8[], ?::int8[],
-                          ?::int8[], ?::text[])
+                          ?::int8[], ?::text[], ?::int4[])
                    AS u(kind, base_ms, cap_ms, max_attempts, elapsed_ms, timeout_ms, horizon_ms,
-                        unknown_outcome)
+                        unknown_outcome, max_snoozes)
              ORDER BY u.kind
                 ON CONFLICT (kind) DO UPDATE
                SET backoff_base = EXCLUDED.backoff_base,
@@ -927,6 +969,7 @@ final class WorkSql {
                    handler_timeout = EXCLUDED.handler_timeout,
                    dedup_horizon = EXCLUDED.dedup_horizon,
                    unknown_outcome = EXCLUDED.unknown_outcome,
+                   max_snoozes = EXCLUDED.max_snoozes,
                    registered_by = EXCLUDED.registered_by,
                    registered_at = EXCLUDED.registered_at
             """);

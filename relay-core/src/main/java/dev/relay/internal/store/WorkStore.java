@@ -2,6 +2,7 @@ package dev.relay.internal.store;
 
 import dev.relay.CommitOutcomeUnknownException;
 import dev.relay.FlowLimits;
+import dev.relay.KindPolicy;
 import dev.relay.WorkState;
 import dev.relay.internal.jdbc.BoundText;
 import dev.relay.internal.jdbc.SchemaName;
@@ -11,6 +12,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -66,7 +68,8 @@ public final class WorkStore {
   public ClaimBatch claim(Connection c, ClaimRequest request, boolean checkLimits) {
     ClaimBatch[] returned = new ClaimBatch[1];
     try {
-      return Tx.run(c, timeouts, "claim", tx -> returned[0] = claimRows(tx, request, checkLimits));
+      return Tx.runTimeoutsInBody(
+          c, "claim", tx -> returned[0] = claimRows(tx, request, checkLimits));
     } catch (CommitOutcomeUnknownException e) {
       if (returned[0] == null) {
         throw e;
@@ -104,12 +107,19 @@ public final class WorkStore {
     List<ClaimedWork> claimed = new ArrayList<>();
     List<RetiredWork> retired = new ArrayList<>();
     List<String> unlimited = request.kinds();
+    boolean timeoutsSent = false; // the first statement carries them (Tx.runTimeoutsInBody)
     if (checkLimits) {
-      Set<String> limited;
-      try (PreparedStatement ps = tx.prepareStatement(sql.lockLimiters)) {
+      Set<String> limited = new TreeSet<>();
+      try (PreparedStatement ps =
+          tx.prepareStatement(Tx.withTimeouts(timeouts, sql.lockLimiters))) {
         ps.setArray(1, tx.createArrayOf("text", request.kinds().toArray()));
-        limited = kindsOf(ps);
+        try (ResultSet rs = Tx.firstResult(ps)) {
+          while (rs.next()) {
+            limited.add(rs.getString(1));
+          }
+        }
       }
+      timeoutsSent = true;
       if (!limited.isEmpty()) {
         boolean oneQueue = request.queues().size() == 1;
         try (PreparedStatement ps =
@@ -125,7 +135,9 @@ public final class WorkStore {
           ps.setString(5, request.workerId());
           ps.setLong(6, request.lease().toMillis());
           ps.setString(7, request.workerId()); // the history row of work past its horizon
-          readClaims(ps, claimed, retired);
+          try (ResultSet rs = ps.executeQuery()) {
+            readClaims(rs, claimed, retired);
+          }
         }
         unlimited = request.kinds().stream().filter(k -> !limited.contains(k)).toList();
       }
@@ -133,7 +145,11 @@ public final class WorkStore {
     int left = request.limit() - claimed.size() - retired.size();
     ClaimPosition last = null;
     if (left > 0 && !unlimited.isEmpty()) {
-      last = claimUnlimited(tx, request, unlimited, left, claimed, retired);
+      last = claimUnlimited(tx, request, unlimited, left, claimed, retired, !timeoutsSent);
+    } else if (!timeoutsSent) {
+      try (Statement st = tx.createStatement()) {
+        st.execute(timeouts.setLocalSql()); // nothing to claim; the transaction stays bounded
+      }
     }
     claimed.sort(Comparator.comparing(ClaimedWork::workId));
     return new ClaimBatch(claimed, retired, last);
@@ -145,13 +161,15 @@ public final class WorkStore {
       List<String> kinds,
       int limit,
       List<ClaimedWork> claimed,
-      List<RetiredWork> retired)
+      List<RetiredWork> retired,
+      boolean withTimeouts)
       throws SQLException {
     boolean oneQueue = request.queues().size() == 1;
     ClaimPosition after = request.resumeAfter();
     String text =
         after != null ? sql.claimBatchResume : oneQueue ? sql.claimBatch : sql.claimBatchQueues;
-    try (PreparedStatement ps = tx.prepareStatement(text)) {
+    try (PreparedStatement ps =
+        tx.prepareStatement(withTimeouts ? Tx.withTimeouts(timeouts, text) : text)) {
       int i = 1;
       if (oneQueue) {
         ps.setString(i++, request.queues().get(0));
@@ -168,38 +186,36 @@ public final class WorkStore {
       ps.setString(i++, request.workerId());
       ps.setLong(i++, request.lease().toMillis());
       ps.setString(i, request.workerId()); // the history row of work past its horizon
-      return readClaims(ps, claimed, retired);
+      try (ResultSet rs = withTimeouts ? Tx.firstResult(ps) : ps.executeQuery()) {
+        return readClaims(rs, claimed, retired);
+      }
     }
   }
 
   /** Reads a claim statement's rows; returns the last in claim order, or null when none. */
   private static ClaimPosition readClaims(
-      PreparedStatement ps, List<ClaimedWork> claimed, List<RetiredWork> retired)
-      throws SQLException {
+      ResultSet rs, List<ClaimedWork> claimed, List<RetiredWork> retired) throws SQLException {
     ClaimPosition last = null;
-    try (ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        // rows come in claim order (the statement sorts them): the last one read is the last
-        last =
-            new ClaimPosition(
-                rs.getInt("priority"),
-                rs.getObject("available_at", OffsetDateTime.class),
-                rs.getString("work_id"));
-        boolean afterExpiry = WorkState.RUNNING.sql().equals(rs.getString("prev_state"));
-        String decision = rs.getString("decision");
-        if (decision.equals("claim")) {
-          claimed.add(
-              claimedWork(rs, afterExpiry, afterExpiry ? rs.getString("prev_owner") : null));
-        } else {
-          retired.add(
-              new RetiredWork(
-                  rs.getString("work_id"),
-                  rs.getString("kind"),
-                  rs.getString("queue"),
-                  rs.getString("state"),
-                  decision,
-                  afterExpiry));
-        }
+    while (rs.next()) {
+      // rows come in claim order (the statement sorts them): the last one read is the last
+      last =
+          new ClaimPosition(
+              rs.getInt("priority"),
+              rs.getObject("available_at", OffsetDateTime.class),
+              rs.getString("work_id"));
+      boolean afterExpiry = WorkState.RUNNING.sql().equals(rs.getString("prev_state"));
+      String decision = rs.getString("decision");
+      if (decision.equals("claim")) {
+        claimed.add(claimedWork(rs, afterExpiry, afterExpiry ? rs.getString("prev_owner") : null));
+      } else {
+        retired.add(
+            new RetiredWork(
+                rs.getString("work_id"),
+                rs.getString("kind"),
+                rs.getString("queue"),
+                rs.getString("state"),
+                decision,
+                afterExpiry));
       }
     }
     return last;
@@ -269,18 +285,12 @@ public final class WorkStore {
     List<Settlement> sorted = new ArrayList<>(settlements);
     sorted.sort(Comparator.comparing(s -> s.ref().workId()));
     List<ClaimRef> refs = sorted.stream().map(Settlement::ref).toList();
-    Set<String> applied =
-        Tx.run(
-            c,
-            timeouts,
-            "settle",
-            tx -> {
-              lock(tx, refs);
-              return settleLocked(tx, workerId, sorted);
-            });
+    Map<String, String> applied =
+        Tx.runTimeoutsInBody(c, "settle", tx -> settleLocked(tx, workerId, sorted, refs));
     List<WriteResult> results = new ArrayList<>();
     for (Settlement s : settlements) {
-      results.add(new WriteResult(s.ref(), applied.contains(s.ref().workId()), null, false));
+      String recorded = applied.get(s.ref().workId());
+      results.add(new WriteResult(s.ref(), recorded != null, null, false, recorded));
     }
     return results;
   }
@@ -433,6 +443,7 @@ public final class WorkStore {
    * @param dedupHorizon how long the receiver remembers a work ID
    * @param unknownOutcome {@code retry}, {@code park} or {@code reconcile}
    * @param limits the kind's flow limits, stored in the {@code limiter} table when set
+   * @param maxSnoozes how many times one item may snooze before a snooze counts as a retry
    */
   public record KindRow(
       String kind,
@@ -443,7 +454,32 @@ public final class WorkStore {
       Duration handlerTimeout,
       Duration dedupHorizon,
       String unknownOutcome,
-      FlowLimits limits) {
+      FlowLimits limits,
+      int maxSnoozes) {
+    /** A kind with the default snooze cap. */
+    public KindRow(
+        String kind,
+        Duration backoffBase,
+        Duration backoffCap,
+        int maxAttempts,
+        Duration maxElapsed,
+        Duration handlerTimeout,
+        Duration dedupHorizon,
+        String unknownOutcome,
+        FlowLimits limits) {
+      this(
+          kind,
+          backoffBase,
+          backoffCap,
+          maxAttempts,
+          maxElapsed,
+          handlerTimeout,
+          dedupHorizon,
+          unknownOutcome,
+          limits,
+          KindPolicy.DEFAULT_MAX_SNOOZES);
+    }
+
     /** A kind without flow limits. */
     public KindRow(
         String kind,
@@ -530,8 +566,10 @@ public final class WorkStore {
     Long[] handlerTimeouts = new Long[n];
     Long[] horizons = new Long[n];
     String[] unknown = new String[n];
+    Integer[] snoozes = new Integer[n];
     for (int i = 0; i < n; i++) {
       KindRow k = kinds.get(i);
+      snoozes[i] = k.maxSnoozes();
       names[i] = k.kind();
       bases[i] = k.backoffBase().toMillis();
       caps[i] = k.backoffCap().toMillis();
@@ -556,6 +594,7 @@ public final class WorkStore {
             ps.setArray(7, tx.createArrayOf("int8", handlerTimeouts));
             ps.setArray(8, tx.createArrayOf("int8", horizons));
             ps.setArray(9, tx.createArrayOf("text", unknown));
+            ps.setArray(10, tx.createArrayOf("int4", snoozes));
             ps.executeUpdate();
           }
           registerLimits(tx, workerId, kinds);
@@ -722,7 +761,14 @@ public final class WorkStore {
         });
   }
 
-  private Set<String> settleLocked(Connection tx, String workerId, List<Settlement> sorted)
+  /**
+   * Locks the rows and settles them: the timeouts, the lock and the guarded write go in one round
+   * trip, and stay three steps on the server (the guard's statement starts only once the lock
+   * statement has every row, so its {@code clock_timestamp()} is sampled after any wait). Returns
+   * the work IDs that applied, each with the action recorded.
+   */
+  private Map<String, String> settleLocked(
+      Connection tx, String workerId, List<Settlement> sorted, List<ClaimRef> refs)
       throws SQLException {
     int n = sorted.size();
     String[] ids = new String[n];
@@ -751,6 +797,12 @@ public final class WorkStore {
         errorKinds[i] = r.errorKind();
         errors[i] = r.error();
         outcomes[i] = r.evidence().sql();
+      } else if (s instanceof Settlement.Snooze z) {
+        actions[i] = "snooze";
+        delays[i] = z.delay().toMillis();
+        errorKinds[i] = "snoozed";
+        errors[i] = z.reason();
+        outcomes[i] = Settlement.Evidence.NOT_DELIVERED.sql();
       } else if (s instanceof Settlement.Fail f) {
         actions[i] = "fail";
         errorKinds[i] = f.errorKind();
@@ -765,22 +817,29 @@ public final class WorkStore {
         outcomes[i] = x.evidence().sql();
       }
     }
-    Set<String> applied = new HashSet<>();
-    try (PreparedStatement ps = tx.prepareStatement(sql.settleIfOwned)) {
-      ps.setArray(1, tx.createArrayOf("text", ids));
-      ps.setArray(2, tx.createArrayOf("int8", generations));
-      ps.setArray(3, tx.createArrayOf("text", actions));
-      ps.setArray(4, tx.createArrayOf("int8", delays));
-      ps.setArray(5, BoundText.textArray(tx, errorKinds));
-      ps.setArray(6, BoundText.textArray(tx, errors));
-      ps.setArray(7, tx.createArrayOf("text", outcomes));
-      ps.setArray(8, BoundText.textArray(tx, receiverRefs));
-      ps.setArray(9, BoundText.jsonArray(tx, results));
-      ps.setArray(10, BoundText.textArray(tx, milestones));
-      ps.setString(11, workerId);
-      try (ResultSet rs = ps.executeQuery()) {
+    Map<String, String> applied = new HashMap<>();
+    try (PreparedStatement ps =
+        tx.prepareStatement(Tx.withTimeouts(timeouts, sql.lockClaimed, sql.settleIfOwned))) {
+      ps.setArray(1, tx.createArrayOf("text", ids(refs))); // the lock
+      ps.setArray(2, tx.createArrayOf("text", ids)); // the guarded write
+      ps.setArray(3, tx.createArrayOf("int8", generations));
+      ps.setArray(4, tx.createArrayOf("text", actions));
+      ps.setArray(5, tx.createArrayOf("int8", delays));
+      ps.setArray(6, BoundText.textArray(tx, errorKinds));
+      ps.setArray(7, BoundText.textArray(tx, errors));
+      ps.setArray(8, tx.createArrayOf("text", outcomes));
+      ps.setArray(9, BoundText.textArray(tx, receiverRefs));
+      ps.setArray(10, BoundText.jsonArray(tx, results));
+      ps.setArray(11, BoundText.textArray(tx, milestones));
+      ps.setString(12, workerId);
+      try (ResultSet locked = Tx.firstResult(ps)) {
+        while (locked.next()) {
+          // Rows are locked as they are read; the values are not needed.
+        }
+      }
+      try (ResultSet rs = Tx.nextResult(ps)) {
         while (rs.next()) {
-          applied.add(rs.getString(1));
+          applied.put(rs.getString(1), rs.getString(2));
         }
       }
     }
@@ -837,7 +896,8 @@ public final class WorkStore {
         previousOwner,
         rs.getString("ordering_key"),
         nullableLong(rs, "sequence"),
-        nullableLong(rs, "previous_delivered_sequence"));
+        nullableLong(rs, "previous_delivered_sequence"),
+        rs.getString("trace_context"));
   }
 
   private static Long nullableLong(ResultSet rs, String column) throws SQLException {

@@ -2,6 +2,7 @@ package dev.relay.receiver.http;
 
 import dev.relay.InvalidConfigurationException;
 import dev.relay.RelayException;
+import dev.relay.RelayTracing;
 import dev.relay.internal.jdbc.Timeouts;
 import dev.relay.internal.json.JsonText;
 import dev.relay.internal.receiver.ReceiverInput;
@@ -16,6 +17,10 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import javax.sql.DataSource;
 
 /**
@@ -57,6 +62,9 @@ import javax.sql.DataSource;
  * directly. Thread-safe; share one instance.
  */
 public final class HttpReceiver {
+  /** The W3C Trace Context headers a receiver continues. */
+  private static final List<String> TRACE_HEADERS = List.of("traceparent", "tracestate");
+
   private final DataSource dataSource;
   private final String consumer;
   private final Inbox inbox;
@@ -64,9 +72,11 @@ public final class HttpReceiver {
   private final Duration retryAfter;
   private final int maxPayloadBytes;
   private final Timeouts timeouts;
+  private final RelayTracing tracing;
 
   private HttpReceiver(Builder b) {
     this.dataSource = b.dataSource;
+    this.tracing = b.tracing;
     this.consumer = b.consumer;
     this.inbox = Inbox.builder().schema(b.schema).maxPayloadBytes(b.maxPayloadBytes).build();
     this.fence = Fence.forSchema(b.schema);
@@ -97,6 +107,7 @@ public final class HttpReceiver {
     private Duration retryAfter = Duration.ofSeconds(1);
     private Duration statementTimeout = Duration.ofSeconds(30);
     private Duration lockTimeout = Duration.ofSeconds(10);
+    private RelayTracing tracing = RelayTracing.NONE;
 
     private Builder(DataSource dataSource) {
       this.dataSource = dataSource;
@@ -141,6 +152,16 @@ public final class HttpReceiver {
      */
     public Builder lockTimeout(Duration lockTimeout) {
       this.lockTimeout = lockTimeout;
+      return this;
+    }
+
+    /**
+     * The tracing hook (default {@link RelayTracing#NONE}): each delivery is handled inside the
+     * scope it opens for the request's {@code traceparent}/{@code tracestate}, so the receiver's
+     * span continues the sender's trace.
+     */
+    public Builder tracing(RelayTracing tracing) {
+      this.tracing = Objects.requireNonNull(tracing, "tracing");
       return this;
     }
 
@@ -199,6 +220,30 @@ public final class HttpReceiver {
     } catch (InvalidReceiverInputException e) {
       return HttpReply.text(400, e.getMessage());
     }
+    if (tracing == RelayTracing.NONE) {
+      return handleRead(delivery, effect);
+    }
+    RelayTracing.Scope scope = enterDelivery(headers, delivery.messageId());
+    try {
+      return handleRead(delivery, effect);
+    } finally {
+      scope.close();
+    }
+  }
+
+  private RelayTracing.Scope enterDelivery(HeaderLookup headers, String workId) {
+    Map<String, String> carrier = new HashMap<>();
+    for (String name : TRACE_HEADERS) {
+      String value = headers.first(name);
+      if (value != null) {
+        carrier.put(name, value);
+      }
+    }
+    RelayTracing.Scope scope = tracing.enterDelivery(carrier, workId, "http");
+    return scope == null ? RelayTracing.Scope.NONE : scope;
+  }
+
+  private HttpReply handleRead(Delivery delivery, HttpEffect effect) {
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);
       boolean ended = false;

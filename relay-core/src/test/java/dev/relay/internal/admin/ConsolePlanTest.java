@@ -85,7 +85,12 @@ class ConsolePlanTest {
         ANALYZE {schema}.attempt;
         """);
     try (Connection c = db.connection()) {
-      new HealthQueries(sql, dev.relay.internal.jdbc.Timeouts.DEFAULT).refreshSummary(c);
+      new HealthQueries(
+              sql,
+              dev.relay.internal.jdbc.Timeouts.DEFAULT,
+              new PauseOperation(
+                  SchemaName.of(db.schema()), dev.relay.internal.jdbc.Timeouts.DEFAULT))
+          .refreshSummary(c);
     }
     db.execute("ANALYZE {schema}.finished_summary;");
   }

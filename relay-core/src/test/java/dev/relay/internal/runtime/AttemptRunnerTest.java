@@ -6,6 +6,7 @@ import dev.relay.BatchHandler;
 import dev.relay.Handler;
 import dev.relay.KindPolicy;
 import dev.relay.Outcome;
+import dev.relay.RelayTracing;
 import dev.relay.internal.store.Settlement;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -169,7 +170,13 @@ class AttemptRunnerTest {
 
   private AttemptRunner runner(Handler handler) {
     return new AttemptRunner(
-        Map.of("k", handler), RuntimeFixture.events(), completions, ended::add, runTime, time);
+        Map.of("k", handler),
+        RuntimeFixture.events(),
+        completions,
+        ended::add,
+        runTime,
+        time,
+        RelayTracing.NONE);
   }
 
   private LiveClaim running() {

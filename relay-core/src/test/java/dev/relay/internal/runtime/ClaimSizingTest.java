@@ -2,6 +2,7 @@ package dev.relay.internal.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.relay.RelayConfig;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -27,6 +28,41 @@ class ClaimSizingTest {
     void fastHandlersInABacklogGetTheWholeBuffer() {
       // 4 slots × 2 round trips of 2 ms at 1 ms per handler = 16 items, capped at the buffer of 8.
       assertThat(sizing.wantedBuffer(1 * MS, 2 * MS)).isEqualTo(8);
+    }
+
+    @Test
+    void aKilledWorkerStrandsAtMostWhatItsSlotsStartInASecond() {
+      // 4 slots at 400 ms per handler start 10 a second; claims slow enough (2 s round trips) to
+      // want 4 × 2 × 2 s / 400 ms = 40 would strand 4 seconds' work: capped at 10 (here the
+      // fixture's buffer of 8 is smaller still).
+      assertThat(sizing.wantedBuffer(400 * MS, 2 * S)).isEqualTo(8);
+      RelayConfig c = RuntimeFixture.config();
+      ClaimSizing deep =
+          new ClaimSizing(
+              new RelayConfig(
+                  c.workerId(),
+                  c.schema(),
+                  c.queues(),
+                  c.batchSize(),
+                  c.concurrency(),
+                  1000, // a buffer deep enough that only the second bounds it
+                  c.lease(),
+                  c.renewInterval(),
+                  c.startMargin(),
+                  c.pollInterval(),
+                  c.pollJitter(),
+                  c.notifications(),
+                  c.shutdownGrace(),
+                  c.completionBatchSize(),
+                  c.completionMaxDelay(),
+                  c.statementTimeout(),
+                  c.lockTimeout(),
+                  c.idleInTransactionTimeout(),
+                  c.kinds()));
+      assertThat(deep.wantedBuffer(400 * MS, 2 * S)).isEqualTo(10);
+      assertThat(deep.wantedBuffer(1 * MS, 100 * MS))
+          .as("fast handlers: 4,000 a second, so the 800 two round trips want stay")
+          .isEqualTo(800);
     }
 
     @Test

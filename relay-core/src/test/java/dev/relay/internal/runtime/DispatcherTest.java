@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.relay.KindPolicy;
+import dev.relay.RelayTracing;
 import dev.relay.internal.store.Settlement;
 import java.time.Duration;
 import java.util.List;
@@ -38,7 +39,8 @@ class DispatcherTest {
               completions,
               live::ended,
               new RunTimeAverage(),
-              time),
+              time,
+              RelayTracing.NONE),
           RuntimeFixture.releaser(completions, connections, live),
           started::incrementAndGet,
           live,
@@ -97,7 +99,8 @@ class DispatcherTest {
                 completions,
                 live::ended,
                 new RunTimeAverage(),
-                time),
+                time,
+                RelayTracing.NONE),
             RuntimeFixture.releaser(completions, connections, live),
             started::incrementAndGet,
             live,

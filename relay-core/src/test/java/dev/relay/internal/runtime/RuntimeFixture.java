@@ -82,6 +82,7 @@ final class RuntimeFixture {
             null,
             null,
             null,
+            null,
             null);
     return new LiveClaim(w, policy, WORKER, LEASE, sentNanos, time);
   }

@@ -77,10 +77,11 @@ class EnqueuePlanTest {
         ps.setArray(9, c.createArrayOf("text", new String[n]));
         ps.setArray(10, c.createArrayOf("text", new String[] {"", "", ""}));
         ps.setArray(11, c.createArrayOf("bool", new Boolean[] {false, false, false}));
+        ps.setArray(12, c.createArrayOf("text", new String[n])); // no trace context
         if (handoff) {
-          ps.setArray(12, c.createArrayOf("bool", new Boolean[] {true, true, true}));
-          ps.setString(13, "web-1");
-          ps.setLong(14, 30_000);
+          ps.setArray(13, c.createArrayOf("bool", new Boolean[] {true, true, true}));
+          ps.setString(14, "web-1");
+          ps.setLong(15, 30_000);
         }
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {

@@ -5,8 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.relay.CommitOutcomeUnknownException;
+import dev.relay.RelayException;
+import dev.relay.RetryableException;
 import dev.relay.Rows;
 import dev.relay.Work;
+import dev.relay.internal.jdbc.SchemaName;
+import dev.relay.internal.jdbc.Timeouts;
 import dev.relay.internal.store.Settlement.Evidence;
 import dev.relay.test.LoopbackProxy;
 import dev.relay.test.RelayDatabaseTest;
@@ -79,6 +83,8 @@ class GuardTest {
                   .stale())
           .isTrue();
       assertThat(settle("worker-a", new Settlement.Release(a7)).stale()).isTrue();
+      assertThat(settle("worker-a", new Settlement.Snooze(a7, Duration.ZERO, "429")).stale())
+          .isTrue();
       assertThat(settle("worker-a", new Settlement.Cancelled(a7, "stop", Evidence.UNKNOWN)).stale())
           .isTrue();
       List<WriteResult> renewals = f.with(c -> f.store.renew(c, "worker-a", List.of(a7), LONG));
@@ -89,7 +95,12 @@ class GuardTest {
               f.count(
                   "SELECT count(*) FROM {schema}.attempt WHERE ending = 'stale_write'"
                       + " AND generation = 7 AND worker = 'worker-a'"))
-          .isEqualTo(6);
+          .isEqualTo(7);
+      assertThat(
+              f.count(
+                  "SELECT count(*) FROM {schema}.attempt WHERE error_kind = 'stale_snooze'"
+                      + " AND error LIKE 'refused snooze: stored state running, generation 8%'"))
+          .isEqualTo(1);
 
       WriteResult done =
           settle(
@@ -201,6 +212,43 @@ class GuardTest {
         assertThat(completion.get(60, TimeUnit.SECONDS)).isEqualTo(1);
       }
       assertThat(f.row("w")).containsEntry("state", "done");
+    }
+
+    /**
+     * The settlement sends its timeouts in the same round trip as the lock and the guarded write:
+     * they must still bound the lock wait (55P03, retryable, nothing written), and stay local to
+     * that transaction.
+     */
+    @Test
+    void settlementSentInOneRoundTripStillEndsItsLockWaitAtTheLockTimeout() throws Exception {
+      f.enqueue(Work.of("w", "k", "{}"));
+      ClaimedWork a = claimOne("worker-a", LONG);
+      WorkStore shortLock =
+          new WorkStore(
+              SchemaName.of(f.schema),
+              new Timeouts(Duration.ofSeconds(60), Duration.ofMillis(300), LONG));
+
+      try (Connection holder = f.ds.getConnection();
+          Connection aConnection = f.ds.getConnection()) {
+        lockRow(holder, "w");
+        assertThatThrownBy(
+                () ->
+                    shortLock.settle(
+                        aConnection,
+                        "worker-a",
+                        List.of(new Settlement.Complete(a.ref(), null, null, null))))
+            .isInstanceOf(RetryableException.class)
+            .extracting(e -> ((RelayException) e).sqlState())
+            .isEqualTo("55P03");
+        assertThat(
+                Rows.query(aConnection, f.schema, "SHOW lock_timeout").get(0).get("lock_timeout"))
+            .as("the SET LOCAL ended with its transaction")
+            .isNotEqualTo("300ms");
+        holder.rollback();
+      }
+      assertThat(f.row("w")).containsEntry("state", "running");
+      assertThat(settle("worker-a", new Settlement.Complete(a.ref(), null, null, null)).applied())
+          .isTrue();
     }
 
     private void lockRow(Connection holder, String workId) throws Exception {

@@ -5,6 +5,7 @@ import dev.relay.Migrator;
 import dev.relay.Outbox;
 import dev.relay.Relay;
 import dev.relay.RelayEventListener;
+import dev.relay.RelayTracing;
 import dev.relay.admin.Admin;
 import dev.relay.jackson.JsonCodec;
 import dev.relay.micrometer.RelayMetrics;
@@ -13,7 +14,10 @@ import dev.relay.receiver.Inbox;
 import dev.relay.spring.InboxTemplate;
 import dev.relay.spring.RelayOutbox;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.tracing.Tracer;
+import io.micrometer.tracing.propagation.Propagator;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -46,7 +50,12 @@ import tools.jackson.databind.ObjectMapper;
 @AutoConfiguration(
     afterName = {
       "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
-      "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration"
+      "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration",
+      // the Tracer and Propagator beans RelayAutoConfiguration.Tracing looks for
+      "org.springframework.boot.micrometer.tracing.autoconfigure.MicrometerTracingAutoConfiguration",
+      "org.springframework.boot.micrometer.tracing.opentelemetry.autoconfigure"
+          + ".OpenTelemetryTracingAutoConfiguration",
+      "org.springframework.boot.micrometer.tracing.brave.autoconfigure.BraveAutoConfiguration"
     })
 @ConditionalOnClass(Relay.class)
 @ConditionalOnBean(DataSource.class)
@@ -70,7 +79,11 @@ public class RelayAutoConfiguration {
     RelaySettings.check(properties, env);
     DataSource application = applicationDataSource(properties, beans, dataSources);
     RelayConnections connections =
-        RelayConnections.open(application, target(application), properties.getPoolSize());
+        RelayConnections.open(
+            application,
+            target(application),
+            properties.getPoolSize(),
+            direct(properties, application));
     if (properties.isMigrate()) {
       try {
         Migrator.migrate(connections.dataSource(), properties.getSchema());
@@ -93,8 +106,9 @@ public class RelayAutoConfiguration {
   /** The outbox: schema, payload limit, notifications from {@code relay.*}. */
   @Bean
   @ConditionalOnMissingBean
-  Outbox relayOutboxStatements(RelayProperties properties) {
+  Outbox relayOutboxStatements(RelayProperties properties, ObjectProvider<RelayTracing> tracing) {
     return Outbox.builder()
+        .tracing(tracing.getIfUnique(() -> RelayTracing.NONE))
         .schema(properties.getSchema())
         .maxPayloadBytes(properties.getMaxPayloadBytes())
         .notifications(properties.isNotifications())
@@ -149,8 +163,11 @@ public class RelayAutoConfiguration {
       JsonCodec codec,
       ObjectProvider<RelayEventListener> listeners,
       ObjectProvider<RelayCustomizer> customizers,
+      ObjectProvider<RelayTracing> tracing,
       Environment env) {
-    List<RelayEventListener> all = listeners.orderedStream().toList();
+    // a RelayTracing is a listener too, but it is set as the tracing hook, not as the listener
+    List<RelayEventListener> all =
+        listeners.orderedStream().filter(l -> !(l instanceof RelayTracing)).toList();
     if (all.size() > 1) {
       throw new IllegalStateException(
           "Relay takes one RelayEventListener and the context has "
@@ -164,8 +181,37 @@ public class RelayAutoConfiguration {
         beans,
         codec,
         all.isEmpty() ? RelayEventListener.NONE : all.get(0),
-        customizers.orderedStream().toList(),
+        withTracing(tracing.getIfUnique(), customizers.orderedStream().toList()),
         env);
+  }
+
+  /** The application's customizers, after one that sets the tracing hook when there is one. */
+  private static List<RelayCustomizer> withTracing(
+      RelayTracing tracing, List<RelayCustomizer> customizers) {
+    if (tracing == null) {
+      return customizers;
+    }
+    List<RelayCustomizer> all = new ArrayList<>();
+    all.add(b -> b.tracing(tracing));
+    all.addAll(customizers);
+    return all;
+  }
+
+  /**
+   * Tracing through Micrometer Tracing, when the application has it configured (a {@link Tracer}
+   * and a {@link Propagator}, whichever bridge provides them): a span per attempt, the producer's
+   * context stored at enqueue, receivers continuing the sender's trace. Without them nothing is
+   * configured and Relay traces nothing.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass({Tracer.class, Propagator.class})
+  static class Tracing {
+    @Bean
+    @ConditionalOnBean({Tracer.class, Propagator.class})
+    @ConditionalOnMissingBean(RelayTracing.class)
+    RelayTracing relayTracing(Tracer tracer, Propagator propagator) {
+      return new RelayMicrometerTracing(tracer, propagator);
+    }
   }
 
   /** relay-micrometer's meters, bound to the application's registry when there is one. */
@@ -269,5 +315,22 @@ public class RelayAutoConfiguration {
       return null;
     }
     return null;
+  }
+
+  /**
+   * The session connections' target from {@code relay.direct-connection.*}, the user and password
+   * falling back to the DataSource's; null when no URL is set.
+   */
+  private static RelayConnections.Target direct(
+      RelayProperties properties, DataSource application) {
+    RelayProperties.DirectConnection d = properties.getDirectConnection();
+    if (d.getUrl() == null || d.getUrl().isBlank()) {
+      return null;
+    }
+    RelayConnections.Target from = target(application);
+    String user = d.getUsername() != null ? d.getUsername() : from == null ? null : from.user();
+    String password =
+        d.getPassword() != null ? d.getPassword() : from == null ? null : from.password();
+    return new RelayConnections.Target(d.getUrl(), user, password, null, null);
   }
 }

@@ -14,7 +14,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The runtime's connections: a small pool of its own (HikariCP, {@code relay.pool-size}) and a
  * dedicated LISTEN connection, both opened with the application DataSource's URL and credentials,
- * so request load on the application's pool cannot starve lease renewals and completions.
+ * so request load on the application's pool cannot starve lease renewals and completions. Behind a
+ * transaction-pooling PgBouncer, {@code relay.direct-connection.url} points the session connections
+ * (LISTEN, the maintenance lock) at PostgreSQL itself.
  *
  * <p>The URL and credentials are read from the application's DataSource when it is (or wraps) a
  * {@link HikariDataSource} configured with a JDBC URL, Boot's default, or else from {@code
@@ -39,7 +41,21 @@ public final class RelayConnections implements AutoCloseable {
   record Target(String url, String user, String password, Properties properties, String initSql) {}
 
   static RelayConnections open(DataSource application, Target target, int poolSize) {
+    return open(application, target, poolSize, null);
+  }
+
+  /**
+   * @param direct where the session connections (LISTEN, the maintenance lock) go when the
+   *     DataSource's URL is a pooler's; null: the DataSource's URL
+   */
+  static RelayConnections open(DataSource application, Target target, int poolSize, Target direct) {
     if (target == null || target.url() == null) {
+      if (direct != null) {
+        log.warn(
+            "Relay cannot read a JDBC URL from the application's DataSource; the runtime shares"
+                + " that pool (its LISTEN connection comes from relay.direct-connection.url)");
+        return new RelayConnections(application, sessions(direct), null);
+      }
       log.warn(
           "Relay cannot read a JDBC URL from the application's DataSource; the runtime shares"
               + " that pool (and holds one of its connections for LISTEN)");
@@ -61,6 +77,11 @@ public final class RelayConnections implements AutoCloseable {
     config.setConnectionTimeout(Duration.ofSeconds(10).toMillis());
     config.setInitializationFailTimeout(-1); // start even when the database is down for a moment
     HikariDataSource pool = new HikariDataSource(config);
+    return new RelayConnections(pool, sessions(direct != null ? direct : target), pool);
+  }
+
+  /** Opens a connection of its own (never pooled) to {@code target} for each call. */
+  private static ConnectionFactory sessions(Target target) {
     Properties login = new Properties();
     if (target.properties() != null) {
       login.putAll(target.properties());
@@ -71,20 +92,18 @@ public final class RelayConnections implements AutoCloseable {
     if (target.password() != null) {
       login.setProperty("password", target.password());
     }
-    ConnectionFactory listen =
-        () -> {
-          var c = DriverManager.getConnection(target.url(), login);
-          if (target.initSql() != null) {
-            try (var s = c.createStatement()) {
-              s.execute(target.initSql());
-            } catch (SQLException e) {
-              c.close();
-              throw e;
-            }
-          }
-          return c;
-        };
-    return new RelayConnections(pool, listen, pool);
+    return () -> {
+      var c = DriverManager.getConnection(target.url(), login);
+      if (target.initSql() != null) {
+        try (var s = c.createStatement()) {
+          s.execute(target.initSql());
+        } catch (SQLException e) {
+          c.close();
+          throw e;
+        }
+      }
+      return c;
+    };
   }
 
   /** The DataSource the runtime, the migrator, health and metrics use. */
@@ -92,7 +111,10 @@ public final class RelayConnections implements AutoCloseable {
     return dataSource;
   }
 
-  /** How the runtime opens its LISTEN connection. */
+  /**
+   * How the runtime opens its LISTEN connection and maintenance its lock connection: sessions of
+   * their own, on {@code relay.direct-connection.url} when set.
+   */
   public ConnectionFactory listenConnections() {
     return listen;
   }

@@ -1,8 +1,6 @@
 package dev.relay.spring.autoconfigure;
 
 import dev.relay.admin.Maintenance;
-import dev.relay.admin.MaintenanceConfig;
-import dev.relay.admin.PurgePolicy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -33,24 +31,13 @@ public class RelayMaintenanceAutoConfiguration {
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
   Maintenance relayMaintenance(RelayProperties properties, RelayConnections c, Environment env) {
-    RelayProperties.Maintenance m = properties.getMaintenance();
     Maintenance maintenance =
         RelaySettings.named(
             "relay.maintenance.",
             env,
             () ->
                 Maintenance.create(
-                    c.dataSource(),
-                    c.listenConnections(),
-                    new MaintenanceConfig(
-                        properties.getSchema(),
-                        m.getInterval(),
-                        new PurgePolicy(
-                            m.getWorkRetention(),
-                            m.getHistoryRetention(),
-                            m.getIdentityHorizon(),
-                            m.getBatchSize(),
-                            m.getMaxBatches()))));
+                    c.dataSource(), c.listenConnections(), RelaySettings.maintenance(properties)));
     if (c.shared()) {
       log.warn(
           "Relay maintenance does not run: the application's DataSource gives no URL for a"

@@ -131,6 +131,54 @@ public class RelayProperties {
   /** The maintenance loop: retention purge and the done/cancelled counts. */
   private final Maintenance maintenance = new Maintenance();
 
+  /** A direct connection to PostgreSQL for what needs a session: LISTEN and maintenance's lock. */
+  private final DirectConnection directConnection = new DirectConnection();
+
+  /**
+   * {@code relay.direct-connection.*}: where Relay opens the connections that must be sessions of
+   * their own, the LISTEN connection and the maintenance loop's advisory lock, when the
+   * application's DataSource goes through a transaction-pooling PgBouncer. Everything else
+   * (enqueue, claims, renewals, completions, health, metrics, migrations) goes through the
+   * DataSource's URL. Unset: the DataSource's URL serves both.
+   */
+  public static class DirectConnection {
+    /**
+     * JDBC URL of PostgreSQL itself, not of a pooler, for the LISTEN connection and the maintenance
+     * lock (unset: the application DataSource's URL).
+     */
+    private String url;
+
+    /** The user for the direct connection (unset: the DataSource's). */
+    private String username;
+
+    /** The password for the direct connection (unset: the DataSource's). */
+    private String password;
+
+    public String getUrl() {
+      return url;
+    }
+
+    public void setUrl(String url) {
+      this.url = url;
+    }
+
+    public String getUsername() {
+      return username;
+    }
+
+    public void setUsername(String username) {
+      this.username = username;
+    }
+
+    public String getPassword() {
+      return password;
+    }
+
+    public void setPassword(String password) {
+      this.password = password;
+    }
+  }
+
   /**
    * The maintenance loop, {@code relay.maintenance.*}: one process per schema at a time (an
    * advisory lock) purges done and cancelled work past its retention, leaving tombstones, and
@@ -573,6 +621,10 @@ public class RelayProperties {
 
   public void setMetricsRefreshInterval(Duration metricsRefreshInterval) {
     this.metricsRefreshInterval = metricsRefreshInterval;
+  }
+
+  public DirectConnection getDirectConnection() {
+    return directConnection;
   }
 
   public Maintenance getMaintenance() {

@@ -91,6 +91,13 @@ public final class RelayRuntime
       register(
           handlers, where, named.kind(), beans.getBean(name, Handler.class), "bean '" + name + "'");
     }
+    for (String name : beans.getBeanNamesForType(RelayKindHandlers.class)) {
+      beans
+          .getBean(name, RelayKindHandlers.class)
+          .handlers()
+          .forEach(
+              (kind, h) -> register(handlers, where, kind, h, "RelayKindHandlers '" + name + "'"));
+    }
     for (String kind : properties.getKinds().keySet()) {
       if (!handlers.containsKey(kind)) {
         throw new InvalidConfigurationPropertyValueException(

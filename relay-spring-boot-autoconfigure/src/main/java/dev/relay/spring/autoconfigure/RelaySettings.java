@@ -6,6 +6,8 @@ import dev.relay.KindPolicy;
 import dev.relay.Outbox;
 import dev.relay.Relay;
 import dev.relay.UnknownOutcomePolicy;
+import dev.relay.admin.MaintenanceConfig;
+import dev.relay.admin.PurgePolicy;
 import java.time.Duration;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
@@ -111,6 +113,50 @@ final class RelaySettings {
     return p.getShutdownGrace();
   }
 
+  /**
+   * The direct connection's URL must be a PostgreSQL JDBC URL (pgjdbc would otherwise fail only at
+   * the first LISTEN, in the background); a user or password without it would be ignored.
+   */
+  static void requireDirectConnection(RelayProperties.DirectConnection d) {
+    String url = d.getUrl();
+    if (url != null && !url.startsWith("jdbc:postgresql:")) {
+      throw new InvalidConfigurationPropertyValueException(
+          "relay.direct-connection.url",
+          url,
+          "must be a PostgreSQL JDBC URL (jdbc:postgresql://host:port/database) of the server"
+              + " itself, not of a pooler");
+    }
+    boolean noUrl = url == null || url.isBlank();
+    if (noUrl && d.getUsername() != null) {
+      throw new InvalidConfigurationPropertyValueException(
+          "relay.direct-connection.username",
+          d.getUsername(),
+          "is set without relay.direct-connection.url, which it belongs to");
+    }
+    if (noUrl && d.getPassword() != null) {
+      throw new InvalidConfigurationPropertyValueException(
+          "relay.direct-connection.password",
+          "(hidden)",
+          "is set without relay.direct-connection.url, which it belongs to");
+    }
+  }
+
+  /**
+   * The maintenance loop's configuration from {@code relay.schema} and {@code relay.maintenance.*}.
+   */
+  static MaintenanceConfig maintenance(RelayProperties p) {
+    RelayProperties.Maintenance m = p.getMaintenance();
+    return new MaintenanceConfig(
+        p.getSchema(),
+        m.getInterval(),
+        new PurgePolicy(
+            m.getWorkRetention(),
+            m.getHistoryRetention(),
+            m.getIdentityHorizon(),
+            m.getBatchSize(),
+            m.getMaxBatches()));
+  }
+
   static void requirePoolSize(RelayProperties p) {
     if (p.getPoolSize() < 1 || p.getPoolSize() > 100) {
       throw new InvalidConfigurationPropertyValueException(
@@ -167,6 +213,7 @@ final class RelaySettings {
    */
   static void check(RelayProperties p, Environment env) {
     requirePoolSize(p);
+    requireDirectConnection(p.getDirectConnection());
     named(
         "relay.",
         env,

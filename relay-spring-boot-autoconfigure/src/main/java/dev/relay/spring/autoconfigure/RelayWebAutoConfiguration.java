@@ -1,5 +1,6 @@
 package dev.relay.spring.autoconfigure;
 
+import dev.relay.RelayTracing;
 import dev.relay.spring.RelayHttpReceivers;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
@@ -23,9 +24,11 @@ public class RelayWebAutoConfiguration {
       RelayProperties properties,
       ConfigurableListableBeanFactory beans,
       ObjectProvider<DataSource> dataSources,
-      RelayConnections migratedFirst) {
+      RelayConnections migratedFirst,
+      ObjectProvider<RelayTracing> tracing) {
     return new RelayHttpReceivers(
         RelayAutoConfiguration.applicationDataSource(properties, beans, dataSources),
-        properties.getSchema());
+        properties.getSchema(),
+        tracing.getIfUnique(() -> RelayTracing.NONE));
   }
 }

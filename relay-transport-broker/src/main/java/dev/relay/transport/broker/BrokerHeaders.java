@@ -4,6 +4,7 @@ import dev.relay.Claim;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
@@ -139,8 +140,23 @@ public final class BrokerHeaders {
         h.put(PREVIOUS_SEQUENCE, Long.toString(claim.previousDeliveredSequence()));
       }
     }
+    // the attempt span's context (or the producer's, stored with the work): the receiver's
+    // inbox continues the trace from it
+    Map<String, String> trace = claim.callTraceContext();
+    for (String name : TRACE_HEADERS) {
+      String value = trace.get(name);
+      if (value != null) {
+        h.put(name, value);
+      }
+    }
     return Collections.unmodifiableMap(h);
   }
+
+  /**
+   * The W3C Trace Context headers a message carries when its work has a trace ({@link
+   * Claim#callTraceContext()}), and that {@link BrokerInbox} continues.
+   */
+  public static final List<String> TRACE_HEADERS = List.of("traceparent", "tracestate");
 
   /** A header value as bytes on the wire: UTF-8. */
   public static byte[] encode(String value) {

@@ -2,6 +2,7 @@ package dev.relay.transport.broker;
 
 import dev.relay.CommitOutcomeUnknownException;
 import dev.relay.InvalidConfigurationException;
+import dev.relay.RelayTracing;
 import dev.relay.RetryableException;
 import dev.relay.TransactionRequiredException;
 import dev.relay.receiver.Fence;
@@ -15,6 +16,8 @@ import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Objects;
 import javax.sql.DataSource;
 
@@ -91,9 +94,11 @@ public final class BrokerInbox {
   private final Inbox inbox;
   private final Fence fence;
   private final String timeouts;
+  private final RelayTracing tracing;
 
   private BrokerInbox(Builder b) {
     this.dataSource = b.dataSource;
+    this.tracing = b.tracing;
     this.consumer = b.consumer;
     this.inbox = Inbox.builder().schema(b.schema).maxPayloadBytes(b.maxPayloadBytes).build();
     this.fence = Fence.forSchema(b.schema);
@@ -122,6 +127,7 @@ public final class BrokerInbox {
     private int maxPayloadBytes = Inbox.DEFAULT_MAX_PAYLOAD_BYTES;
     private Duration statementTimeout = Duration.ofSeconds(30);
     private Duration lockTimeout = Duration.ofSeconds(10);
+    private RelayTracing tracing = RelayTracing.NONE;
 
     private Builder(DataSource dataSource) {
       this.dataSource = dataSource;
@@ -154,6 +160,17 @@ public final class BrokerInbox {
     /** The longest {@link #apply} waits for a row lock, 1 ms to 1 h (default 10 s). */
     public Builder lockTimeout(Duration lockTimeout) {
       this.lockTimeout = lockTimeout;
+      return this;
+    }
+
+    /**
+     * The tracing hook (default {@link RelayTracing#NONE}): a message applied with {@link
+     * #apply(BrokerHeaders.Lookup, String, BrokerEffect)} is applied inside the scope it opens for
+     * the message's {@code traceparent}/{@code tracestate} headers, so the consumer's span
+     * continues the publisher's trace.
+     */
+    public Builder tracing(RelayTracing tracing) {
+      this.tracing = Objects.requireNonNull(tracing, "tracing");
       return this;
     }
 
@@ -191,7 +208,25 @@ public final class BrokerInbox {
    * @return applied, duplicate or stale
    */
   public Result apply(BrokerHeaders.Lookup headers, String payload, BrokerEffect effect) {
-    return apply(BrokerDelivery.read(headers, payload), effect);
+    BrokerDelivery delivery = BrokerDelivery.read(headers, payload);
+    if (tracing == RelayTracing.NONE) {
+      return apply(delivery, effect);
+    }
+    Map<String, String> carrier = new HashMap<>();
+    for (String name : BrokerHeaders.TRACE_HEADERS) {
+      String value = headers.value(name);
+      if (value != null) {
+        carrier.put(name, value);
+      }
+    }
+    RelayTracing.Scope scope = tracing.enterDelivery(carrier, delivery.workId(), consumer);
+    try {
+      return apply(delivery, effect);
+    } finally {
+      if (scope != null) {
+        scope.close();
+      }
+    }
   }
 
   /**

@@ -69,6 +69,24 @@ class BrokerHeadersTest {
     }
 
     @Test
+    void workWithATraceCarriesItsTraceparentAndTracestateButNotItsBaggage(TestDatabase db)
+        throws Exception {
+      String parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+      HeldClaim claim =
+          enqueueAndClaim(
+                  db,
+                  Work.of("w-1", "k", "{}")
+                      .traceContext(
+                          Map.of("traceparent", parent, "tracestate", "v=1", "baggage", "u=7")))
+              .get(0);
+
+      assertThat(BrokerHeaders.of(claim))
+          .containsEntry("traceparent", parent)
+          .containsEntry("tracestate", "v=1")
+          .doesNotContainKey("baggage");
+    }
+
+    @Test
     void aFencingTokenTravelsWithItsResource(TestDatabase db) throws Exception {
       HeldClaim claim = enqueueAndClaim(db, Work.of("w-1", "k", "{}")).get(0);
 

@@ -55,7 +55,10 @@ import javax.sql.DataSource;
  *   <li>{@code Relay-Ordering-Key}, {@code Relay-Sequence}, {@code Relay-Previous-Sequence} for
  *       keyed work: the claim's key, sequence and previous delivered sequence (the last header is
  *       left out when no earlier item of the key was delivered);
- *   <li>{@value #DEADLINE_HEADER}: the business deadline (ISO-8601), when the work has one.
+ *   <li>{@value #DEADLINE_HEADER}: the business deadline (ISO-8601), when the work has one;
+ *   <li>{@code traceparent} and {@code tracestate} (W3C Trace Context) when the work has a trace:
+ *       {@link Claim#callTraceContext()}, the attempt span's context under a configured tracing
+ *       hook, else the producer's stored one.
  * </ul>
  *
  * <table>
@@ -67,8 +70,13 @@ import javax.sql.DataSource;
  *   <tr><td>request timeout, connection lost after sending, 5xx</td><td>retry, effect unknown</td></tr>
  *   <tr><td>409 (the same key is being applied)</td><td>retry later (Retry-After), effect
  *       unknown</td></tr>
- *   <tr><td>429</td><td>retry after Retry-After, not delivered</td></tr>
- *   <tr><td>503</td><td>retry after Retry-After, effect unknown</td></tr>
+ *   <tr><td>429 with a Retry-After (seconds or an HTTP date)</td><td>{@link
+ *       Outcome#retryAfter snooze} for that long: no attempt spent, not delivered</td></tr>
+ *   <tr><td>429 without a readable Retry-After</td><td>retry (the kind's backoff), not
+ *       delivered</td></tr>
+ *   <tr><td>503</td><td>retry after Retry-After (the kind's backoff without one), effect unknown:
+ *       never a snooze, since Relay's own receiver answers 503 when its commit is in
+ *       doubt</td></tr>
  *   <tr><td>400, 422</td><td>failed permanently, not delivered, the body as evidence</td></tr>
  *   <tr><td>412 (stale fencing token)</td><td>failed permanently, not delivered</td></tr>
  *   <tr><td>other 4xx</td><td>failed permanently, not delivered</td></tr>
@@ -85,6 +93,9 @@ import javax.sql.DataSource;
  * effect is then unknown. It never claims the receiver did nothing unless nothing was sent.
  */
 public final class HttpTransport implements Handler {
+  /** The W3C Trace Context headers sent when the work has a trace. */
+  private static final List<String> TRACE_HEADERS = List.of("traceparent", "tracestate");
+
   /** The header carrying the business deadline. */
   public static final String DEADLINE_HEADER = "Relay-Deadline";
 
@@ -246,6 +257,15 @@ public final class HttpTransport implements Handler {
     if (claim.deadline() != null) {
       request.header(DEADLINE_HEADER, claim.deadline().toString());
     }
+    // W3C Trace Context: the attempt span's (or the producer's stored) trace, which an
+    // HttpReceiver with a tracing hook continues
+    Map<String, String> trace = claim.callTraceContext();
+    for (String name : TRACE_HEADERS) {
+      String value = trace.get(name);
+      if (value != null) {
+        request.header(name, value);
+      }
+    }
     HttpResponse<String> response;
     try {
       response =
@@ -298,9 +318,17 @@ public final class HttpTransport implements Handler {
       return retryAfter(Outcome.retry(evidence, Effect.UNKNOWN), retryAfterHeader);
     }
     if (status == 429) {
-      return retryAfter(Outcome.retry(evidence, Effect.NOT_DELIVERED), retryAfterHeader);
+      // Refused before acting, and told when to come back: the attempt is given back (a snooze,
+      // capped by the kind's maxSnoozes). Without a readable Retry-After, an ordinary retry.
+      Duration after = retryAfterHeader.map(HttpTransport::parseRetryAfter).orElse(null);
+      return after != null
+          ? Outcome.retryAfter(after, evidence + " (Retry-After " + retryAfterHeader.get() + ")")
+          : Outcome.retry(evidence, Effect.NOT_DELIVERED);
     }
     if (status == 503) {
+      // Not a snooze, Retry-After or not: Relay's own receiver answers 503 when its commit is in
+      // doubt, so the effect may have happened. A snooze would claim "not delivered" and bypass
+      // a parking kind's unknown-outcome policy.
       return retryAfter(Outcome.retry(evidence, Effect.UNKNOWN), retryAfterHeader);
     }
     if (status / 100 == 5) {

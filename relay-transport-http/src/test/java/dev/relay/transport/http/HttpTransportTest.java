@@ -162,30 +162,51 @@ class HttpTransportTest {
     }
 
     @Test
-    void tooManyRequestsHonoursRetryAfterSeconds() throws Exception {
+    void tooManyRequestsWithRetryAfterSecondsSnoozes() throws Exception {
       try (ScriptedServer s = new ScriptedServer()) {
         Outcome o = deliver(s, 429, "slow down", Map.of("Retry-After", "7"));
 
         assertThat(o)
             .isEqualTo(
-                Outcome.retry("HTTP 429: slow down", Effect.NOT_DELIVERED)
-                    .after(Duration.ofSeconds(7)));
+                Outcome.retryAfter(Duration.ofSeconds(7), "HTTP 429: slow down (Retry-After 7)"));
       }
     }
 
     @Test
-    void unavailableHonoursRetryAfterAsAnHttpDate() throws Exception {
+    void tooManyRequestsWithRetryAfterAsAnHttpDateSnoozesUntilThen() throws Exception {
       try (ScriptedServer s = new ScriptedServer()) {
-        String date =
-            DateTimeFormatter.RFC_1123_DATE_TIME.format(
-                ZonedDateTime.now(ZoneOffset.UTC).plusSeconds(120));
-        Outcome o = deliver(s, 503, "maintenance", Map.of("Retry-After", date));
+        Outcome o = deliver(s, 429, "quota", Map.of("Retry-After", httpDateInTwoMinutes()));
+
+        assertThat(o).isInstanceOf(Outcome.Snooze.class);
+        assertThat(((Outcome.Snooze) o).delay())
+            .isBetween(Duration.ofSeconds(100), Duration.ofSeconds(121));
+      }
+    }
+
+    @Test
+    void tooManyRequestsWithoutRetryAfterIsAnOrdinaryRetry() throws Exception {
+      try (ScriptedServer s = new ScriptedServer()) {
+        Outcome o = deliver(s, 429, "slow down", Map.of("Retry-After", "soon"));
+
+        assertThat(o).isEqualTo(Outcome.retry("HTTP 429: slow down", Effect.NOT_DELIVERED));
+      }
+    }
+
+    @Test
+    void unavailableHonoursRetryAfterButNeverSnoozes() throws Exception {
+      try (ScriptedServer s = new ScriptedServer()) {
+        Outcome o = deliver(s, 503, "maintenance", Map.of("Retry-After", httpDateInTwoMinutes()));
 
         assertThat(o).isInstanceOf(Outcome.Retry.class);
         Outcome.Retry r = (Outcome.Retry) o;
         assertThat(r.effect()).isEqualTo(Effect.UNKNOWN);
         assertThat(r.delay()).isBetween(Duration.ofSeconds(100), Duration.ofSeconds(121));
       }
+    }
+
+    private static String httpDateInTwoMinutes() {
+      return DateTimeFormatter.RFC_1123_DATE_TIME.format(
+          ZonedDateTime.now(ZoneOffset.UTC).plusSeconds(120));
     }
 
     @Test

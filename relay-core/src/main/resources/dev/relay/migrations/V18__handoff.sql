@@ -19,8 +19,11 @@ CREATE TABLE ${relay_schema}.handoff (
 );
 
 -- The longest lease worker_id may give a new claim of kind on queue by hand-off, or NULL when it
--- may not hand that work off: not registered above, or the kind is limited (a limited kind is only
--- ever taken by a claim, under its limiter's lock). The hand-off insert asks it per row, and the
+-- may not hand that work off: not registered above, the kind is limited (a limited kind is only
+-- ever taken by a claim, under its limiter's lock), or a pause (V13) holds the kind, the queue or
+-- both, as it holds a claim. Reading pause takes its ACCESS SHARE lock until the producer's
+-- transaction ends, so a pause waits for hand-offs in flight, as for claims, and hand-offs after
+-- it see it. The hand-off insert asks it per row, and the
 -- trigger below asks it again. SECURITY DEFINER, so that a producer needs EXECUTE on this one
 -- function rather than SELECT on handoff and limiter; the search path is fixed and every name
 -- qualified, as for lock_dependencies (V11).
@@ -32,6 +35,10 @@ AS $$
     SELECT h.lease FROM ${relay_schema}.handoff h
      WHERE h.worker_id = $1 AND h.kind = $2 AND h.queue = $3
        AND NOT EXISTS (SELECT 1 FROM ${relay_schema}.limiter l WHERE l.kind = $2)
+       AND NOT EXISTS (SELECT 1 FROM ${relay_schema}.pause ps
+                        WHERE (ps.queue IS NULL OR ps.queue = $3)
+                          AND (ps.kind IS NULL OR ps.kind = $2)
+                          AND (ps.resume_at IS NULL OR ps.resume_at > clock_timestamp()))
 $$;
 
 REVOKE ALL ON FUNCTION ${relay_schema}.handoff_lease(text, text, text) FROM PUBLIC;
@@ -39,12 +46,12 @@ REVOKE ALL ON FUNCTION ${relay_schema}.handoff_lease(text, text, text) FROM PUBL
 -- Nobody can forge a claim by inserting it. A row inserted as running must be exactly what a
 -- hand-off inserts: generation 1, one attempt, first attempt and claim time set, claimed by a
 -- worker that handoff_lease allows for the row's kind and queue, with a lease no longer than the
--- one it returns from the database clock now, unkeyed, without dependencies, available now. A row
--- inserted as ready must be at generation 0 with no attempts. Rows inserted finished (done,
--- failed, cancelled: imports and fixtures) can never be claimed without an audited redrive, so
--- they pass. Everything else is refused with SQLState 23514.
+-- one it returns from the database clock now, not paused, unkeyed, without dependencies, available
+-- now. A row inserted as ready must be at generation 0 with no attempts. Rows inserted finished
+-- (done, failed, cancelled: imports and fixtures) can never be claimed without an audited redrive,
+-- so they pass. Everything else is refused with SQLState 23514.
 --
--- SECURITY DEFINER: the inserting role (a producer) needs no SELECT on handoff or limiter.
+-- SECURITY DEFINER: the inserting role (a producer) needs no SELECT on handoff, limiter or pause.
 CREATE FUNCTION ${relay_schema}.outbox_check_inserted_claim() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -65,6 +72,12 @@ BEGIN
         problem := CASE
             WHEN EXISTS (SELECT 1 FROM ${relay_schema}.limiter l WHERE l.kind = NEW.kind) THEN
                 format('kind %s is limited; only a claim may take it', NEW.kind)
+            WHEN EXISTS (SELECT 1 FROM ${relay_schema}.pause ps
+                          WHERE (ps.queue IS NULL OR ps.queue = NEW.queue)
+                            AND (ps.kind IS NULL OR ps.kind = NEW.kind)
+                            AND (ps.resume_at IS NULL OR ps.resume_at > now)) THEN
+                format('kind %s on queue %s is paused; paused work is only inserted ready',
+                       NEW.kind, NEW.queue)
             WHEN granted IS NULL THEN
                 format('worker %s is not registered to hand off kind %s on queue %s',
                        NEW.claimed_by, NEW.kind, NEW.queue)

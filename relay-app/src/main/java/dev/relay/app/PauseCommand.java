@@ -1,0 +1,76 @@
+package dev.relay.app;
+
+import dev.relay.admin.Admin;
+import dev.relay.admin.Pause;
+import java.time.Duration;
+import java.time.Instant;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code relay pause}: stops every worker from claiming a queue's or a kind's work, audited. */
+@Command(
+    name = "pause",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    header = "Pauses a queue, a kind, or a (queue, kind) pair on every worker, audited.",
+    description = {
+      "Pauses work across every worker: ready work of the queue and kind is not claimed until `relay resume` or the automatic resume (--for, --until). The claim statement itself checks the pause, so it holds for every worker at once, without restarting any.",
+      "",
+      "What holds: once this command returns, no claim of the paused work is made (the pause waits for claims in flight to commit). What does not: work claimed before it still runs, and a running call is not recalled. New work is still accepted; delayed and retried work keeps its times. Pausing a target again replaces the reason and the automatic resume, keeping the start.",
+      "",
+      "relay status shows what is paused and since when.",
+      ""
+    })
+final class PauseCommand extends DbCommand {
+  @Mixin PauseTarget target;
+
+  @Mixin AuditOptions audit;
+
+  @Option(
+      names = "--for",
+      paramLabel = "DURATION",
+      converter = Durations.class,
+      description =
+          "Resume automatically after this long (30m, 2h, PT1H), counted from now on this"
+              + " machine's clock.")
+  Duration duration;
+
+  @Option(
+      names = "--until",
+      paramLabel = "INSTANT",
+      converter = Instants.class,
+      description = "Resume automatically at this time (ISO-8601, like 2026-12-03T22:00:00Z).")
+  Instant until;
+
+  @Override
+  void prepare() {
+    if (!target.any()) {
+      throw usage("give --queue Q, --kind K, or both");
+    }
+    if (duration != null && until != null) {
+      throw usage("give --for or --until, not both");
+    }
+    if (duration != null && (duration.isNegative() || duration.isZero())) {
+      throw usage("--for must be positive, was " + Durations.brief(duration));
+    }
+  }
+
+  @Override
+  int run(Database db) throws Exception {
+    requireCurrentSchema(db);
+    Admin admin = Admin.create(db.dataSource(), schema);
+    Instant resumeAt = duration != null ? Instant.now().plus(duration) : until;
+    Pause p = admin.pause(target.queue, target.kind, audit.actor, audit.reason, resumeAt);
+    out()
+        .println(
+            "paused "
+                + target.describe()
+                + " since "
+                + p.pausedAt()
+                + (p.resumeAt() == null
+                    ? " until resumed (relay resume)"
+                    : ", resuming automatically at " + p.resumeAt()));
+    return ExitCodes.OK;
+  }
+}

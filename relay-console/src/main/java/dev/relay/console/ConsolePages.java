@@ -1,0 +1,69 @@
+package dev.relay.console;
+
+import dev.relay.spring.autoconfigure.RelayConnections;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * The console's pages, one controller each, on the {@link Console} that the mounting chose.
+ * Imported by {@link ConsoleAutoConfiguration} only where it mounts the console; deliberately not a
+ * {@code @Configuration} nested in it, which Spring would register whatever the conditions.
+ */
+final class ConsolePages {
+  @Bean
+  OverviewController relayConsoleOverview(Console c) {
+    return new OverviewController(c);
+  }
+
+  @Bean
+  WorkListController relayConsoleWorkList(Console c) {
+    return new WorkListController(c);
+  }
+
+  @Bean
+  ItemController relayConsoleItem(Console c) {
+    return new ItemController(c);
+  }
+
+  @Bean
+  FailuresController relayConsoleFailures(Console c) {
+    return new FailuresController(c);
+  }
+
+  @Bean
+  KindsController relayConsoleKinds(Console c) {
+    return new KindsController(c);
+  }
+
+  @Bean
+  PurgeController relayConsolePurge(Console c) {
+    return new PurgeController(c);
+  }
+
+  @Bean
+  SignInController relayConsoleSignIn(Console c) {
+    return new SignInController(c);
+  }
+
+  @Bean
+  SearchController relayConsoleSearch(Console c) {
+    return new SearchController(c);
+  }
+
+  @Bean
+  LimitsController relayConsoleLimits(Console c) {
+    return new LimitsController(c);
+  }
+
+  /** Only with relay-schedule on the class path (an optional dependency of the console). */
+  @Bean
+  @ConditionalOnClass(name = "dev.relay.schedule.ScheduleStatus")
+  SchedulesController relayConsoleSchedules(Console c, RelayConnections connections) {
+    return new SchedulesController(c, connections.dataSource());
+  }
+
+  @Bean
+  ConsoleErrors relayConsoleErrors(Console c) {
+    return new ConsoleErrors(c);
+  }
+}
