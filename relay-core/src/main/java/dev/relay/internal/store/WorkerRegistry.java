@@ -1,6 +1,5 @@
 package dev.relay.internal.store;
 
-import dev.relay.internal.jdbc.PerSchema;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.Timeouts;
 import dev.relay.internal.jdbc.Tx;
@@ -16,12 +15,12 @@ import java.time.Duration;
  * shutdown; a row whose heartbeat is older than its {@code stale_after} counts as gone.
  */
 public final class WorkerRegistry {
-  private final Sql sql;
+  private final WorkerSql sql;
   private final Timeouts timeouts;
 
   /** The registry of {@code schema}, its transactions bounded by {@code timeouts}. */
   public WorkerRegistry(SchemaName schema, Timeouts timeouts) {
-    this.sql = Sql.of(schema);
+    this.sql = WorkerSql.of(schema);
     this.timeouts = timeouts;
   }
 
@@ -95,44 +94,5 @@ public final class WorkerRegistry {
             return ps.executeUpdate();
           }
         });
-  }
-
-  /** The statements, schema injected, composed once per schema. */
-  static final class Sql {
-    private static final PerSchema<Sql> CATALOG = new PerSchema<>(Sql::new);
-
-    final String exists;
-    final String register;
-    final String heartbeat;
-    final String deregister;
-
-    static Sql of(SchemaName schema) {
-      return CATALOG.of(schema);
-    }
-
-    private Sql(SchemaName schema) {
-      exists = schema.inject("SELECT to_regclass('${relay_schema}.worker') IS NOT NULL");
-      register =
-          schema.inject(
-              """
-              INSERT INTO ${relay_schema}.worker AS w
-                     (worker_id, relay_version, schema_version, host, started_at, heartbeat_at,
-                      stale_after)
-              VALUES (?, ?, ?, ?, clock_timestamp(), clock_timestamp(),
-                      ? * interval '1 millisecond')
-                  ON CONFLICT (worker_id) DO UPDATE
-                 SET relay_version = EXCLUDED.relay_version,
-                     schema_version = EXCLUDED.schema_version,
-                     host = EXCLUDED.host,
-                     started_at = EXCLUDED.started_at,
-                     heartbeat_at = EXCLUDED.heartbeat_at,
-                     stale_after = EXCLUDED.stale_after
-              """);
-      heartbeat =
-          schema.inject(
-              "UPDATE ${relay_schema}.worker SET heartbeat_at = clock_timestamp()"
-                  + " WHERE worker_id = ?");
-      deregister = schema.inject("DELETE FROM ${relay_schema}.worker WHERE worker_id = ?");
-    }
   }
 }
