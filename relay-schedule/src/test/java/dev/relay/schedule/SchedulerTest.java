@@ -332,7 +332,8 @@ class SchedulerTest {
         db.execute(
             ("GRANT USAGE ON SCHEMA {schema} TO %1$s;"
                     + " GRANT INSERT (work_id, kind, payload, queue, priority, available_at,"
-                    + " max_attempts, deadline, group_key, ordering_key, sequence, has_dependencies)"
+                    + " max_attempts, deadline, group_key, ordering_key, sequence, has_dependencies,"
+                    + " trace_context)"
                     + " ON {schema}.outbox TO %1$s;"
                     + " GRANT SELECT (work_id, kind, payload) ON {schema}.outbox TO %1$s;"
                     + " GRANT SELECT ON {schema}.tombstone TO %1$s;"

@@ -276,10 +276,10 @@ final class ServeCommand implements Callable<Integer> {
   }
 
   /**
-   * Migrates with relay.migrate; otherwise refuses a schema that is not migrated or older than
-   * this relay's version. A newer schema made of expand-only versions is accepted (a rolling
-   * upgrade: the new release migrated while this one still runs); one with a contract step this
-   * relay predates is refused.
+   * Migrates with relay.migrate; otherwise refuses a schema that is not migrated or older than this
+   * relay's version. A newer schema made of expand-only versions is accepted (a rolling upgrade:
+   * the new release migrated while this one still runs); one with a contract step this relay
+   * predates is refused.
    */
   private static void prepareSchema(StandardEnvironment env, RelayProperties relay) {
     String schema = relay.getSchema();
