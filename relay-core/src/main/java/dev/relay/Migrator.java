@@ -87,7 +87,8 @@ public final class Migrator {
           new Version(14, "trace context", "migrations/V14__trace_context.sql"),
           new Version(15, "snooze", "migrations/V15__snooze.sql"),
           new Version(16, "sql enqueue", "migrations/V16__sql_enqueue.sql"),
-          new Version(17, "worker registration", "migrations/V17__worker_registration.sql"));
+          new Version(17, "worker registration", "migrations/V17__worker_registration.sql"),
+          new Version(18, "handoff", "migrations/V18__handoff.sql"));
 
   /**
    * The file-name marker of a contract step: {@code V20__contract_drop_old_column.sql}. Every

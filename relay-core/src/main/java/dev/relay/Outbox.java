@@ -2,13 +2,18 @@ package dev.relay;
 
 import dev.relay.internal.jdbc.Coordination;
 import dev.relay.internal.jdbc.SchemaName;
+import dev.relay.internal.jdbc.SqlErrors;
 import dev.relay.internal.jdbc.Tx;
 import dev.relay.internal.json.JsonText;
+import dev.relay.internal.runtime.Handoffs;
 import dev.relay.internal.store.Enqueuer;
+import dev.relay.internal.store.WorkStore;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -85,13 +90,19 @@ public final class Outbox {
   private final int maxPayloadBytes;
   private final Enqueuer enqueuer;
   private final RelayTracing tracing;
+  private final Relay handoffTo; // null: no local hand-off
 
   private Outbox(
-      SchemaName schema, int maxPayloadBytes, boolean notifications, RelayTracing tracing) {
+      SchemaName schema,
+      int maxPayloadBytes,
+      Enqueuer enqueuer,
+      RelayTracing tracing,
+      Relay handoffTo) {
     this.schema = schema;
     this.maxPayloadBytes = maxPayloadBytes;
-    this.enqueuer = new Enqueuer(schema, notifications);
+    this.enqueuer = enqueuer;
     this.tracing = tracing;
+    this.handoffTo = handoffTo;
   }
 
   /** An outbox on schema {@code relay} with the default payload limit. */
@@ -155,13 +166,142 @@ public final class Outbox {
       if (notifications) {
         Coordination.checkedChannel(name, "schema");
       }
-      return new Outbox(name, maxPayloadBytes, notifications, tracing);
+      return new Outbox(name, maxPayloadBytes, new Enqueuer(name, notifications), tracing, null);
     }
   }
 
   /** The schema this outbox writes to. */
   public String schema() {
     return schema.sql();
+  }
+
+  /**
+   * This outbox (same schema, payload limit and notifications), handing new work off to {@code
+   * relay}, a runtime of this process built with {@link Relay.Builder#localHandoff(boolean)
+   * localHandoff(true)} on the same schema: work that a claim of {@code relay} would take now is
+   * inserted already claimed by it, and starts as soon as {@link #commitAndStart} has committed,
+   * with no claim round trip. While {@code relay} is not running, or for any other work, it
+   * enqueues as usual.
+   *
+   * <pre>{@code
+   * Outbox outbox = Outbox.create().handingOffTo(relay);
+   * try (Connection c = dataSource.getConnection()) {
+   *   c.setAutoCommit(false);
+   *   shop.storeOrder(c, order103);
+   *   outbox.enqueue(c, Work.of("order-103-ack", "order_received", ackJson));
+   *   outbox.commitAndStart(c);   // commits; then the handler starts here at once
+   * }
+   * }</pre>
+   *
+   * <p>Nothing starts without proof of commit: only {@link #commitAndStart} (or {@link
+   * HandedOffWork#start()} after a commit a framework performed) starts handed-off work, and only
+   * when the COMMIT returned normally. After a rollback, a failed or an uncertain commit, or a
+   * commit made directly on the connection, committed work waits out its lease and is then claimed
+   * by any worker. The database has the last word on every item (see {@code docs/protocol.md},
+   * "Local hand-off"); the statement needs INSERT on the claim columns and EXECUTE on {@code
+   * handoff_lease}.
+   *
+   * @throws InvalidConfigurationException if {@code relay} does not hand off or uses another schema
+   */
+  public Outbox handingOffTo(Relay relay) {
+    Objects.requireNonNull(relay, "relay");
+    if (!relay.localHandoff()) {
+      throw new InvalidConfigurationException(
+          "localHandoff",
+          "the relay must be built with localHandoff(true) to take work by hand-off");
+    }
+    if (!relay.config().schema().equals(schema.sql())) {
+      throw new InvalidConfigurationException(
+          "schema",
+          "the outbox writes to '"
+              + schema.sql()
+              + "' but the relay claims from '"
+              + relay.config().schema()
+              + "'");
+    }
+    return new Outbox(schema, maxPayloadBytes, enqueuer, tracing, relay);
+  }
+
+  /**
+   * Commits the transaction open on {@code c} and then, only if the COMMIT returned normally,
+   * starts the work it handed off (see {@link #handingOffTo}). Without hand-off this is {@code
+   * c.commit()}.
+   *
+   * @throws TransactionRequiredException if {@code c} is closed or in auto-commit mode
+   * @throws CommitOutcomeUnknownException if the connection was lost during COMMIT: the transaction
+   *     may or may not have committed; nothing was started
+   * @throws RetryableException if the commit failed in a way that a repeat may cure (nothing was
+   *     committed or started)
+   */
+  public void commitAndStart(Connection c) {
+    if (Tx.requireOpen(c)) {
+      throw new TransactionRequiredException(
+          "commitAndStart commits the caller's transaction: the connection is in auto-commit"
+              + " mode, so there is none");
+    }
+    Handoffs handoffs = handoffTo == null ? null : handoffTo.handoffs();
+    HandedOffWork work = HandedOffWork.none();
+    if (handoffs != null && handoffs.hasWaiting(c)) {
+      String transaction;
+      try {
+        transaction = WorkStore.currentTransaction(c, schema);
+      } catch (SQLException e) {
+        throw SqlErrors.translate("reading the transaction to commit", e);
+      }
+      // Only rows this very transaction inserted: a transaction that ended without this outbox
+      // seeing it (the caller committed or rolled back itself) proves nothing about its rows.
+      work = HandedOffWork.of(handoffs, handoffs.take(c, transaction == null ? "" : transaction));
+    }
+    try {
+      c.commit();
+    } catch (SQLException e) {
+      work.discard();
+      throw SqlErrors.translateCommit("commit", e);
+    } catch (RuntimeException e) {
+      work.discard();
+      throw e;
+    }
+    work.start();
+  }
+
+  /**
+   * Rolls back the transaction open on {@code c} and gives up the work it handed off (nothing of it
+   * starts). Without hand-off this is {@code c.rollback()}.
+   *
+   * @throws TransactionRequiredException if {@code c} is closed or in auto-commit mode
+   */
+  public void rollback(Connection c) {
+    if (Tx.requireOpen(c)) {
+      throw new TransactionRequiredException(
+          "rollback rolls back the caller's transaction: the connection is in auto-commit mode,"
+              + " so there is none");
+    }
+    Handoffs handoffs = handoffTo == null ? null : handoffTo.handoffs();
+    HandedOffWork work =
+        handoffs == null
+            ? HandedOffWork.none()
+            : HandedOffWork.of(handoffs, handoffs.take(c, null));
+    try {
+      c.rollback();
+    } catch (SQLException e) {
+      throw SqlErrors.translate("rollback", e);
+    } finally {
+      work.discard();
+    }
+  }
+
+  /**
+   * Takes the work that the transaction open on {@code c} handed off so far, for a caller that
+   * commits by other means (a framework's transaction manager): call {@link HandedOffWork#start()}
+   * only after that commit returned normally, {@link HandedOffWork#discard()} otherwise. Take it
+   * after the transaction's last enqueue, or take again after later ones; each item is returned
+   * once. Empty without hand-off.
+   */
+  public HandedOffWork takeHandedOff(Connection c) {
+    Handoffs handoffs = handoffTo == null ? null : handoffTo.handoffs();
+    return handoffs == null
+        ? HandedOffWork.none()
+        : HandedOffWork.of(handoffs, handoffs.take(c, null));
   }
 
   /**
@@ -218,7 +358,22 @@ public final class Outbox {
       current = tracing.currentContext();
       validateTraceContext(null, current);
     }
-    return enqueuer.enqueue(c, works, current);
+    Handoffs handoffs = handoffTo == null ? null : handoffTo.handoffs();
+    Enqueuer.HandoffRequest request = handoffs == null ? null : handoffs.reserve(works);
+    if (request == null) {
+      return enqueuer.enqueue(c, works, current);
+    }
+    List<Enqueuer.HandedOff> handedOff = new ArrayList<>();
+    long sent = handoffs.nanoTime();
+    boolean ok = false;
+    try {
+      List<EnqueueResult> results = enqueuer.enqueue(c, works, current, request, handedOff);
+      ok = true;
+      return results;
+    } finally {
+      // After any exception the transaction must roll back: nothing of it is handed off.
+      handoffs.inserted(c, request, works, ok ? handedOff : List.of(), sent);
+    }
   }
 
   /**

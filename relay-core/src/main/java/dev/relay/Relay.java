@@ -5,6 +5,7 @@ import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
 import dev.relay.internal.jdbc.Timeouts;
 import dev.relay.internal.runtime.Engine;
+import dev.relay.internal.runtime.Handoffs;
 import dev.relay.internal.runtime.VirtualThreads;
 import dev.relay.internal.runtime.WorkerIds;
 import dev.relay.internal.store.WorkStore;
@@ -131,6 +132,7 @@ public final class Relay implements AutoCloseable {
   private final RelayEventListener listener;
   private final RelayTracing tracing;
   private final ConnectionFactory listenConnections;
+  private final boolean localHandoff;
   private final WorkStore store;
   private final AtomicInteger phase = new AtomicInteger(); // 0 new, 1 started, 2 closed
   private volatile Engine engine;
@@ -145,6 +147,7 @@ public final class Relay implements AutoCloseable {
     this.tracing = b.tracing;
     this.listenConnections =
         b.listenConnections != null ? b.listenConnections : b.dataSource::getConnection;
+    this.localHandoff = b.localHandoff;
     this.store =
         new WorkStore(
             SchemaName.of(config.schema()),
@@ -189,7 +192,8 @@ public final class Relay implements AutoCloseable {
             virtualThreads,
             listener,
             tracing,
-            listenConnections);
+            listenConnections,
+            localHandoff);
     try {
       e.start();
     } catch (RuntimeException ex) {
@@ -198,6 +202,17 @@ public final class Relay implements AutoCloseable {
       throw ex;
     }
     engine = e;
+  }
+
+  /** Whether this runtime takes work by local hand-off ({@link Builder#localHandoff}). */
+  public boolean localHandoff() {
+    return localHandoff;
+  }
+
+  /** The running runtime's hand-off, or {@code null} (off, not started, or closed). */
+  Handoffs handoffs() {
+    Engine e = engine;
+    return e != null && phase.get() == 1 ? e.handoffs() : null;
   }
 
   /** Whether {@link #start()} was called and {@link #close()} not yet. */
@@ -301,6 +316,7 @@ public final class Relay implements AutoCloseable {
     private RelayEventListener listener = RelayEventListener.NONE;
     private RelayTracing tracing = RelayTracing.NONE;
     private ConnectionFactory listenConnections;
+    private boolean localHandoff;
 
     private Builder(DataSource dataSource) {
       this.dataSource = dataSource;
@@ -412,6 +428,23 @@ public final class Relay implements AutoCloseable {
      */
     public Builder notifications(boolean notifications) {
       this.notifications = notifications;
+      return this;
+    }
+
+    /**
+     * Whether this runtime takes new work that its own process enqueues by local hand-off (default
+     * off): an {@link Outbox#handingOffTo(Relay) outbox handing off to it} inserts such work
+     * already claimed by this worker and starts it right after the producer's commit ({@link
+     * Outbox#commitAndStart}), with no claim round trip. Only work a claim would have allowed is
+     * handed off (unkeyed, without dependencies, available now, of a kind with a one-claim handler
+     * and no limits, on a queue this worker serves) and only while a handler slot is free;
+     * everything else is enqueued as usual. Nothing starts without proof of commit; work whose
+     * commit is not proven waits out its lease and is then claimed. See {@code docs/guide.md},
+     * "Local hand-off". At start the worker registers its kinds, queues and lease in the {@code
+     * handoff} table, and removes them at close.
+     */
+    public Builder localHandoff(boolean localHandoff) {
+      this.localHandoff = localHandoff;
       return this;
     }
 

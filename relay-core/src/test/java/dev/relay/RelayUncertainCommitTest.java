@@ -112,11 +112,11 @@ class RelayUncertainCommitTest {
     try (LoopbackProxy proxy = LoopbackProxy.start(db.host(), db.port());
         RelayFixture f = new RelayFixture(db)) {
       db.execute(
-          "INSERT INTO {schema}.outbox (work_id, kind, payload, state, claimed_by, lease_until,"
-              + " claim_generation, attempts, claimed_at, first_attempt_at)"
-              + " VALUES ('left-behind', 'k', '{}', 'running', 'worker-a',"
-              + " clock_timestamp() + interval '5 minutes', 1, 1, clock_timestamp(),"
-              + " clock_timestamp())");
+          "INSERT INTO {schema}.outbox (work_id, kind, payload) VALUES ('left-behind', 'k', '{}');"
+              + " UPDATE {schema}.outbox SET state = 'running', claimed_by = 'worker-a',"
+              + " lease_until = clock_timestamp() + interval '5 minutes', claim_generation = 1,"
+              + " attempts = 1, claimed_at = clock_timestamp(), first_attempt_at = clock_timestamp()"
+              + " WHERE work_id = 'left-behind'");
       TracingDataSource ds = new TracingDataSource(db.jdbcUrlVia("127.0.0.1", proxy.port()));
       Events events = new Events();
       List<String> handled = new CopyOnWriteArrayList<>();

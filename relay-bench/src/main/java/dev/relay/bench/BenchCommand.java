@@ -138,8 +138,8 @@ public final class BenchCommand implements Callable<Integer> {
       names = "--only",
       split = ",",
       description =
-          "Relay's parts to run (default all): enqueue, burn-down, limits, growth, steady, memory,"
-              + " stranded, slow-receiver, scale-out (only when named here: 1, 2, 4 worker"
+          "Relay's parts to run (default all): enqueue, burn-down, limits, growth, steady, handoff,"
+              + " memory, stranded, slow-receiver, scale-out (only when named here: 1, 2, 4 worker"
               + " processes and one process on two databases),"
               + " kafka (needs --kafka), rabbitmq, nats (these two run only when named here or"
               + " given --rabbitmq / --nats), console-overview (only when named here; 1M rows"
@@ -249,6 +249,7 @@ public final class BenchCommand implements Callable<Integer> {
           "limits",
           "growth",
           "steady",
+          "handoff",
           "memory",
           "stranded",
           "slow-receiver",
@@ -357,6 +358,10 @@ public final class BenchCommand implements Callable<Integer> {
       if (runs("steady")) {
         step(report, "steady: relay");
         relay.steady();
+      }
+      if (runs("handoff")) {
+        step(report, "steady: relay local hand-off " + PICKUP_TARGET_RATE + "/s");
+        relay.steadyHandoff(PICKUP_TARGET_RATE);
       }
       if (runs("memory")) {
         step(report, "memory: relay");

@@ -129,7 +129,21 @@ final class ConsoleOverviewBench {
                                 ELSE clock_timestamp() - interval '7 days'
                                      + ((g %% 1000003)::float8 / 1000003) * interval '7 days'
                                 END AS t
-                      FROM (SELECT g, %4$s AS st FROM generate_series(%2$d, %3$d) g) y) x
+                      FROM (SELECT g, CASE WHEN %4$s = 'running' THEN 'ready' ELSE %4$s END
+                                      AS st FROM generate_series(%2$d, %3$d) g) y) x
+            """
+                .formatted(T, lo, hi, state));
+        // Running rows are inserted ready and then claimed: the trigger of V18 refuses an inserted
+        // claim that is not a local hand-off's.
+        s.execute(
+            """
+            UPDATE %1$s o
+               SET state = 'running', claim_generation = 1, attempts = 1,
+                   first_attempt_at = o.created_at + interval '1 second',
+                   claimed_by = 'worker-' || (y.g %% 4),
+                   lease_until = clock_timestamp() + interval '1 minute'
+              FROM (SELECT g FROM generate_series(%2$d, %3$d) g WHERE %4$s = 'running') y
+             WHERE o.work_id = 'c-' || y.g
             """
                 .formatted(T, lo, hi, state));
         report.log(String.format(Locale.ROOT, "   ... %,d rows", hi));

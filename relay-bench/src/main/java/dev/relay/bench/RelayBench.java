@@ -9,6 +9,8 @@ import dev.relay.Relay;
 import dev.relay.RelayEventListener;
 import dev.relay.Work;
 import java.lang.management.ManagementFactory;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -541,6 +543,89 @@ final class RelayBench {
       r.close();
     }
     return lat;
+  }
+
+  /**
+   * Local hand-off at {@code rate} jobs/s: each item is enqueued through an outbox handing off to
+   * the worker of this process and committed with {@link Outbox#commitAndStart}. Pickup is from the
+   * COMMIT's return (recorded by the connection, before the start) to the handler's start; NOTIFY
+   * stays on for what is not handed off, the poll at the default.
+   */
+  void steadyHandoff(int rate) throws Exception {
+    Map<String, Object> p =
+        params("rate", rate, "seconds", sizes.steadySeconds(), "notify", true, "handoff", true);
+    List<Scenario> s = Latencies.scenarios(report, "relay-handoff", p);
+    for (int run = 0; run < sizes.runs(); run++) {
+      truncate();
+      Latencies.record(s, steadyHandoffRun(rate));
+    }
+  }
+
+  private Latencies steadyHandoffRun(int rate) throws Exception {
+    int total = rate * sizes.steadySeconds();
+    Latencies lat = new Latencies(total);
+    CountDownLatch done = new CountDownLatch(total);
+    RelayEventListener listener =
+        new RelayEventListener() {
+          @Override
+          public void completed(Claim claim) {
+            lat.completed(index(claim.workId()));
+            done.countDown();
+          }
+        };
+    Relay r =
+        relay(
+                listener,
+                "bench-handoff",
+                true,
+                false,
+                claim -> {
+                  lat.started(index(claim.workId()));
+                  return Outcome.done();
+                })
+            .localHandoff(true)
+            .build();
+    try {
+      r.start();
+      Outbox outbox = Outbox.builder().schema(SCHEMA).build().handingOffTo(r);
+      Thread.sleep(300);
+      Pacer.run(
+          rate,
+          total,
+          (i) -> {
+            try (Connection c = committing(db.pool().getConnection(), () -> lat.committed(i))) {
+              c.setAutoCommit(false);
+              outbox.enqueue(c, Work.of("h-" + i, KIND, "{\"n\":" + i + "}"));
+              outbox.commitAndStart(c);
+            }
+          });
+      if (!done.await(sizes.steadySeconds() + 120L, TimeUnit.SECONDS)) {
+        throw new IllegalStateException(
+            "hand-off load did not drain: " + done.getCount() + " left");
+      }
+    } finally {
+      r.close();
+    }
+    return lat;
+  }
+
+  /** {@code c}, running {@code afterCommit} as soon as its {@code commit()} returned normally. */
+  private static Connection committing(Connection c, Runnable afterCommit) {
+    return (Connection)
+        Proxy.newProxyInstance(
+            Connection.class.getClassLoader(),
+            new Class<?>[] {Connection.class},
+            (proxy, method, args) -> {
+              try {
+                Object result = method.invoke(c, args);
+                if (method.getName().equals("commit")) {
+                  afterCommit.run();
+                }
+                return result;
+              } catch (InvocationTargetException e) {
+                throw e.getCause();
+              }
+            });
   }
 
   static int index(String workId) {

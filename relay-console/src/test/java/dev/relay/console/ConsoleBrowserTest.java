@@ -54,10 +54,13 @@ class ConsoleBrowserTest {
     db.execute(
         "INSERT INTO {schema}.limiter (kind, max_running, max_running_per_group, rate_limit,"
             + " rate_interval) VALUES ('mail', 4, 2, 60, interval '1 minute');"
-            + "INSERT INTO {schema}.outbox (work_id, kind, payload, group_key, state, claimed_by,"
-            + " lease_until, claim_generation, attempts) SELECT 'mail-run-' || g, 'mail', '{}',"
-            + " 'tenant-' || (g % 2), 'running', 'worker-1', now() + interval '1 hour', 1, 1"
+            // inserted ready, then claimed (only a local hand-off inserts a claim)
+            + "INSERT INTO {schema}.outbox (work_id, kind, payload, group_key)"
+            + " SELECT 'mail-run-' || g, 'mail', '{}', 'tenant-' || (g % 2)"
             + " FROM generate_series(1, 3) g;"
+            + "UPDATE {schema}.outbox SET state = 'running', claimed_by = 'worker-1',"
+            + " lease_until = now() + interval '1 hour', claim_generation = 1, attempts = 1"
+            + " WHERE work_id LIKE 'mail-run-%';"
             + "INSERT INTO {schema}.schedule_state (name, kind, definition, last_slot, next_slot,"
             + " decided_at, decided_by, enqueued, skipped) VALUES"
             + " ('nightly-report', 'report', 'cron \"0 2 * * *\" UTC missed=latest',"

@@ -34,12 +34,13 @@ class ConsolePagesTest {
         INSERT INTO {schema}.limiter (kind, max_running, max_running_per_group, rate_limit,
                                       rate_interval)
         VALUES ('mail', 2, 1, 100, interval '1 minute');
-        INSERT INTO {schema}.outbox (work_id, kind, payload, group_key, state, claimed_by,
-                                     lease_until, claim_generation, attempts)
-        VALUES ('mail-1', 'mail', '{}', 'tenant-a', 'running', 'w1',
-                now() + interval '1 hour', 1, 1),
-               ('mail-2', 'mail', '{}', 'tenant-b', 'running', 'w1',
-                now() + interval '1 hour', 1, 1);
+        -- inserted ready, then claimed (only a local hand-off inserts a claim)
+        INSERT INTO {schema}.outbox (work_id, kind, payload, group_key)
+        VALUES ('mail-1', 'mail', '{}', 'tenant-a'), ('mail-2', 'mail', '{}', 'tenant-b');
+        UPDATE {schema}.outbox
+           SET state = 'running', claimed_by = 'w1', lease_until = now() + interval '1 hour',
+               claim_generation = 1, attempts = 1
+         WHERE work_id IN ('mail-1', 'mail-2');
         INSERT INTO {schema}.claim_log (kind, group_key, work_id, claimed_at)
         VALUES ('mail', 'tenant-a', 'mail-1', now()), ('mail', 'tenant-b', 'mail-2', now());
         INSERT INTO {schema}.outbox (work_id, kind, payload, state, completed_at, attempts,

@@ -28,10 +28,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * docs/protocol.md promises that, with the roles it lists, Relay's enqueue, claim, renew, settle,
- * kind registration (limits included), cancel, pause and resume run while rewriting or deleting
- * work is denied. This test runs that SQL block as written (schema and role names made unique) and
- * then each part of Relay under its role, so a new column or table that needs a grant fails here
- * first.
+ * kind registration (limits included), local hand-off, cancel, pause and resume run while rewriting
+ * or deleting work is denied. This test runs that SQL block as written (schema and role names made
+ * unique) and then each part of Relay under its role, so a new column or table that needs a grant
+ * fails here first.
  */
 @RelayDatabaseTest
 class RoleGrantsTest {
@@ -104,8 +104,17 @@ class RoleGrantsTest {
                   "report",
                   KindPolicy.DEFAULT.withMaxRunning(1).withRateLimit(5, Duration.ofSeconds(1)),
                   claim -> Outcome.done())
+              .localHandoff(true)
               .build()) {
         relay.start();
+        // A local hand-off: the producer inserts the claim, the worker registered and runs it.
+        Outbox handingOff = outbox.handingOffTo(relay);
+        try (Connection c = asProducer.getConnection()) {
+          c.setAutoCommit(false);
+          // order_event: done at its first claim (order_received snoozes its first)
+          handingOff.enqueue(c, Work.of("order-105-ack", "order_event", "{\"order\": 105}"));
+          handingOff.commitAndStart(c);
+        }
         await()
             .atMost(Duration.ofSeconds(60))
             .until(
@@ -113,7 +122,13 @@ class RoleGrantsTest {
                     db.queryLong(
                             "SELECT count(*) FROM {schema}.outbox WHERE state = 'done'"
                                 + " AND work_id <> 'order-104-ack'")
-                        == 6);
+                        == 7);
+        assertThat(
+                db.queryLong(
+                    "SELECT claim_generation FROM {schema}.outbox"
+                        + " WHERE work_id = 'order-105-ack'"))
+            .as("handed off, not claimed")
+            .isEqualTo(1);
       }
 
       for (HikariDataSource role : new HikariDataSource[] {asProducer, asWorker, asAdmin}) {

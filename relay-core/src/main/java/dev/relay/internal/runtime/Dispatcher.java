@@ -9,6 +9,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -94,29 +95,55 @@ final class Dispatcher implements Runnable {
           continue;
         }
       }
-      // The start time is written before the phase turns RUNNING: the lease keeper reads the phase
-      // first, and a RUNNING claim with no start time would look decades past its timeout.
-      c.startedNanos = time.nanoTime();
-      if (!c.phase.compareAndSet(LiveClaim.Phase.BUFFERED, LiveClaim.Phase.RUNNING)) {
-        slots.release(); // released meanwhile
-        continue;
-      }
-      if (time.nanoTime() - (c.localLeaseDeadline() - marginNanos) >= 0) {
-        c.phase.set(LiveClaim.Phase.RELEASING);
-        slots.release();
-        log.debug("{} cannot start within the start margin of its lease; released", c);
-        releaser.release(c);
-        continue;
-      }
-      started.run();
-      try {
-        executor.execute(() -> runAttempt(c));
-      } catch (RejectedExecutionException e) {
-        log.warn("the handler executor refused {}; released for other workers", c);
-        c.phase.set(LiveClaim.Phase.RELEASING);
-        slots.release();
-        releaser.release(c);
-      }
+      startInSlot(c, releaser::release);
+    }
+  }
+
+  /**
+   * Takes a handler slot for a local hand-off, if one is free now, without waiting. The slot is
+   * held until {@link #startReserved} runs a claim in it or {@link #unreserve} gives it back.
+   */
+  boolean reserve() {
+    return running && slots.tryAcquire();
+  }
+
+  /** Gives back a slot taken by {@link #reserve} that will run nothing. */
+  void unreserve() {
+    slots.release();
+  }
+
+  /**
+   * Starts a handed-off claim (phase BUFFERED) in the slot {@link #reserve} took for it, or, past
+   * the start margin of its lease, hands it to {@code release} unstarted.
+   */
+  void startReserved(LiveClaim c, Consumer<LiveClaim> release) {
+    startInSlot(c, release);
+  }
+
+  /** Starts {@code c} (a slot is held for it), or releases it past its start margin. */
+  private void startInSlot(LiveClaim c, Consumer<LiveClaim> release) {
+    // The start time is written before the phase turns RUNNING: the lease keeper reads the phase
+    // first, and a RUNNING claim with no start time would look decades past its timeout.
+    c.startedNanos = time.nanoTime();
+    if (!c.phase.compareAndSet(LiveClaim.Phase.BUFFERED, LiveClaim.Phase.RUNNING)) {
+      slots.release(); // released meanwhile
+      return;
+    }
+    if (time.nanoTime() - (c.localLeaseDeadline() - marginNanos) >= 0) {
+      c.phase.set(LiveClaim.Phase.RELEASING);
+      slots.release();
+      log.debug("{} cannot start within the start margin of its lease; released", c);
+      release.accept(c);
+      return;
+    }
+    started.run();
+    try {
+      executor.execute(() -> runAttempt(c));
+    } catch (RejectedExecutionException e) {
+      log.warn("the handler executor refused {}; released for other workers", c);
+      c.phase.set(LiveClaim.Phase.RELEASING);
+      slots.release();
+      release.accept(c);
     }
   }
 

@@ -22,11 +22,14 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -76,6 +79,8 @@ public final class Engine {
   private final Completer completer;
   private final Releaser releaser;
   private final Notifier notifier;
+  private final Handoffs handoffs;
+  private ScheduledExecutorService handoffSweeper;
   private final WorkerHeartbeat heartbeat;
   private Thread heartbeatThread;
   private final Events events;
@@ -94,7 +99,8 @@ public final class Engine {
       boolean virtualThreads,
       RelayEventListener listener,
       RelayTracing tracing,
-      ConnectionFactory listenConnections) {
+      ConnectionFactory listenConnections,
+      boolean handoff) {
     this.config = config;
     this.workerId = config.workerId();
     this.time = TimeSource.SYSTEM;
@@ -180,6 +186,21 @@ public final class Engine {
             claimerWake,
             time,
             batchSizes.values().stream().mapToInt(Integer::intValue).max().orElse(1));
+    Set<String> handoffKinds = new LinkedHashSet<>(handlers.keySet());
+    handoffKinds.removeAll(batchSizes.keySet()); // a batch handler's claims start together
+    this.handoffs =
+        handoff
+            ? new Handoffs(
+                config,
+                handoffKinds,
+                dispatcher,
+                live,
+                releaser,
+                events,
+                time,
+                // A released hand-off wakes the other workers whether or not this one listens.
+                Coordination.channel(schema))
+            : null;
     this.notifier =
         config.notifications()
             ? new Notifier(
@@ -228,12 +249,22 @@ public final class Engine {
     }
     try (Connection c = connections.open("register kinds")) {
       store.registerKinds(c, workerId, rows);
+      if (handoffs != null && !handoffs.kinds().isEmpty()) {
+        store.registerHandoff(
+            c, workerId, List.copyOf(handoffs.kinds()), config.queues(), config.lease());
+      }
     } catch (SQLException e) {
       throw SqlErrors.translate("register kinds", e);
     }
     warnIfFailoverUnsafe();
     if (registered) {
       heartbeatThread = thread("relay-heartbeat-", heartbeat);
+    }
+    if (handoffs != null) {
+      long every = Math.max(10, Math.min(1_000, handoffs.reservationLimit().toMillis() / 4));
+      handoffSweeper =
+          Executors.newSingleThreadScheduledExecutor(threads("relay-handoff-sweeper-"));
+      handoffSweeper.scheduleWithFixedDelay(handoffs::sweep, every, every, TimeUnit.MILLISECONDS);
     }
     completerThread = thread("relay-completer-", completer);
     keeperThread = thread("relay-lease-keeper-", keeper);
@@ -281,7 +312,19 @@ public final class Engine {
     long graceEnd = time.nanoTime() + graceNanos;
     long hardEnd = graceEnd + CLOSE_SLACK_NANOS;
     log.info("relay worker {} closing", workerId);
-    // 1. Stop taking work.
+    // 1. Stop taking work: no hand-off starts from now on (rows inserted claimed and not yet
+    // started are left to their leases), and none is inserted claimed by this worker any more.
+    if (handoffs != null) {
+      handoffs.close();
+      if (handoffSweeper != null) {
+        handoffSweeper.shutdownNow();
+      }
+      try (Connection c = connections.open("unregister hand-off")) {
+        store.unregisterHandoff(c, workerId);
+      } catch (RuntimeException | SQLException e) {
+        log.warn("could not remove the hand-off registration of {}: {}", workerId, e.toString());
+      }
+    }
     claimer.stop();
     if (notifier != null) {
       notifier.stop();
@@ -360,6 +403,11 @@ public final class Engine {
         TimeUnit.NANOSECONDS.toMillis(time.nanoTime() - (graceEnd - graceNanos)),
         live.size(),
         staleWrites.get());
+  }
+
+  /** The local hand-off of this runtime, or {@code null} when it is off. */
+  public Handoffs handoffs() {
+    return handoffs;
   }
 
   /**

@@ -1,9 +1,11 @@
 package dev.relay.internal.runtime;
 
 import dev.relay.RelayException;
+import dev.relay.internal.jdbc.Coordination;
 import dev.relay.internal.store.Settlement;
 import dev.relay.internal.store.WorkStore;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.List;
 import org.slf4j.Logger;
@@ -48,6 +50,32 @@ final class Releaser {
       boolean applied = store.release(conn, workerId, List.of(c.ref)).get(0).applied();
       if (applied) {
         events.released(c);
+      }
+    } catch (RelayException | SQLException e) {
+      log.warn("releasing {} failed; it is left to its lease: {}", c, e.toString());
+    } finally {
+      live.ended(c);
+    }
+  }
+
+  /**
+   * Releases an unstarted claim at once, on its own connection, then wakes the workers on {@code
+   * channel} (when not null) so that another one takes it now rather than at its next poll. For a
+   * handed-off claim that cannot start within its lease's start margin (issue 24): its row was
+   * inserted claimed, so no notification announced it. The release is guarded and not counted, as
+   * every release; if it fails, the claim is left to its lease.
+   */
+  void releaseNow(LiveClaim c, String channel) {
+    try (Connection conn = connections.open("release")) {
+      boolean applied = store.release(conn, workerId, List.of(c.ref)).get(0).applied();
+      if (applied) {
+        events.released(c);
+        if (channel != null) {
+          try (PreparedStatement ps = conn.prepareStatement(Coordination.NOTIFY)) {
+            ps.setString(1, channel);
+            ps.execute(); // auto-commit: sent at once, after the release committed
+          }
+        }
       }
     } catch (RelayException | SQLException e) {
       log.warn("releasing {} failed; it is left to its lease: {}", c, e.toString());

@@ -14,6 +14,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -64,6 +65,50 @@ public final class Enqueuer {
    */
   public List<EnqueueResult> enqueue(
       Connection c, List<Work> works, Map<String, String> traceContext) {
+    return enqueue(c, works, traceContext, null, null);
+  }
+
+  /**
+   * A local hand-off's part of an enqueue: the worker that would hold the claims, its lease, and
+   * the IDs the caller reserved a local handler slot for (each already judged eligible as far as
+   * the caller can tell: unkeyed, without dependencies, of a kind and queue the worker serves).
+   *
+   * @param workerId the worker ID stored in {@code claimed_by}
+   * @param leaseMillis the lease, which the database bounds by the registered one
+   * @param candidates the IDs that may be handed off
+   */
+  public record HandoffRequest(String workerId, long leaseMillis, Set<String> candidates) {}
+
+  /**
+   * A row this call inserted already claimed by the requesting worker, at generation 1.
+   *
+   * @param workId the work ID
+   * @param payload the payload as a claim returns it (jsonb's text)
+   * @param leaseUntil the lease deadline on the database clock
+   * @param claimedAt the claim time on the database clock (also the first attempt)
+   * @param transaction the ID of the transaction that inserted it
+   * @param traceContext the trace context stored with it, as a claim returns it, or {@code null}
+   */
+  public record HandedOff(
+      String workId,
+      String payload,
+      Instant leaseUntil,
+      Instant claimedAt,
+      String transaction,
+      String traceContext) {}
+
+  /**
+   * {@link #enqueue(Connection, List, Map)}, handing off what {@code handoff} marks and the
+   * database allows; the rows inserted claimed are added to {@code handedOff}. A call with an
+   * ordering key hands nothing off (keyed work is never handed off; the keyed statement has no
+   * hand-off form).
+   */
+  public List<EnqueueResult> enqueue(
+      Connection c,
+      List<Work> works,
+      Map<String, String> traceContext,
+      HandoffRequest handoff,
+      List<HandedOff> handedOff) {
     // Sorted by ID: concurrent bulk producers with overlapping IDs then meet in the same order.
     List<Work> sorted = new ArrayList<>(works);
     sorted.sort(Comparator.comparing(Work::workId));
@@ -75,7 +120,7 @@ public final class Enqueuer {
     try {
       // Before anything is written: an unknown dependency refuses the call with nothing changed.
       requireDependencies(c, sorted);
-      Set<String> notInserted = insert(c, sorted, callerOrder, traceContext);
+      Set<String> notInserted = insert(c, sorted, callerOrder, traceContext, handoff, handedOff);
       insertDependencies(c, sorted, notInserted);
       Map<String, EnqueueResult> byId = new HashMap<>();
       List<Work> skipped = new ArrayList<>();
@@ -179,7 +224,9 @@ public final class Enqueuer {
       Connection c,
       List<Work> works,
       Map<String, Integer> callerOrder,
-      Map<String, String> traceContext)
+      Map<String, String> traceContext,
+      HandoffRequest handoff,
+      List<HandedOff> handedOff)
       throws SQLException {
     int n = works.size();
     String[] ids = new String[n];
@@ -226,10 +273,13 @@ public final class Enqueuer {
         ps.executeUpdate();
       }
     }
+    boolean handingOff = handoff != null && !keyed && !handoff.candidates().isEmpty();
     String statement =
         keyed
             ? (notify ? sql.enqueueKeyedNotify : sql.enqueueKeyed)
-            : (notify ? sql.enqueueManyNotify : sql.enqueueMany);
+            : handingOff
+                ? (notify ? sql.enqueueHandoffNotify : sql.enqueueHandoff)
+                : (notify ? sql.enqueueManyNotify : sql.enqueueMany);
     Set<String> notInserted = new HashSet<>();
     try (PreparedStatement ps = c.prepareStatement(statement)) {
       ps.setArray(1, c.createArrayOf("text", ids));
@@ -248,11 +298,31 @@ public final class Enqueuer {
       if (keyed) {
         ps.setArray(13, c.createArrayOf("text", keys));
         ps.setArray(14, c.createArrayOf("int4", order));
+      } else if (handingOff) {
+        Boolean[] marked = new Boolean[n];
+        for (int i = 0; i < n; i++) {
+          marked[i] = handoff.candidates().contains(ids[i]);
+        }
+        ps.setArray(13, c.createArrayOf("bool", marked));
+        ps.setString(14, handoff.workerId());
+        ps.setLong(15, handoff.leaseMillis());
       }
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           String id = rs.getString(1);
-          if (id != null) {
+          if (id == null) {
+            continue;
+          }
+          if (handingOff && rs.getBoolean(2)) {
+            handedOff.add(
+                new HandedOff(
+                    id,
+                    rs.getString(3),
+                    rs.getObject(4, OffsetDateTime.class).toInstant(),
+                    rs.getObject(5, OffsetDateTime.class).toInstant(),
+                    rs.getString(6),
+                    rs.getString(7)));
+          } else {
             notInserted.add(id);
           }
         }

@@ -42,6 +42,30 @@ final class WorkSql {
   /** {@link #enqueueKeyed} with the notification of {@link #enqueueManyNotify}. */
   final String enqueueKeyedNotify;
 
+  /**
+   * {@link #enqueueMany} for a producer whose process runs a worker that may take its new work by
+   * local hand-off: each row the caller marked (a local handler slot is reserved for it) is
+   * inserted already claimed by that worker when the database agrees, and {@code ready} otherwise.
+   * Returns the skipped IDs as {@link #enqueueMany} does, plus the handed-off rows. See {@code
+   * docs/protocol.md}, "Local hand-off".
+   */
+  final String enqueueHandoff;
+
+  /** {@link #enqueueHandoff} notifying when it inserted a {@code ready} row (only then). */
+  final String enqueueHandoffNotify;
+
+  /**
+   * Registers this worker's hand-off of its kinds on its queues with its lease (replacing an
+   * earlier registration under the same ID), in key order like every multi-row write.
+   */
+  final String registerHandoff;
+
+  /** Removes this worker's hand-off registration (at close). */
+  final String unregisterHandoff;
+
+  /** The current transaction's ID, if it has one: proves hand-offs belong to it. */
+  final String currentTransaction;
+
   /** For IDs the insert skipped: the stored kind and payload equality, or the tombstone's. */
   final String identityCheck;
 
@@ -204,6 +228,104 @@ final class WorkSql {
             + ") AS s ON true";
     enqueueMany = schema.inject(insertMany + skipped);
     enqueueManyNotify = schema.inject(insertMany + notified + skippedAfterNotify);
+    // The hand-off form. One clock sample for the statement (k.now) is the claim time, first
+    // attempt and lease start of every row it hands off; the trigger
+    // outbox_inserted_claim_is_a_handoff
+    // later requires lease_until <= its own, later, clock_timestamp() + the registered lease.
+    // A marked row is claimed only if the database agrees, in this statement: handoff_lease is
+    // NULL unless this worker registered the kind and queue and the kind has no limiter row; the
+    // row must be available now with its deadline ahead. AND stops at the first false, so rows the
+    // caller did not mark never call the function.
+    String handoffCtes =
+        """
+        WITH u AS (
+            SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::int4[],
+                                 ?::text[], ?::int8[], ?::int4[], ?::text[], ?::text[],
+                                 ?::bool[], ?::text[], ?::bool[])
+                   AS u(work_id, kind, payload, queue, priority,
+                        available_at, delay_ms, max_attempts, deadline, group_key,
+                        has_dependencies, trace_context, hand_off)
+        ), k AS (
+            SELECT ?::text AS worker, ?::int8 * interval '1 millisecond' AS lease,
+                   clock_timestamp() AS now
+        ), d AS (
+            SELECT a.*,
+                   a.hand_off
+                   AND a.available <= a.now
+                   AND (a.deadline IS NULL OR a.deadline::timestamptz > a.now)
+                   AND ${relay_schema}.handoff_lease(a.worker, a.kind, a.queue) >= a.lease
+                   AS claimed
+              FROM (SELECT u.*, k.worker, k.lease, k.now,
+                           coalesce(u.available_at::timestamptz,
+                                    k.now + u.delay_ms * interval '1 millisecond') AS available
+                      FROM u CROSS JOIN k) AS a
+        ), inserted AS (
+            INSERT INTO ${relay_schema}.outbox
+                   (work_id, kind, payload, queue, priority, available_at, max_attempts, deadline,
+                    group_key, has_dependencies, trace_context, state, claimed_by, lease_until,
+                    claim_generation, attempts, claimed_at, first_attempt_at, retry_window_start)
+            SELECT d.work_id, d.kind, d.payload::jsonb, d.queue, d.priority, d.available,
+                   d.max_attempts, d.deadline::timestamptz, d.group_key, d.has_dependencies,
+                   d.trace_context::jsonb,
+                   CASE WHEN d.claimed THEN 'running' ELSE 'ready' END,
+                   CASE WHEN d.claimed THEN d.worker END,
+                   CASE WHEN d.claimed THEN d.now + d.lease END,
+                   CASE WHEN d.claimed THEN 1 ELSE 0 END,
+                   CASE WHEN d.claimed THEN 1 ELSE 0 END,
+                   CASE WHEN d.claimed THEN d.now END,
+                   CASE WHEN d.claimed THEN d.now END,
+                   CASE WHEN d.claimed THEN d.now END
+              FROM d
+             WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.tombstone t
+                                WHERE t.work_id = d.work_id)
+                ON CONFLICT (work_id) DO NOTHING
+            RETURNING work_id
+        )
+        """;
+    // Skipped IDs (handed_off false), then the handed-off rows with what their claim needs. The
+    // lease and times come from the statement's clock sample, not from RETURNING, so a producer
+    // needs no SELECT on the claim columns. The payload and trace context are returned as a claim
+    // returns them (jsonb's text), so a handler sees the same text either way. The transaction ID
+    // lets the commit that
+    // starts them prove they belong to the transaction it commits.
+    String handoffResult =
+        """
+        SELECT u.work_id, false AS handed_off, NULL::text AS payload,
+               NULL::timestamptz AS lease_until, NULL::timestamptz AS claimed_at,
+               NULL::text AS xact, NULL::text AS trace_context
+          FROM u WHERE u.work_id NOT IN (SELECT work_id FROM inserted)
+        UNION ALL
+        SELECT d.work_id, true, d.payload::jsonb::text, d.now + d.lease, d.now,
+               pg_current_xact_id()::text, d.trace_context::jsonb::text
+          FROM d JOIN inserted i ON i.work_id = d.work_id
+         WHERE d.claimed
+        """;
+    // Handed-off rows wake nobody: only a ready row notifies.
+    String handoffNotified =
+        "\n, notified AS (\n    SELECT pg_notify("
+            + Coordination.channelLiteral(schema)
+            + ", '')\n      FROM (SELECT 1 FROM inserted i JOIN d ON d.work_id = i.work_id"
+            + " WHERE NOT d.claimed LIMIT 1) AS any_row\n)\n";
+    enqueueHandoff = schema.inject(handoffCtes + handoffResult);
+    enqueueHandoffNotify =
+        schema.inject(
+            handoffCtes
+                + handoffNotified
+                + "SELECT s.* FROM (SELECT count(*) FROM notified) AS n LEFT JOIN ("
+                + handoffResult
+                + ") AS s ON true");
+    registerHandoff =
+        schema.inject(
+            """
+            INSERT INTO ${relay_schema}.handoff AS h (worker_id, kind, queue, lease)
+            SELECT ?, k.kind, q.queue, ? * interval '1 millisecond'
+              FROM unnest(?::text[]) AS k(kind) CROSS JOIN unnest(?::text[]) AS q(queue)
+             ORDER BY k.kind, q.queue
+                ON CONFLICT (worker_id, kind, queue) DO UPDATE
+               SET lease = EXCLUDED.lease, registered_at = clock_timestamp()
+            """);
+    unregisterHandoff = schema.inject("DELETE FROM ${relay_schema}.handoff WHERE worker_id = ?");
+    currentTransaction = "SELECT pg_current_xact_id_if_assigned()::text";
     lockKeys =
         schema.inject(
             """

@@ -504,6 +504,52 @@ public final class WorkStore {
   }
 
   /**
+   * Registers {@code workerId} to take new work of {@code kinds} on {@code queues} by local
+   * hand-off, with claims of at most {@code lease}, in its own transaction.
+   */
+  public void registerHandoff(
+      Connection c, String workerId, List<String> kinds, List<String> queues, Duration lease) {
+    Tx.run(
+        c,
+        timeouts,
+        "register hand-off",
+        tx -> {
+          try (PreparedStatement ps = tx.prepareStatement(sql.registerHandoff)) {
+            ps.setString(1, workerId);
+            ps.setLong(2, lease.toMillis());
+            ps.setArray(3, tx.createArrayOf("text", kinds.toArray()));
+            ps.setArray(4, tx.createArrayOf("text", queues.toArray()));
+            return ps.executeUpdate();
+          }
+        });
+  }
+
+  /** Removes the hand-off registration of {@code workerId}, in its own transaction. */
+  public void unregisterHandoff(Connection c, String workerId) {
+    Tx.run(
+        c,
+        timeouts,
+        "unregister hand-off",
+        tx -> {
+          try (PreparedStatement ps = tx.prepareStatement(sql.unregisterHandoff)) {
+            ps.setString(1, workerId);
+            return ps.executeUpdate();
+          }
+        });
+  }
+
+  /**
+   * The ID of the transaction open on {@code c} (the caller's), or {@code null} when it has none
+   * yet. Runs in the caller's transaction and changes nothing.
+   */
+  public static String currentTransaction(Connection c, SchemaName schema) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(WorkSql.of(schema).currentTransaction);
+        ResultSet rs = ps.executeQuery()) {
+      return rs.next() ? rs.getString(1) : null;
+    }
+  }
+
+  /**
    * Registers (upserts) the policies of the kinds {@code workerId} runs, in one transaction. The
    * last registration of a kind wins.
    */

@@ -57,12 +57,16 @@ class ConsolePlanTest {
         INSERT INTO {schema}.outbox (work_id, kind, payload, available_at)
         SELECT 'delayed-' || g, 'k1', '{}', clock_timestamp() + interval '1 day'
           FROM generate_series(1, 500) g;
-        INSERT INTO {schema}.outbox (work_id, kind, payload, state, claimed_by, lease_until,
-                                     claimed_at, claim_generation, attempts, first_attempt_at)
-        SELECT 'running-' || g, 'k' || (g % 3), '{}', 'running', 'worker-' || (g % 4),
-               clock_timestamp() + (g % 5 - 1) * interval '1 minute', clock_timestamp(), 1, 1,
-               clock_timestamp()
-          FROM generate_series(1, 200) g;
+        -- inserted ready, then claimed (only a local hand-off inserts a claim)
+        INSERT INTO {schema}.outbox (work_id, kind, payload)
+        SELECT 'running-' || g, 'k' || (g % 3), '{}' FROM generate_series(1, 200) g;
+        UPDATE {schema}.outbox
+           SET state = 'running', claimed_by = 'worker-' || (substr(work_id, 9)::int % 4),
+               lease_until = clock_timestamp()
+                             + (substr(work_id, 9)::int % 5 - 1) * interval '1 minute',
+               claimed_at = clock_timestamp(), claim_generation = 1, attempts = 1,
+               first_attempt_at = clock_timestamp()
+         WHERE work_id LIKE 'running-%';
         INSERT INTO {schema}.outbox (work_id, kind, payload, state, created_at, completed_at,
                                      claim_generation, attempts, first_attempt_at,
                                      last_error_kind, last_error, ordering_key, sequence)

@@ -33,13 +33,16 @@ class LimitUsePlanTest {
                                      claim_generation, attempts)
         SELECT 'done-' || g, 'mail', '{}', 'done', clock_timestamp(), 1, 1
           FROM generate_series(1, 30000) g;
-        INSERT INTO {schema}.outbox (work_id, kind, payload, group_key, state, claimed_by,
-                                     lease_until, claim_generation, attempts)
-        SELECT 'run-' || g, 'mail', '{}', CASE WHEN g <= 5 THEN 'tenant-a' ELSE 'tenant-b' END,
-               'running', 'w1',
-               clock_timestamp() + CASE WHEN g <= 7 THEN interval '1 hour'
-                                        ELSE interval '-1 hour' END, 1, 1
+        -- inserted ready, then claimed (only a local hand-off inserts a claim)
+        INSERT INTO {schema}.outbox (work_id, kind, payload, group_key)
+        SELECT 'run-' || g, 'mail', '{}', CASE WHEN g <= 5 THEN 'tenant-a' ELSE 'tenant-b' END
           FROM generate_series(1, 9) g;
+        UPDATE {schema}.outbox
+           SET state = 'running', claimed_by = 'w1', claim_generation = 1, attempts = 1,
+               lease_until = clock_timestamp()
+                             + CASE WHEN substr(work_id, 5)::int <= 7 THEN interval '1 hour'
+                                    ELSE interval '-1 hour' END
+         WHERE work_id LIKE 'run-%';
         INSERT INTO {schema}.claim_log (kind, group_key, work_id, claimed_at)
         SELECT 'mail', '', 'log-' || g,
                clock_timestamp() - CASE WHEN g <= 25 THEN interval '10 seconds'

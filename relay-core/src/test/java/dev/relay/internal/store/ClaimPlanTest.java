@@ -105,12 +105,15 @@ class ClaimPlanTest {
         INSERT INTO {schema}.kind (kind, backoff_base, backoff_cap, max_attempts, max_elapsed,
                                    handler_timeout, dedup_horizon, unknown_outcome, registered_by)
         VALUES ('k', '1 s', '5 min', 25, '30 min', '1 h', '1 h', 'retry', 'planner');
-        INSERT INTO {schema}.outbox (work_id, kind, payload, available_at, attempts,
-                                     claim_generation, first_attempt_at)
-        SELECT 'retry-' || g, 'k', '{}', clock_timestamp() - interval '1 hour' + g * interval '1 ms',
-               1, 1, clock_timestamp() - CASE WHEN g % 2 = 0 THEN interval '2 hours'
-                                               ELSE interval '10 minutes' END
+        -- inserted new, then given their first attempt (work is only inserted at generation 0)
+        INSERT INTO {schema}.outbox (work_id, kind, payload, available_at)
+        SELECT 'retry-' || g, 'k', '{}', clock_timestamp() - interval '1 hour' + g * interval '1 ms'
           FROM generate_series(1, 100000) g;
+        UPDATE {schema}.outbox
+           SET attempts = 1, claim_generation = 1,
+               first_attempt_at = clock_timestamp()
+                                  - CASE WHEN substr(work_id, 7)::int % 2 = 0
+                                         THEN interval '2 hours' ELSE interval '10 minutes' END;
         ANALYZE {schema}.outbox;
         """);
     String claim = new WorkSql(SchemaName.of(s)).claimBatch;

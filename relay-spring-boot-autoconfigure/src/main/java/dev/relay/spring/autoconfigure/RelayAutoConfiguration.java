@@ -124,8 +124,18 @@ public class RelayAutoConfiguration {
       ObjectProvider<DataSource> dataSources,
       Outbox outbox,
       JsonCodec codec,
-      RelayConnections migratedFirst) {
-    return new RelayOutbox(applicationDataSource(properties, beans, dataSources), outbox, codec);
+      RelayConnections migratedFirst,
+      ObjectProvider<RelayRuntime> runtime) {
+    // With relay.local-handoff, work this application's worker takes is handed off to it, started
+    // from an after-commit synchronization; the runtime exists once every singleton does.
+    return new RelayOutbox(
+        applicationDataSource(properties, beans, dataSources),
+        outbox,
+        codec,
+        () -> {
+          RelayRuntime r = runtime.getIfAvailable();
+          return r == null ? null : r.relay().orElse(null);
+        });
   }
 
   /** The inbox and fence in the application's transactions, for receiving services. */

@@ -82,6 +82,12 @@ public class RelayProperties {
   private boolean notifications = true;
 
   /**
+   * Whether this application's worker takes the work the application itself enqueues by local
+   * hand-off: inserted already claimed and started right after the transaction commits.
+   */
+  private boolean localHandoff;
+
+  /**
    * How long stopping waits for running handlers (0-1h). Default: 30s, or less so that stopping
    * fits in spring.lifecycle.timeout-per-shutdown-phase with 2s to spare.
    */
@@ -523,6 +529,14 @@ public class RelayProperties {
 
   public boolean isNotifications() {
     return notifications;
+  }
+
+  public boolean isLocalHandoff() {
+    return localHandoff;
+  }
+
+  public void setLocalHandoff(boolean localHandoff) {
+    this.localHandoff = localHandoff;
   }
 
   public void setNotifications(boolean notifications) {

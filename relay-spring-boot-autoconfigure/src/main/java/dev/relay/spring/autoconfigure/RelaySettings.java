@@ -43,6 +43,7 @@ final class RelaySettings {
         .pollInterval(p.getPollInterval())
         .pollJitter(p.getPollJitter())
         .notifications(p.isNotifications())
+        .localHandoff(p.isLocalHandoff())
         .shutdownGrace(grace)
         .completionBatchSize(p.getCompletionBatchSize())
         .completionMaxDelay(p.getCompletionMaxDelay())

@@ -68,6 +68,7 @@ class BadPropertyReportTest {
         new Case("relay.start-margin", "-1s"),
         new Case("relay.poll-interval", "5ms"),
         new Case("relay.poll-jitter", "1.5"),
+        new Case("relay.local-handoff", "maybe"),
         new Case("relay.notifications", "maybe"),
         new Case("relay.shutdown-grace", "-1s"),
         new Case("relay.completion-batch-size", "0"),
