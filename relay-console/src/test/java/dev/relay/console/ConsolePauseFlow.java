@@ -68,8 +68,8 @@ public final class ConsolePauseFlow {
     work.accept(control);
     await()
         .atMost(Duration.ofSeconds(30))
-        .until(() -> "done".equals(ConsoleTest.state(db, "control-1")));
-    assertThat(ConsoleTest.state(db, "paused-1")).isEqualTo("ready");
+        .until(() -> "done".equals(state(db, "control-1")));
+    assertThat(state(db, "paused-1")).isEqualTo("ready");
     assertThat(db.queryLong("SELECT attempts FROM {schema}.outbox WHERE work_id = 'paused-1'"))
         .isZero();
     screenshot.accept("pauses");
@@ -83,7 +83,7 @@ public final class ConsolePauseFlow {
     work.accept(held);
     await()
         .atMost(Duration.ofSeconds(30))
-        .until(() -> "done".equals(ConsoleTest.state(db, "paused-1")));
+        .until(() -> "done".equals(state(db, "paused-1")));
 
     String audit = web.findElement(By.cssSelector("table.pause-audit")).getText();
     assertThat(audit)
@@ -97,6 +97,10 @@ public final class ConsolePauseFlow {
                 "SELECT string_agg(action || ' ' || kind || ' ' || actor, ', ' ORDER BY id)"
                     + " FROM {schema}.pause_audit"))
         .isEqualTo("pause " + held + " " + user + ", resume " + held + " " + user);
+  }
+
+  private static String state(TestDatabase db, String workId) throws Exception {
+    return db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = '" + workId + "'");
   }
 
   private static void enqueue(TestDatabase db, Work w) throws Exception {
