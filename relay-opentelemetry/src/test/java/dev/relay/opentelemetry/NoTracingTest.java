@@ -35,12 +35,13 @@ class NoTracingTest {
   void withoutATracingHookNothingIsStoredRecordedOrRead(TestDatabase db) throws Exception {
     try (TestTelemetry otel = new TestTelemetry()) {
       Span checkout = otel.sdk.getTracer("shop").spanBuilder("checkout").startSpan();
-      try (Scope current = checkout.makeCurrent();
-          Connection c = db.connection()) {
+      Scope current = checkout.makeCurrent();
+      try (Connection c = db.connection()) {
         c.setAutoCommit(false);
         Outbox.builder().schema(db.schema()).build().enqueue(c, Work.of("w", "k", "{}"));
         c.commit();
       } finally {
+        current.close();
         checkout.end();
       }
       assertThat(db.queryString("SELECT trace_context::text FROM {schema}.outbox")).isNull();
