@@ -33,14 +33,14 @@ import org.slf4j.LoggerFactory;
  * Records outcomes in batches: one transaction per batch, the guard checked per row by {@link
  * dev.relay.internal.store.WorkStore#settle}. {@link #WRITERS} threads run {@link #run} over one
  * queue, each taking the oldest waiting outcome and whatever is queued behind it and writing that
- * at once. So the batching adapts to the load: while a writer is free an outcome is written as soon
- * as it arrives (a quiet worker records each outcome in one transaction of its own, without waiting
- * for another's commit to end); only while every writer is busy do outcomes collect, and the first
- * writer to finish takes them all (a natural group commit), bounded by size and by how long its
- * first outcome waits while more keep arriving. A refused (stale) write is counted and reported,
- * never retried. A failed batch that certainly rolled back is repeated while the claims' leases
- * last; a batch whose COMMIT was cut off is not repeated blindly: the stored rows are re-read and
- * only the claims this worker still holds are written again.
+ * at once. So the batching adapts to the load: while batches stay small, an outcome that arrives
+ * while one batch commits is written at once by the other writer instead of waiting for that
+ * commit; once batches grow (a quarter of {@code completionBatchSize}), a writer waits for the
+ * other to finish, and the outcomes collect into the next batch (a natural group commit), bounded
+ * by size and by how long its first outcome waits while more keep arriving. A refused (stale) write
+ * is counted and reported, never retried. A failed batch that certainly rolled back is repeated
+ * while the claims' leases last; a batch whose COMMIT was cut off is not repeated blindly: the
+ * stored rows are re-read and only the claims this worker still holds are written again.
  *
  * <p>Two batches in flight never deadlock: each locks its rows in work-ID order. Two generations of
  * one work ID in flight at once are both guarded, so at most the current one applies.
@@ -54,9 +54,10 @@ final class Completer implements Completions, Runnable {
   private static final Duration PAUSE_CAP = Duration.ofSeconds(2);
 
   /**
-   * How many batches are written at once. One writer makes an outcome that arrives while a batch
-   * commits wait for that commit and then for its own; a second writes it at once, and under load
-   * PostgreSQL flushes the two commits together. Each writer holds a connection while it writes.
+   * How many batches are written at once while batches are small. One writer makes an outcome that
+   * arrives while a batch commits wait for that commit and then for its own; a second writes it at
+   * once, and PostgreSQL flushes the two commits together. Each writer holds a connection while it
+   * writes.
    */
   static final int WRITERS = 2;
 
@@ -82,6 +83,10 @@ final class Completer implements Completions, Runnable {
   private final LinkedBlockingQueue<Item> queue = new LinkedBlockingQueue<>();
   private final Deque<Item> carry = new ConcurrentLinkedDeque<>(); // taken before the queue
   private final AtomicInteger writers = new AtomicInteger(); // running run()s
+  private final Object turns = new Object();
+  private int inWrite; // guarded by turns: writers between enterWrite and leaveWrite
+  private int lastBatch; // guarded by turns: the size of the batch written last
+  private final int loadedBatch; // a batch this large means load: one write at a time
   private final AtomicInteger pending = new AtomicInteger();
   private final Object accept = new Object();
   private boolean accepting = true; // guarded by accept
@@ -106,6 +111,7 @@ final class Completer implements Completions, Runnable {
       AtomicLong staleWrites) {
     this.workerId = config.workerId();
     this.batchSize = config.completionBatchSize();
+    this.loadedBatch = Math.max(2, batchSize / 4);
     this.maxDelayNanos = config.completionMaxDelay().toNanos();
     this.store = store;
     this.connections = connections;
@@ -184,7 +190,11 @@ final class Completer implements Completions, Runnable {
       while (!abandoned && (running || !queue.isEmpty() || !carry.isEmpty())) {
         List<Item> batch = nextBatch();
         if (!batch.isEmpty()) {
-          flush(batch);
+          try {
+            flush(batch);
+          } finally {
+            leaveWrite(batch.size());
+          }
         }
         recordAbandoned();
       }
@@ -245,6 +255,7 @@ final class Completer implements Completions, Runnable {
     if (first == null) {
       return batch;
     }
+    enterWrite(); // under load, after the other writer: the batch fills meanwhile
     Set<String> ids = new HashSet<>();
     List<Item> deferred = new ArrayList<>();
     batch.add(first);
@@ -266,6 +277,30 @@ final class Completer implements Completions, Runnable {
     }
     carry.addAll(deferred);
     return batch;
+  }
+
+  /**
+   * Takes this writer into a write. While batches stay small (the last one held fewer than {@link
+   * #loadedBatch} outcomes: a quiet or moderately busy worker) it goes on at once, also while the
+   * other writer writes, so an outcome never waits for another batch's commit. Under load (larger
+   * batches) it waits until no other writer writes, so outcomes collect into full batches and a
+   * backlog is recorded with as few transactions as with one writer.
+   */
+  private void enterWrite() throws InterruptedException {
+    synchronized (turns) {
+      while (inWrite > 0 && lastBatch >= loadedBatch && !abandoned) {
+        turns.wait(100);
+      }
+      inWrite++;
+    }
+  }
+
+  private void leaveWrite(int size) {
+    synchronized (turns) {
+      inWrite--;
+      lastBatch = size;
+      turns.notifyAll();
+    }
   }
 
   /**
