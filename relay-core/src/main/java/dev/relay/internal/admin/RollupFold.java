@@ -26,7 +26,7 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The rollup behind the console's charts (V19): the maintenance leader's fold of finished work into
+ * The rollup behind the console's charts (V20): the maintenance leader's fold of finished work into
  * it, and the reads of a chart.
  *
  * <p>The fold reads finished work in (completed_at, work_id) order after the watermark's position,
@@ -135,7 +135,7 @@ public final class RollupFold {
             }
           }
           if (lastAt == null) {
-            throw new SQLException("the rollup watermark row could not be created (V19)");
+            throw new SQLException("the rollup watermark row could not be created (V20)");
           }
           OffsetDateTime bound;
           try (PreparedStatement ps = tx.prepareStatement(sql.foldBound)) {

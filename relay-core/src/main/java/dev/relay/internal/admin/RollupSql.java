@@ -4,7 +4,7 @@ import dev.relay.internal.jdbc.PerSchema;
 import dev.relay.internal.jdbc.SchemaName;
 
 /**
- * Every statement on the rollup family ({@code rollup}, {@code rollup_watermark}, V19), one
+ * Every statement on the rollup family ({@code rollup}, {@code rollup_watermark}, V20), one
  * constant per operation, with the validated schema name injected once: the maintenance leader's
  * fold of finished work and the console's chart reads.
  */
@@ -62,7 +62,7 @@ final class RollupSql {
   final String watermark;
 
   /**
-   * Recreates the watermark row (8 days back, where V19 starts it) when it is missing, for a table
+   * Recreates the watermark row (8 days back, where V20 starts it) when it is missing, for a table
    * emptied by hand; a no-op otherwise.
    */
   final String startWatermark;

@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 /**
- * The charts' rollup (V19): the maintenance leader's fold counts every finished item exactly once,
+ * The charts' rollup (V20): the maintenance leader's fold counts every finished item exactly once,
  * whoever folds and however often, and the percentiles read from summed histograms stay within the
  * documented error.
  */
