@@ -93,6 +93,7 @@ class RoleGrantsTest {
       assertThat(asAdminApi.pauses()).hasSize(1);
       assertThat(asAdminApi.resume(null, "report", "olga", "receiver back")).isPresent();
       assertThat(asAdminApi.charts(ChartWindow.DAY, null, null).points()).hasSize(96);
+      assertThat(asAdminApi.pauseHistory(10)).hasSize(2);
 
       try (Relay relay =
           Relay.builder(asWorker)
