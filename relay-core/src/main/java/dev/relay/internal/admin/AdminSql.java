@@ -198,7 +198,9 @@ final class AdminSql {
    * against the row or, after this commits, against the tombstone. The clock is sampled once per
    * statement ({@code (SELECT clock_timestamp())}); SKIP LOCKED never waits, so that is sound.
    * Failed work is never selected; done and cancelled work only once both the retention and the
-   * kind's dedup horizon have passed since it ended.
+   * kind's dedup horizon have passed since it ended. Oldest first within each state (cancelled,
+   * then done): the order of {@code outbox_finished_idx}, so a batch reads about the rows it takes,
+   * whatever the backlog of purgeable rows (docs/operations.md, History at scale).
    */
   final String purgeWork;
 
@@ -603,7 +605,10 @@ final class AdminSql {
                 + " o.claim_generation, o.state, o.outcome\n"
                 + purgeablePredicate
                 + """
-                 ORDER BY o.completed_at
+                 -- state first: the order of outbox_finished_idx (state, completed_at), so the
+                 -- scan stops after n rows; by completed_at alone, every batch read and sorted
+                 -- all purgeable rows (seconds per batch at a million, quadratic overall)
+                 ORDER BY o.state, o.completed_at
                  LIMIT ?
                    FOR UPDATE OF o SKIP LOCKED
                 ), tombs AS (
