@@ -619,8 +619,10 @@ final class AdminSql {
                       FROM doomed d
                         ON CONFLICT (work_id) DO NOTHING
                 )
-                DELETE FROM ${relay_schema}.outbox o USING doomed d
-                 WHERE o.work_id = d.work_id
+                -- = ANY (ARRAY(...)): a primary-key lookup whatever the row estimate; a join with
+                -- the CTE let a generic plan (LIMIT ? guessed large) scan the whole table per batch
+                DELETE FROM ${relay_schema}.outbox o
+                 WHERE o.work_id = ANY (ARRAY(SELECT d.work_id FROM doomed d))
                 """);
     countPurgeableWork = schema.inject("SELECT count(*)\n" + purgeablePredicate);
     purgeTombstones = agePurge(schema, "tombstone", "work_id", "purged_at");
@@ -648,8 +650,8 @@ final class AdminSql {
 
   /**
    * Rows of {@code table} older than a retention by {@code timeColumn}, one batch, oldest first,
-   * with SKIP LOCKED in a MATERIALIZED CTE like {@link #purgeWork}; for tables whose rows depend on
-   * nothing else (tombstones, the purge audit).
+   * with SKIP LOCKED in a MATERIALIZED CTE like {@link #purgeWork}, deleted by key lookups as
+   * there; for tables whose rows depend on nothing else (tombstones, the purge audit).
    */
   private static String agePurge(SchemaName schema, String table, String key, String timeColumn) {
     return schema.inject(
@@ -663,9 +665,9 @@ final class AdminSql {
             + timeColumn
             + "\n LIMIT ?\n FOR UPDATE SKIP LOCKED\n)\nDELETE FROM ${relay_schema}."
             + table
-            + " t USING doomed d WHERE t."
+            + " t WHERE t."
             + key
-            + " = d.key");
+            + " = ANY (ARRAY(SELECT d.key FROM doomed d))");
   }
 
   private static String ageCount(SchemaName schema, String table, String timeColumn) {
@@ -695,9 +697,9 @@ final class AdminSql {
             + timeColumn
             + "\n LIMIT ?\n FOR UPDATE OF h SKIP LOCKED\n)\nDELETE FROM ${relay_schema}."
             + table
-            + " h USING doomed d WHERE h."
+            + " h WHERE h."
             + key
-            + " = d.key");
+            + " = ANY (ARRAY(SELECT d.key FROM doomed d))");
   }
 
   private static String historyCount(

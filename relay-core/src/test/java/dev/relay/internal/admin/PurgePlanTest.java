@@ -9,7 +9,10 @@ import dev.relay.admin.PurgeResult;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
+import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -76,5 +79,80 @@ class PurgePlanTest {
         .isEqualTo(1_000);
     assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'failed'"))
         .isEqualTo(500);
+  }
+
+  @Test
+  void evenAGenericPlanDeletesEachBatchThroughThePrimaryKey(TestDatabase db) throws SQLException {
+    // A statement run often on one connection is planned generically (pgjdbc prepares it on the
+    // server after 5 uses; PostgreSQL may then keep a plan made without the parameters' values),
+    // and a generic LIMIT ? is guessed at a tenth of the table: joined with the CTE, the delete
+    // then scanned the whole table on every batch.
+    db.execute(
+        """
+        INSERT INTO {schema}.outbox (work_id, kind, payload, state, completed_at,
+                                     claim_generation, attempts)
+        SELECT 'old-' || g, 'k', '{}', 'done',
+               clock_timestamp() - interval '30 days' + g * interval '1 second', 1, 1
+          FROM generate_series(1, 20000) g;
+        INSERT INTO {schema}.tombstone (work_id, kind, payload_digest, last_generation,
+                                        final_state, outcome, purged_at)
+        SELECT 'tomb-' || g, 'k', 'd', 1, 'done', 'delivered',
+               clock_timestamp() - CASE WHEN g <= 500 THEN interval '200 days'
+                                        ELSE interval '1 day' END
+          FROM generate_series(1, 20000) g;
+        ANALYZE {schema}.outbox;
+        ANALYZE {schema}.tombstone;
+        """);
+    AdminSql sql = new AdminSql(SchemaName.of(db.schema()));
+    String work =
+        genericExplain(
+            db,
+            sql.purgeWork,
+            PurgePolicy.DEFAULT_WORK_RETENTION.toMillis(),
+            KindPolicy.DEFAULT_DEDUP_HORIZON.toMillis(),
+            100);
+    assertThat(work).as(work).contains("outbox_pkey").doesNotContain("Seq Scan on outbox");
+    assertThat(Plans.maxWorkTableRows(work)).as(work).isLessThan(1_000);
+    String tombs =
+        genericExplain(
+            db, sql.purgeTombstones, PurgePolicy.DEFAULT_IDENTITY_HORIZON.toMillis(), 100);
+    assertThat(tombs).as(tombs).doesNotContain("Seq Scan on tombstone");
+  }
+
+  /**
+   * EXPLAIN ANALYZE of {@code query} (its {@code ?} placeholders numbered) as a prepared statement
+   * under {@code plan_cache_mode = force_generic_plan}, in a transaction that is rolled back.
+   */
+  private static String genericExplain(TestDatabase db, String query, long... args)
+      throws SQLException {
+    StringBuilder numbered = new StringBuilder();
+    int n = 0;
+    for (char ch : query.toCharArray()) {
+      numbered.append(ch == '?' ? "$" + ++n : String.valueOf(ch));
+    }
+    StringBuilder values = new StringBuilder();
+    for (long a : args) {
+      values.append(values.length() == 0 ? "" : ", ").append(a);
+    }
+    StringBuilder plan = new StringBuilder();
+    try (Connection c = db.connection()) {
+      c.setAutoCommit(false);
+      try (Statement s = c.createStatement()) {
+        s.execute("SET LOCAL plan_cache_mode = force_generic_plan");
+        s.execute("PREPARE purge_batch AS " + numbered);
+        try (ResultSet rs =
+            s.executeQuery(
+                "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) EXECUTE purge_batch(" + values + ")")) {
+          while (rs.next()) {
+            plan.append(rs.getString(1)).append('\n');
+          }
+        }
+      }
+      c.rollback();
+      try (Statement s = c.createStatement()) {
+        s.execute("DEALLOCATE purge_batch"); // not transactional; the connection is pooled
+      }
+    }
+    return plan.toString();
   }
 }
