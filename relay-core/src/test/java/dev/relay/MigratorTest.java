@@ -302,11 +302,9 @@ class MigratorTest {
 
   /** Takes the schema back to the version before the latest, as the previous release left it. */
   private void undoLatestVersion() throws Exception {
-    assertThat(Migrator.LATEST_VERSION).as("update this for the new latest version").isEqualTo(18);
-    db.execute("DROP TRIGGER outbox_inserted_claim_is_a_handoff ON " + fresh + ".outbox");
-    db.execute("DROP FUNCTION " + fresh + ".outbox_check_inserted_claim()");
-    db.execute("DROP FUNCTION " + fresh + ".handoff_lease(text, text, text)");
-    db.execute("DROP TABLE " + fresh + ".handoff");
+    assertThat(Migrator.LATEST_VERSION).as("update this for the new latest version").isEqualTo(19);
+    // Version 19 only granted; a grant left in place is what the previous release had plus one
+    // column privilege nobody of that release uses.
     db.execute(
         "DELETE FROM " + fresh + ".schema_version WHERE version = " + Migrator.LATEST_VERSION);
   }

@@ -200,4 +200,79 @@ class RollingUpgradeTest {
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.worker")).isEqualTo(2);
     }
   }
+
+  @Test
+  void aProducerGrantedForThePreviousReleaseStillEnqueuesAfterTheUpgrade(TestDatabase db)
+      throws Exception {
+    String schema = db.schema() + "_up";
+    String producer = "relay_producer_" + schema;
+    db.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+    new Migrator(
+            SchemaName.of(schema),
+            Migrator.VERSIONS.stream().filter(v -> v.number() <= 12).toList())
+        .migrate(db.dataSource());
+    // The producer's grants as the previous release documented them: no trace_context column.
+    db.execute("CREATE ROLE " + producer + " NOLOGIN");
+    db.execute("GRANT USAGE ON SCHEMA " + schema + " TO " + producer);
+    db.execute(
+        "GRANT INSERT (work_id, kind, payload, queue, priority, available_at, max_attempts,"
+            + " deadline, group_key, ordering_key, sequence, has_dependencies) ON "
+            + schema
+            + ".outbox TO "
+            + producer);
+    db.execute("GRANT SELECT (work_id, kind, payload) ON " + schema + ".outbox TO " + producer);
+    db.execute("GRANT SELECT ON " + schema + ".tombstone TO " + producer);
+    try {
+      Outbox outbox = Outbox.builder().schema(schema).build();
+      // Up to version 18 the enqueue statement names a column these grants lack.
+      new Migrator(
+              SchemaName.of(schema),
+              Migrator.VERSIONS.stream().filter(v -> v.number() <= 18).toList())
+          .migrate(db.dataSource());
+      try (Connection c = db.connection()) {
+        c.createStatement().execute("SET ROLE " + producer);
+        c.setAutoCommit(false);
+        assertThatThrownBy(
+                () -> outbox.enqueue(c, Work.of("order-103-ack", "order_received", "{}")))
+            .hasMessageContaining("permission denied");
+        c.rollback();
+        c.setAutoCommit(true);
+        c.createStatement().execute("RESET ROLE");
+      }
+
+      Migrator.migrate(db.dataSource(), schema);
+      try (Connection c = db.connection()) {
+        c.createStatement().execute("SET ROLE " + producer);
+        c.setAutoCommit(false);
+        assertThat(outbox.enqueue(c, Work.of("order-103-ack", "order_received", "{}")).status())
+            .isEqualTo(EnqueueResult.Status.ENQUEUED);
+        c.commit();
+        c.setAutoCommit(true);
+        c.createStatement().execute("RESET ROLE");
+      }
+      assertThat(
+              db.queryLong(
+                  "SELECT count(*) FROM "
+                      + schema
+                      + ".outbox WHERE work_id = 'order-103-ack' AND trace_context IS NULL"))
+          .isEqualTo(1);
+      // The migration granted exactly the one column: the producer still may not set a state.
+      assertThat(
+              db.queryString(
+                  "SELECT has_column_privilege('"
+                      + producer
+                      + "', '"
+                      + schema
+                      + ".outbox', 'trace_context', 'INSERT')::text || ' '"
+                      + " || has_column_privilege('"
+                      + producer
+                      + "', '"
+                      + schema
+                      + ".outbox', 'state', 'INSERT')::text"))
+          .isEqualTo("true false");
+    } finally {
+      db.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+      db.execute("DROP ROLE IF EXISTS " + producer);
+    }
+  }
 }

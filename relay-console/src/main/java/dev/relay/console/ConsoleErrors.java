@@ -27,7 +27,8 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
       SignInController.class,
       LimitsController.class,
       SearchController.class,
-      SchedulesController.class
+      SchedulesController.class,
+      PausesController.class
     })
 final class ConsoleErrors {
   private final Console console;

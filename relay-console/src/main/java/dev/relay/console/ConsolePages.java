@@ -51,6 +51,11 @@ final class ConsolePages {
   }
 
   @Bean
+  PausesController relayConsolePauses(Console c) {
+    return new PausesController(c);
+  }
+
+  @Bean
   LimitsController relayConsoleLimits(Console c) {
     return new LimitsController(c);
   }

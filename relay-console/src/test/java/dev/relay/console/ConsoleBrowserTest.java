@@ -3,8 +3,10 @@ package dev.relay.console;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.relay.Outcome;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
+import dev.relay.testkit.ManualWorker;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -154,6 +156,23 @@ class ConsoleBrowserTest {
       assertThat(ConsoleTest.state(db, "order-9-ack")).isEqualTo("ready");
       screenshot(web, "item");
 
+      // Pause a kind from the console, see it held while another kind is worked, resume it.
+      ManualWorker worker =
+          ManualWorker.builder(db.dataSource())
+              .schema(db.schema())
+              .handle("receipt", claim -> Outcome.done())
+              .handle("invoice", claim -> Outcome.done())
+              .build();
+      ConsolePauseFlow.pauseAndResume(
+          web,
+          base,
+          db,
+          ConsoleApp.OPERATOR,
+          "receipt",
+          "invoice",
+          worker::runNext,
+          name -> screenshot(web, name));
+
       web.findElement(By.cssSelector("form.logout button")).click();
       wait.until(ExpectedConditions.presenceOfElementLocated(By.id("login")));
       web.get(base + "/relay");
@@ -197,10 +216,14 @@ class ConsoleBrowserTest {
    * Saves the page as {@code target/console-screenshots/<name>.png}: the pictures in
    * docs/console.md come from here.
    */
-  private static void screenshot(WebDriver web, String name) throws Exception {
-    Path dir = Path.of("target", "console-screenshots");
-    Files.createDirectories(dir);
-    Files.write(
-        dir.resolve(name + ".png"), ((TakesScreenshot) web).getScreenshotAs(OutputType.BYTES));
+  static void screenshot(WebDriver web, String name) {
+    try {
+      Path dir = Path.of("target", "console-screenshots");
+      Files.createDirectories(dir);
+      Files.write(
+          dir.resolve(name + ".png"), ((TakesScreenshot) web).getScreenshotAs(OutputType.BYTES));
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
   }
 }

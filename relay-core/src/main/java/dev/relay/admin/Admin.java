@@ -526,6 +526,18 @@ public final class Admin {
   }
 
   /**
+   * The newest rows of the pause audit, newest first: every pause and resume with who, why and
+   * when, and each automatic resume the maintenance leader recorded. Read through the audit's index
+   * on its time.
+   *
+   * @param limit most rows returned (1 to {@link #MAX_PAGE_SIZE})
+   */
+  public List<PauseEvent> pauseHistory(int limit) {
+    requireLimit(limit, MAX_PAGE_SIZE);
+    return withConnection("pause history", c -> store.pauseHistory(c, limit));
+  }
+
+  /**
    * Applies {@code policy}: purges done and cancelled work past its retention and its kind's
    * deduplication horizon (never failed work), leaving one tombstone per item; purges tombstones
    * past the identity horizon and history and audit rows past their retention. Works in batches of

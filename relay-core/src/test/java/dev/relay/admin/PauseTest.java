@@ -106,6 +106,15 @@ class PauseTest {
                   + " | resume default a mina receiver back t t"
                   + " | resume default a mina once more f f");
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.pause")).isZero();
+      // the same rows through the admin API, newest first
+      assertThat(f.admin.pauseHistory(2))
+          .extracting(e -> e.action() + " " + e.target() + " " + e.actor() + ": " + e.reason())
+          .containsExactly(
+              "resume queue 'default', kind 'a' mina: once more",
+              "resume queue 'default', kind 'a' mina: receiver back");
+      assertThat(f.admin.pauseHistory(10).get(2).resumeAt()).isNotNull();
+      assertThatThrownBy(() -> f.admin.pauseHistory(0))
+          .isInstanceOf(InvalidAdminRequestException.class);
       assertThat(p.resumeAt())
           .isCloseTo(
               resumeAt,

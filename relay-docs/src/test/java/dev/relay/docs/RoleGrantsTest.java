@@ -91,6 +91,7 @@ class RoleGrantsTest {
       asAdminApi.pause(null, "report", "olga", "receiver down", null);
       assertThat(asAdminApi.pauses()).hasSize(1);
       assertThat(asAdminApi.resume(null, "report", "olga", "receiver back")).isPresent();
+      assertThat(asAdminApi.pauseHistory(10)).hasSize(2);
 
       try (Relay relay =
           Relay.builder(asWorker)

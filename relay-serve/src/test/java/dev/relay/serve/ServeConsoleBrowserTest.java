@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.relay.Outbox;
 import dev.relay.Work;
 import dev.relay.console.Chromium;
+import dev.relay.console.ConsolePauseFlow;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.io.ByteArrayOutputStream;
@@ -30,8 +31,9 @@ import org.springframework.security.crypto.bcrypt.BCrypt;
 /**
  * The console as {@code relay serve} serves it, in a real headless Chromium (Debian's {@code
  * chromium} and {@code chromium-driver}): the browser's own requests (its {@code /favicon.ico})
- * must not send sign-in to an error page. Without Chromium the test fails, saying how to install
- * it: it is never skipped.
+ * must not send sign-in to an error page; pausing a kind from the console holds it from serve's own
+ * workers until resumed. Without Chromium the test fails, saying how to install it: it is never
+ * skipped.
  */
 @RelayDatabaseTest
 class ServeConsoleBrowserTest {
@@ -49,7 +51,7 @@ class ServeConsoleBrowserTest {
         relay:
           poll-interval: 200ms
           shutdown-grace: 5s
-          kinds: {tick: {handler: log}}
+          kinds: {tick: {handler: log}, receipt: {handler: log}, invoice: {handler: log}}
           console:
             users: [{name: olga, hash: '%s', role: operator}]
         """
@@ -64,6 +66,9 @@ class ServeConsoleBrowserTest {
       String base = "http://127.0.0.1:" + serving.port();
       try (Chromium chromium = Chromium.start()) {
         browse(chromium.web(), base);
+        // Pause from the console with serve's own workers running: they claim nothing of it.
+        ConsolePauseFlow.pauseAndResume(
+            chromium.web(), base, db, "olga", "receipt", "invoice", kind -> {}, name -> {});
       }
       sessionCookie(base);
     }

@@ -7,6 +7,7 @@ import dev.relay.admin.CompletionMinute;
 import dev.relay.admin.FailureGroup;
 import dev.relay.admin.LimitUse;
 import dev.relay.admin.Pause;
+import dev.relay.admin.PauseEvent;
 import dev.relay.admin.PayloadSearch;
 import dev.relay.admin.PurgePolicy;
 import dev.relay.admin.PurgeResult;
@@ -172,6 +173,11 @@ public final class AdminStore {
   /** The pauses in force, by queue then kind. */
   public List<Pause> pauses(Connection c) {
     return pauses.active(c);
+  }
+
+  /** The newest pause audit rows, newest first. */
+  public List<PauseEvent> pauseHistory(Connection c, int limit) {
+    return pauses.history(c, limit);
   }
 
   /** Removes expired pauses (audited) and wakes the workers; returns how many. */

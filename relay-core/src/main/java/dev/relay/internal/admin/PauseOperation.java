@@ -2,6 +2,7 @@ package dev.relay.internal.admin;
 
 import dev.relay.admin.InvalidAdminRequestException;
 import dev.relay.admin.Pause;
+import dev.relay.admin.PauseEvent;
 import dev.relay.internal.jdbc.BoundText;
 import dev.relay.internal.jdbc.Coordination;
 import dev.relay.internal.jdbc.SchemaName;
@@ -137,6 +138,35 @@ final class PauseOperation {
       }
     }
     return result;
+  }
+
+  /** The newest pause audit rows, newest first, at most {@code limit}. */
+  List<PauseEvent> history(Connection c, int limit) {
+    return Tx.run(
+        c,
+        timeouts,
+        "pause history",
+        tx -> {
+          List<PauseEvent> result = new ArrayList<>();
+          try (PreparedStatement ps = tx.prepareStatement(sql.history)) {
+            ps.setInt(1, limit);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                result.add(
+                    new PauseEvent(
+                        rs.getString("action"),
+                        rs.getString("queue"),
+                        rs.getString("kind"),
+                        rs.getString("actor"),
+                        rs.getString("reason"),
+                        AdminRows.instant(rs, "at"),
+                        AdminRows.instant(rs, "resume_at"),
+                        AdminRows.instant(rs, "paused_at")));
+              }
+            }
+          }
+          return result;
+        });
   }
 
   /**

@@ -36,6 +36,9 @@ final class PauseSql {
   /** The pauses in force now, on the database clock, by queue then kind (every-one first). */
   final String active;
 
+  /** The newest pause audit rows, newest first, at most {@code ?}. */
+  final String history;
+
   /**
    * Deletes pauses whose automatic resume has passed and audits each as {@code auto_resume}; the
    * maintenance leader runs it so that the table stays small and the history shows the resume.
@@ -90,6 +93,14 @@ final class PauseSql {
               FROM ${relay_schema}.pause
              WHERE resume_at IS NULL OR resume_at > clock_timestamp()
              ORDER BY queue NULLS FIRST, kind NULLS FIRST
+            """);
+    history =
+        schema.inject(
+            """
+            SELECT action, queue, kind, actor, reason, at, resume_at, paused_at
+              FROM ${relay_schema}.pause_audit
+             ORDER BY at DESC, id DESC
+             LIMIT ?
             """);
     expire =
         schema.inject(
