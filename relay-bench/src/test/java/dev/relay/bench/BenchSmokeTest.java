@@ -83,7 +83,7 @@ class BenchSmokeTest {
                 json.toString());
     String printed = buffer.toString(StandardCharsets.UTF_8);
     assertThat(exit).as(printed).isZero();
-    assertThat(printed).contains("purge: 1,500 rows in").contains("burn-down while the purge runs");
+    assertThat(printed).contains("purge: 1,500 rows in").contains("burn-down without the purge");
     String report = Files.readString(json);
     for (String name :
         new String[] {
