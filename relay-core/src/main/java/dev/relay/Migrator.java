@@ -19,13 +19,16 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Creates and upgrades Relay's schema. One call applies every pending version in one transaction:
+ * Creates and upgrades Relay's schema. One call applies every pending version in one transaction (a
+ * version that builds an index concurrently, {@value #CONCURRENT_MARKER}, runs outside it):
  *
  * <pre>{@code
  * Migrator.migrate(dataSource, "relay");
@@ -33,8 +36,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Safe to run from several processes at once: the transaction first takes a transaction-level
  * advisory lock keyed by the schema name, so concurrent callers apply each version once, in turn,
- * and the lock is released by COMMIT (a pooled connection never keeps it). Idempotent: a current
- * schema is left alone.
+ * and the lock is released by COMMIT (a pooled connection never keeps it). A caller that finds the
+ * lock taken waits between attempts with no transaction open, for at most two minutes. Idempotent:
+ * a current schema is left alone.
  *
  * <p>The versions are plain SQL resources under {@code dev/relay/migrations/} in this jar, with the
  * placeholder {@code ${relay_schema}}; Flyway or Liquibase users may run them instead, with that
@@ -89,7 +93,8 @@ public final class Migrator {
           new Version(16, "sql enqueue", "migrations/V16__sql_enqueue.sql"),
           new Version(17, "worker registration", "migrations/V17__worker_registration.sql"),
           new Version(18, "handoff", "migrations/V18__handoff.sql"),
-          new Version(19, "trace context grants", "migrations/V19__trace_context_grants.sql"));
+          new Version(19, "trace context grants", "migrations/V19__trace_context_grants.sql"),
+          new Version(20, "rollup", "migrations/V20__rollup.sql"));
 
   /**
    * The file-name marker of a contract step: {@code V20__contract_drop_old_column.sql}. Every
@@ -98,6 +103,18 @@ public final class Migrator {
    * OlderWorkersRegisteredException}) while a worker of an older release is registered.
    */
   public static final String CONTRACT_MARKER = "__contract_";
+
+  /**
+   * The file-name marker of a version built outside the migration's transaction: {@code
+   * V22__concurrently_outbox_finished_index.sql}. Its text is exactly one {@code CREATE [UNIQUE]
+   * INDEX CONCURRENTLY IF NOT EXISTS name ON ...} statement (comments aside), so that a long index
+   * build on a large table never blocks the writes of running workers. {@link #migrate} commits the
+   * versions before it, builds the index in auto-commit mode while holding the migration lock at
+   * session level, then records it and goes on. A build that failed or was cancelled leaves an
+   * invalid index and no recorded version; the next migration drops that index (concurrently) and
+   * builds it again.
+   */
+  public static final String CONCURRENT_MARKER = "__concurrently_";
 
   /** The schema version this library writes and understands. */
   public static final int LATEST_VERSION = VERSIONS.get(VERSIONS.size() - 1).number();
@@ -159,9 +176,11 @@ public final class Migrator {
             "the migrator runs its own transaction: pass a connection in auto-commit mode");
       }
       requireSupportedServer(c);
+      versions.forEach(Version::requireWellFormed);
       c.setAutoCommit(false);
+      SessionLock sessionLock = new SessionLock(c);
       try {
-        Report report = migrateLocked(c);
+        Report report = migrateLocked(c, sessionLock);
         c.commit();
         if (!report.applied().isEmpty()) {
           log.info(
@@ -172,10 +191,13 @@ public final class Migrator {
         }
         return report;
       } catch (SQLException | RuntimeException e) {
-        c.rollback();
+        if (!c.getAutoCommit()) {
+          c.rollback();
+        }
         throw e;
       } finally {
         c.setAutoCommit(true);
+        sessionLock.release();
       }
     } catch (SQLException e) {
       throw SqlErrors.translate("migrating schema " + schema, e);
@@ -201,14 +223,8 @@ public final class Migrator {
     }
   }
 
-  private Report migrateLocked(Connection c) throws SQLException {
-    try (Statement s = c.createStatement()) {
-      s.execute(MigratorSql.TIMEOUTS.setLocalSql());
-    }
-    try (PreparedStatement lock = c.prepareStatement(Coordination.LOCK_MIGRATION)) {
-      lock.setString(1, Coordination.migrationKey(schema));
-      lock.execute();
-    }
+  private Report migrateLocked(Connection c, SessionLock sessionLock) throws SQLException {
+    lockTransaction(c);
     try (Statement s = c.createStatement()) {
       s.execute(sql.createVersionTable);
     }
@@ -234,8 +250,12 @@ public final class Migrator {
       if (v.contract()) {
         refuseWhileOlderWorkersLive(c, v);
       }
-      try (Statement s = c.createStatement()) {
-        s.execute(sql.migration(v.text()));
+      if (v.concurrent()) {
+        buildConcurrently(c, v, sessionLock);
+      } else {
+        try (Statement s = c.createStatement()) {
+          s.execute(sql.migration(v.text()));
+        }
       }
       try (PreparedStatement ps = c.prepareStatement(sql.recordVersion)) {
         ps.setInt(1, v.number());
@@ -247,6 +267,126 @@ public final class Migrator {
       applied.add(v.number());
     }
     return new Report(schema.sql(), previous, Math.max(previous, latest), applied);
+  }
+
+  /**
+   * Bounds the transaction and takes the migration lock (transaction level). While another migrator
+   * holds it, waits between attempts with no transaction open (see {@link
+   * Coordination#TRY_LOCK_MIGRATION}), backing off from 20 ms to 1 s, for at most the migration's
+   * lock timeout.
+   */
+  private void lockTransaction(Connection c) throws SQLException {
+    long deadline = System.nanoTime() + MigratorSql.TIMEOUTS.lock().toNanos();
+    long backoffMillis = 20;
+    while (true) {
+      try (Statement s = c.createStatement()) {
+        s.execute(MigratorSql.TIMEOUTS.setLocalSql());
+      }
+      try (PreparedStatement lock = c.prepareStatement(Coordination.TRY_LOCK_MIGRATION)) {
+        lock.setString(1, Coordination.migrationKey(schema));
+        try (ResultSet rs = lock.executeQuery()) {
+          rs.next();
+          if (rs.getBoolean(1)) {
+            return;
+          }
+        }
+      }
+      c.rollback();
+      if (System.nanoTime() > deadline) {
+        throw new RetryableException(
+            "another migration of schema "
+                + schema
+                + " has held the migration lock for longer than "
+                + MigratorSql.TIMEOUTS.lock()
+                + "; nothing was applied: run it again when that one has finished",
+            "55P03",
+            null);
+      }
+      try {
+        Thread.sleep(backoffMillis);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new RelayException("interrupted while waiting for the migration lock of " + schema);
+      }
+      backoffMillis = Math.min(1000, backoffMillis * 2);
+    }
+  }
+
+  /**
+   * Builds a {@value #CONCURRENT_MARKER} version's index outside any transaction: commits what was
+   * applied so far (holding the migration lock at session level first, so no other migrator starts
+   * in between), drops an invalid index a failed build left, builds, and opens the transaction that
+   * records the version. The build waits for transactions that started before it and does not block
+   * writes; it has no statement timeout.
+   */
+  private void buildConcurrently(Connection c, Version v, SessionLock sessionLock)
+      throws SQLException {
+    sessionLock.take(Coordination.migrationKey(schema));
+    c.commit();
+    c.setAutoCommit(true);
+    String index = v.concurrentIndexName();
+    boolean invalid;
+    try (PreparedStatement ps = c.prepareStatement(sql.invalidIndexExists)) {
+      ps.setString(1, index);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        invalid = rs.getBoolean(1);
+      }
+    }
+    try (Statement s = c.createStatement()) {
+      if (invalid) {
+        log.info(
+            "relay schema {}: index {} was left invalid by an earlier build of version {};"
+                + " dropping it to build it again",
+            schema,
+            index,
+            v.number());
+        s.execute(sql.dropIndexConcurrently(index));
+      }
+      log.info(
+          "relay schema {}: building index {} concurrently (version {})",
+          schema,
+          index,
+          v.number());
+      s.execute(sql.migration(v.text()));
+    }
+    c.setAutoCommit(false);
+    lockTransaction(c);
+  }
+
+  /**
+   * The migration lock held at session level across a concurrent build; released when the migration
+   * ends, however it ends.
+   */
+  private static final class SessionLock {
+    private final Connection c;
+    private String key;
+
+    SessionLock(Connection c) {
+      this.c = c;
+    }
+
+    void take(String key) throws SQLException {
+      if (this.key != null) {
+        return;
+      }
+      try (PreparedStatement ps = c.prepareStatement(Coordination.LOCK_MIGRATION_SESSION)) {
+        ps.setString(1, key);
+        ps.execute();
+      }
+      this.key = key;
+    }
+
+    void release() throws SQLException {
+      if (key == null) {
+        return;
+      }
+      try (PreparedStatement ps = c.prepareStatement(Coordination.UNLOCK_MIGRATION_SESSION)) {
+        ps.setString(1, key);
+        ps.execute();
+      }
+      key = null;
+    }
   }
 
   /**
@@ -454,12 +594,64 @@ public final class Migrator {
    * resource whose file name holds {@value #CONTRACT_MARKER} is a contract step.
    */
   record Version(int number, String description, String resource) {
+    private static final Pattern ONE_CONCURRENT_INDEX =
+        Pattern.compile(
+            "(?is)CREATE\\s+(?:UNIQUE\\s+)?INDEX\\s+CONCURRENTLY\\s+IF\\s+NOT\\s+EXISTS\\s+"
+                + "((?-i:[a-z_][a-z0-9_]*))\\s+ON\\s+[^;]+;?");
+
     /**
      * Whether this version is a contract step: it removes or tightens what the previous release's
      * workers use, so it is refused while one of them is registered.
      */
     boolean contract() {
-      return resource.substring(resource.lastIndexOf('/') + 1).contains(CONTRACT_MARKER);
+      return fileName().contains(CONTRACT_MARKER);
+    }
+
+    /**
+     * Whether this version is one index built outside the transaction ({@value
+     * #CONCURRENT_MARKER}).
+     */
+    boolean concurrent() {
+      return fileName().contains(CONCURRENT_MARKER);
+    }
+
+    private String fileName() {
+      return resource.substring(resource.lastIndexOf('/') + 1);
+    }
+
+    /**
+     * The index a {@value #CONCURRENT_MARKER} version builds.
+     *
+     * @throws IllegalStateException if its text is not exactly one {@code CREATE [UNIQUE] INDEX
+     *     CONCURRENTLY IF NOT EXISTS} statement with a plain lower-case name
+     */
+    String concurrentIndexName() {
+      Matcher m = ONE_CONCURRENT_INDEX.matcher(withoutComments(text()));
+      if (!m.matches()) {
+        throw new IllegalStateException(
+            "migration "
+                + resource
+                + " is marked "
+                + CONCURRENT_MARKER
+                + " but is not exactly one CREATE [UNIQUE] INDEX CONCURRENTLY IF NOT EXISTS"
+                + " statement with a plain lower-case index name (nothing else may run outside"
+                + " the migration's transaction)");
+      }
+      return m.group(1);
+    }
+
+    /** Checks a concurrent version's text before anything runs; other versions pass. */
+    void requireWellFormed() {
+      if (concurrent()) {
+        concurrentIndexName();
+      }
+    }
+
+    private static String withoutComments(String text) {
+      return text.lines()
+          .map(line -> line.startsWith("--") ? "" : line)
+          .collect(Collectors.joining("\n"))
+          .trim();
     }
 
     /** The resource's text, line endings normalised to LF (so a CRLF checkout hashes the same). */

@@ -80,7 +80,11 @@ class RelaySnoozeTest {
           .isEqualTo("all 2 attempts used; last error (snoozed): snoozed");
       assertThat(f.attempts("w", "generation = 3", "error"))
           .containsExactly("snoozed 2 times, the kind's cap; counted as a retry: snoozed");
-      // Reported as what the store recorded, not as what the handler asked.
+      // Reported as what the store recorded, not as what the handler asked. Events follow the
+      // commit that made the row failed, so the last one may arrive after the state is visible.
+      await()
+          .atMost(RelayFixture.PATIENCE)
+          .until(() -> events.count("failed w attempts_exhausted") == 1);
       assertThat(events.count("snoozed w")).isEqualTo(2);
       assertThat(events.count("retried w snooze_limit")).isEqualTo(1);
       assertThat(events.count("failed w attempts_exhausted")).isEqualTo(1);

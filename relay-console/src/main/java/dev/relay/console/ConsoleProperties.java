@@ -2,6 +2,7 @@ package dev.relay.console;
 
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 
 /**
  * The console's {@code relay.console.*} properties.
@@ -118,27 +119,34 @@ public class ConsoleProperties {
 
   /** The path, checked; the page size, checked. */
   String mount() {
+    check();
+    return path;
+  }
+
+  /**
+   * Checks the path, page size and refresh, naming the property and its value.
+   *
+   * @throws InvalidConfigurationPropertyValueException for the first bad one
+   */
+  public void check() {
     String p = path == null ? "" : path;
     if (!p.matches("/[A-Za-z0-9._~/-]*") || p.contains("//")) {
-      throw new IllegalStateException(
-          "relay.console.path must start with / and hold only letters, digits and ._~-/, was '"
-              + path
-              + "'");
+      throw new InvalidConfigurationPropertyValueException(
+          "relay.console.path", path, "must start with / and hold only letters, digits and ._~-/");
     }
     if (p.endsWith("/")) {
-      throw new IllegalStateException(
-          "relay.console.path must not end with / (and must not be / itself), was '" + path + "'");
+      throw new InvalidConfigurationPropertyValueException(
+          "relay.console.path", path, "must not end with / (and must not be / itself)");
     }
     if (pageSize < 1 || pageSize > 1000) {
-      throw new IllegalStateException(
-          "relay.console.page-size must be between 1 and 1000, was " + pageSize);
+      throw new InvalidConfigurationPropertyValueException(
+          "relay.console.page-size", pageSize, "must be between 1 and 1000");
     }
     if (refresh == null
         || refresh.isNegative()
         || (!refresh.isZero() && refresh.compareTo(Duration.ofSeconds(1)) < 0)) {
-      throw new IllegalStateException(
-          "relay.console.refresh must be 0 (off) or at least 1s, was " + refresh);
+      throw new InvalidConfigurationPropertyValueException(
+          "relay.console.refresh", refresh, "must be 0 (off) or at least 1s");
     }
-    return p;
   }
 }

@@ -120,6 +120,9 @@ final class ServeConfig {
       throw new InvalidConfigurationPropertyValueException("server.port", port, "must be 0-65535");
     }
     checkUsers();
+    if (consoleEnabled) {
+      console.check();
+    }
     this.handlers = buildHandlers();
     RelayStartupCheck.check(env, kinds);
   }

@@ -186,6 +186,45 @@ class ServeCommandTest {
     }
 
     @Test
+    void badConsoleSettingsAreExitTwoNamingThePropertyBeforeAnythingStarts() throws Exception {
+      String withUsers =
+          "relay:\n  kinds: {tick: {handler: log}}\n  console:\n    users:\n"
+              + "      - {name: olga, hash: '"
+              + HASH
+              + "', role: viewer}\n";
+      assertRefused(
+          yaml(withUsers + "    path: relay\n"), "relay.console.path=relay", "must start with /");
+      assertRefused(yaml(withUsers + "    path: /relay/\n"), "relay.console.path=/relay/");
+      assertRefused(
+          yaml(withUsers + "    page-size: 0\n"), "relay.console.page-size=0", "1 and 1000");
+      assertRefused(yaml(withUsers + "    refresh: 10ms\n"), "relay.console.refresh");
+    }
+
+    @Test
+    void theReadmesServeConfigurationIsAcceptedAsWritten() throws Exception {
+      String readme = Files.readString(Path.of("..", "README.md"));
+      int section = readme.indexOf("A `serve` configuration is an `application.yml`");
+      assertThat(section).as("the README's serve configuration section").isPositive();
+      int start = readme.indexOf("```yaml\n", section) + "```yaml\n".length();
+      String block = readme.substring(start, readme.indexOf("```", start));
+      assertThat(block).contains("<relay passwd prints it>");
+
+      Run r = printConfig(yaml(block.replace("<relay passwd prints it>", HASH)));
+
+      assertThat(r.code).as(r.err).isZero();
+      assertThat(r.out.lines())
+          .contains(
+              "relay.concurrency=8",
+              "relay.maintenance.work-retention=7d",
+              "relay.kinds.order_received.handler=http",
+              "relay.kinds.order_received.url=http://127.0.0.1:8025/mail",
+              "relay.kinds.order_received.max-attempts=8",
+              "relay.kinds.audit_note.handler=log",
+              "relay.console.users[0].name=olga",
+              "relay.console.users[0].role=operator");
+    }
+
+    @Test
     void propertiesFilesAreReadToo() throws Exception {
       Path file =
           Files.writeString(

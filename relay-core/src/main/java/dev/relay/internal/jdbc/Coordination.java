@@ -50,6 +50,27 @@ public final class Coordination {
       "SELECT pg_advisory_xact_lock(" + MIGRATION_LOCK_CLASS + ", hashtext(?))";
 
   /**
+   * {@link #LOCK_MIGRATION} without waiting: true when taken. A migrator waits for another between
+   * attempts with no transaction open, because a waiting transaction holds a snapshot, and a
+   * concurrent index build of the migrator holding the lock waits for every older snapshot (a
+   * deadlock if the waiter waited inside a statement).
+   */
+  public static final String TRY_LOCK_MIGRATION =
+      "SELECT pg_try_advisory_xact_lock(" + MIGRATION_LOCK_CLASS + ", hashtext(?))";
+
+  /**
+   * The same key as {@link #LOCK_MIGRATION}, held by the session: a migration takes it before it
+   * commits ahead of a version built outside a transaction ({@code CREATE INDEX CONCURRENTLY}), so
+   * no other migrator starts in between; released by {@link #UNLOCK_MIGRATION_SESSION}.
+   */
+  public static final String LOCK_MIGRATION_SESSION =
+      "SELECT pg_advisory_lock(" + MIGRATION_LOCK_CLASS + ", hashtext(?))";
+
+  /** Releases {@link #LOCK_MIGRATION_SESSION}; bind {@link #migrationKey}. */
+  public static final String UNLOCK_MIGRATION_SESSION =
+      "SELECT pg_advisory_unlock(" + MIGRATION_LOCK_CLASS + ", hashtext(?))";
+
+  /**
    * Takes the schema's maintenance lock if free; bind {@link #maintenanceKey}. Session level (one
    * 64-bit key), so it must be held on a dedicated connection, never a pooled one.
    */

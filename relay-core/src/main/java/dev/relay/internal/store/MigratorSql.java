@@ -45,6 +45,12 @@ public final class MigratorSql {
   /** Fills the checksum of one version recorded without one (version, checksum). */
   public final String fillChecksum;
 
+  /**
+   * Whether an index of the schema by the bound name exists and is invalid: what a {@code CREATE
+   * INDEX CONCURRENTLY} leaves behind when it fails or is cancelled.
+   */
+  public final String invalidIndexExists;
+
   /** The statements for {@code schema}. */
   public static MigratorSql of(SchemaName schema) {
     return CATALOG.of(schema);
@@ -109,11 +115,29 @@ public final class MigratorSql {
                AND heartbeat_at + stale_after > clock_timestamp()
              ORDER BY worker_id""");
     workerTableExists = schema.inject("SELECT to_regclass('${relay_schema}.worker') IS NOT NULL");
+    invalidIndexExists =
+        schema.inject(
+            """
+            SELECT EXISTS (SELECT 1 FROM pg_index i
+                             JOIN pg_class c ON c.oid = i.indexrelid
+                            WHERE c.oid = to_regclass('${relay_schema}.' || quote_ident(?))
+                              AND NOT i.indisvalid)""");
     fillChecksum =
         schema.inject(
             """
             UPDATE ${relay_schema}.schema_version SET checksum = ?
             WHERE version = ? AND checksum IS NULL""");
+  }
+
+  /**
+   * Drops the invalid index {@code name} left by a failed concurrent build, without blocking
+   * writes. {@code name} is a plain lower-case identifier (checked).
+   */
+  public String dropIndexConcurrently(String name) {
+    if (!name.matches("[a-z_][a-z0-9_]*")) {
+      throw new IllegalArgumentException("not a plain index name: " + name);
+    }
+    return schema.inject("DROP INDEX CONCURRENTLY IF EXISTS ${relay_schema}." + name);
   }
 
   /**
