@@ -154,12 +154,14 @@ class RelayLeaseTest {
 
   @Test
   void anOutcomeWaitingToBeRecordedKeepsItsLeaseUntilRecorded(TestDatabase db) throws Exception {
-    CountDownLatch firstBeingRecorded = new CountDownLatch(1);
+    CountDownLatch xBeingRecorded = new CountDownLatch(1);
+    CountDownLatch wBeingRecorded = new CountDownLatch(1);
     CountDownLatch letRecordingGoOn = new CountDownLatch(1);
     CountDownLatch secondReturned = new CountDownLatch(1);
     try (RelayFixture f = new RelayFixture(db)) {
-      // A slow step of the completer (here its listener call for x) holds back y's outcome,
-      // which waits in the completer's queue for longer than a lease.
+      // Slow steps of the completer (here its listener calls for x and w, one on each of its two
+      // writers) hold back y's outcome, which waits in the completer's queue for longer than a
+      // lease.
       List<String> staleWrites = new CopyOnWriteArrayList<>();
       RelayEventListener slowCompleter =
           new RelayEventListener() {
@@ -170,8 +172,8 @@ class RelayLeaseTest {
 
             @Override
             public void completed(Claim claim) {
-              if (claim.workId().equals("x")) {
-                firstBeingRecorded.countDown();
+              if (claim.workId().equals("x") || claim.workId().equals("w")) {
+                (claim.workId().equals("x") ? xBeingRecorded : wBeingRecorded).countDown();
                 try {
                   letRecordingGoOn.await(60, TimeUnit.SECONDS);
                 } catch (InterruptedException e) {
@@ -184,18 +186,22 @@ class RelayLeaseTest {
           f.builder()
               .lease(LEASE)
               .renewInterval(RENEW)
-              .concurrency(2)
+              .concurrency(3)
               .listener(slowCompleter)
               .handle(
                   "quick",
                   claim -> {
+                    if (claim.workId().equals("w")) {
+                      xBeingRecorded.await(60, TimeUnit.SECONDS); // the other writer takes w
+                    }
                     if (claim.workId().equals("y")) {
-                      firstBeingRecorded.await(60, TimeUnit.SECONDS);
+                      wBeingRecorded.await(60, TimeUnit.SECONDS); // both writers are held
                       secondReturned.countDown();
                     }
                     return Outcome.done("ref-" + claim.workId() + "-" + claim.generation());
                   }));
-      f.enqueue(Work.of("x", "quick", "{}"), Work.of("y", "quick", "{}"));
+      f.enqueue(
+          Work.of("x", "quick", "{}"), Work.of("w", "quick", "{}"), Work.of("y", "quick", "{}"));
       assertThat(secondReturned.await(60, TimeUnit.SECONDS)).isTrue();
       String leaseWhenReturned = f.column("y", "lease_until");
 

@@ -6,6 +6,8 @@ import dev.relay.Work;
 import dev.relay.admin.BulkAction;
 import dev.relay.admin.BulkPreview;
 import dev.relay.admin.BulkProgress;
+import dev.relay.admin.ChartWindow;
+import dev.relay.admin.Charts;
 import dev.relay.admin.CompletionMinute;
 import dev.relay.admin.FailureGroup;
 import dev.relay.admin.LimitUse;
@@ -52,6 +54,7 @@ public final class AdminStore {
   private final OverviewQueries overview;
   private final PauseOperation pauses;
   private final BulkOperations bulk;
+  private final RollupFold rollup;
 
   /** A store for {@code schema}. */
   public AdminStore(SchemaName schema, Timeouts timeouts) {
@@ -68,6 +71,8 @@ public final class AdminStore {
     this.retention = new Retention(sql, timeouts);
     this.overview = new OverviewQueries(sql, timeouts);
     this.bulk = new BulkOperations(sql, timeouts, redrive, store);
+    this.rollup =
+        new RollupFold(schema, timeouts, RollupFold.DEFAULT_LAG, RollupFold.DEFAULT_BATCH);
   }
 
   /** The schema name. */
@@ -83,6 +88,19 @@ public final class AdminStore {
   /** Recounts done and cancelled work into the summary; returns when the counts were taken. */
   public Instant refreshSummary(Connection c) {
     return health.refreshSummary(c);
+  }
+
+  /**
+   * Folds work finished since the rollup's watermark into it, at most {@code maxBatches} bounded
+   * transactions, then drops buckets past their keep; see {@link RollupFold}.
+   */
+  public RollupFold.Folded foldRollup(Connection c, int maxBatches) {
+    return rollup.fold(c, maxBatches);
+  }
+
+  /** The charts of a window from the rollup; see {@link RollupFold#read}. */
+  public Charts charts(Connection c, ChartWindow window, String queue, String kind) {
+    return rollup.read(c, window, queue, kind);
   }
 
   /** Work done and failed per minute of the window, every minute listed, oldest first. */

@@ -38,7 +38,7 @@ final class ClaimSizing {
     this.running = (int) Math.min(Integer.MAX_VALUE / 4, (long) slots * perSlot);
     this.bufferSize = config.bufferSize();
     this.batchSize = config.batchSize();
-    this.maxRecording = 2 * config.completionBatchSize();
+    this.maxRecording = (Completer.WRITERS + 1) * config.completionBatchSize();
     this.startWindowNanos = config.lease().minus(config.startMargin()).toNanos();
   }
 
@@ -70,9 +70,9 @@ final class ClaimSizing {
    * Room for new claims. Only claims waiting to start or running hold capacity (handler slots plus
    * the {@linkplain #wantedBuffer wanted buffer}): an outcome handed to the completer frees its
    * place at once, so claiming overlaps the recording of outcomes. Outcomes waiting to be recorded
-   * are bounded separately, by two completion batches (one being written, the next accumulating):
-   * past that, claiming waits for the completer, so memory stays bounded however slow the database
-   * is to record.
+   * are bounded separately, by one completion batch more than the completer writes at once (one per
+   * writer being written, the next accumulating): past that, claiming waits for the completer, so
+   * memory stays bounded however slow the database is to record.
    *
    * @param live the live claims (buffered, running, finishing, releasing)
    * @param recording the outcomes handed to the completer and not yet recorded

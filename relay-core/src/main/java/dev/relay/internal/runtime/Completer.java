@@ -19,22 +19,31 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Records outcomes in batches: one transaction per batch, the guard checked per row by {@link
- * dev.relay.internal.store.WorkStore#settle}. A batch is written as soon as nothing more is waiting
- * (a natural group commit: while one batch is written, the next accumulates), bounded by size and
- * by how long its first outcome waits while more keep arriving. A refused (stale) write is counted
- * and reported, never retried. A failed batch that certainly rolled back is repeated while the
- * claims' leases last; a batch whose COMMIT was cut off is not repeated blindly: the stored rows
- * are re-read and only the claims this worker still holds are written again.
+ * dev.relay.internal.store.WorkStore#settle}. {@link #WRITERS} threads run {@link #run} over one
+ * queue, each taking the oldest waiting outcome and whatever is queued behind it and writing that
+ * at once. So the batching adapts to the load: while batches stay small, an outcome that arrives
+ * while one batch commits is written at once by the other writer instead of waiting for that
+ * commit; once batches grow (a quarter of {@code completionBatchSize}), a writer waits for the
+ * other to finish, and the outcomes collect into the next batch (a natural group commit), bounded
+ * by size and by how long its first outcome waits while more keep arriving. A refused (stale) write
+ * is counted and reported, never retried. A failed batch that certainly rolled back is repeated
+ * while the claims' leases last; a batch whose COMMIT was cut off is not repeated blindly: the
+ * stored rows are re-read and only the claims this worker still holds are written again.
+ *
+ * <p>Two batches in flight never deadlock: each locks its rows in work-ID order. Two generations of
+ * one work ID in flight at once are both guarded, so at most the current one applies.
  */
 final class Completer implements Completions, Runnable {
   private static final Logger log = LoggerFactory.getLogger(Completer.class);
@@ -43,6 +52,14 @@ final class Completer implements Completions, Runnable {
 
   private static final Duration PAUSE_BASE = Duration.ofMillis(50);
   private static final Duration PAUSE_CAP = Duration.ofSeconds(2);
+
+  /**
+   * How many batches are written at once while batches are small. One writer makes an outcome that
+   * arrives while a batch commits wait for that commit and then for its own; a second writes it at
+   * once, and PostgreSQL flushes the two commits together. Each writer holds a connection while it
+   * writes.
+   */
+  static final int WRITERS = 2;
 
   /** The most given-up outcomes kept in memory until they can be recorded. */
   static final int MAX_UNRECORDED = 10_000;
@@ -57,12 +74,19 @@ final class Completer implements Completions, Runnable {
   private final Consumer<LiveClaim> done;
   private final Runnable submitted;
   private final AtomicLong staleWrites;
-  private final List<AbandonedOutcome> unrecorded = new ArrayList<>(); // completer thread only
-  private int unrecordedOverflow; // completer thread only
-  private int recordFailures; // completer thread only
-  private long nextRecordTry; // completer thread only
+  private final Object abandonedLock = new Object();
+  private final List<AbandonedOutcome> unrecorded = new ArrayList<>(); // guarded by abandonedLock
+  private int unrecordedOverflow; // guarded by abandonedLock
+  private int recordFailures; // guarded by abandonedLock
+  private long nextRecordTry; // guarded by abandonedLock
+  private final ReentrantLock recordingAbandoned = new ReentrantLock(); // one writer at a time
   private final LinkedBlockingQueue<Item> queue = new LinkedBlockingQueue<>();
-  private final Deque<Item> carry = new ArrayDeque<>(); // owned by the completer thread
+  private final Deque<Item> carry = new ConcurrentLinkedDeque<>(); // taken before the queue
+  private final AtomicInteger writers = new AtomicInteger(); // running run()s
+  private final Object turns = new Object();
+  private int inWrite; // guarded by turns: writers between enterWrite and leaveWrite
+  private int lastBatch; // guarded by turns: the size of the batch written last
+  private final int loadedBatch; // a batch this large means load: one write at a time
   private final AtomicInteger pending = new AtomicInteger();
   private final Object accept = new Object();
   private boolean accepting = true; // guarded by accept
@@ -87,6 +111,7 @@ final class Completer implements Completions, Runnable {
       AtomicLong staleWrites) {
     this.workerId = config.workerId();
     this.batchSize = config.completionBatchSize();
+    this.loadedBatch = Math.max(2, batchSize / 4);
     this.maxDelayNanos = config.completionMaxDelay().toNanos();
     this.store = store;
     this.connections = connections;
@@ -154,13 +179,22 @@ final class Completer implements Completions, Runnable {
     abandoned = true;
   }
 
+  /**
+   * One writer's loop; {@link #WRITERS} threads run it at once over the same queue. The last one to
+   * stop reports the given-up outcomes it could not keep in the attempt history.
+   */
   @Override
   public void run() {
+    writers.incrementAndGet();
     try {
       while (!abandoned && (running || !queue.isEmpty() || !carry.isEmpty())) {
         List<Item> batch = nextBatch();
         if (!batch.isEmpty()) {
-          flush(batch);
+          try {
+            flush(batch);
+          } finally {
+            leaveWrite(batch.size());
+          }
         }
         recordAbandoned();
       }
@@ -168,7 +202,10 @@ final class Completer implements Completions, Runnable {
       Thread.currentThread().interrupt();
     } finally {
       stopAccepting();
-      List<Item> left = new ArrayList<>(carry);
+      List<Item> left = new ArrayList<>();
+      for (Item i = carry.poll(); i != null; i = carry.poll()) {
+        left.add(i);
+      }
       queue.drainTo(left);
       if (!left.isEmpty()) {
         log.warn(
@@ -180,6 +217,14 @@ final class Completer implements Completions, Runnable {
       for (Item i : left) {
         settled(i);
       }
+      if (writers.decrementAndGet() == 0) {
+        reportUnrecorded();
+      }
+    }
+  }
+
+  private void reportUnrecorded() {
+    synchronized (abandonedLock) {
       if (!unrecorded.isEmpty() || unrecordedOverflow > 0) {
         log.warn(
             "relay closed before {} outcomes it gave up could be kept in the attempt history: {}",
@@ -200,8 +245,9 @@ final class Completer implements Completions, Runnable {
   /**
    * The next batch: the oldest waiting outcome and whatever is queued behind it, up to the batch
    * size. It does not wait for a batch to fill: when the queue is empty the batch is written at
-   * once, and outcomes that arrive meanwhile form the next. Only while outcomes keep arriving does
-   * it go on taking them, for at most {@code completionMaxDelay} after the first.
+   * once, and outcomes that arrive meanwhile go to a free writer, or form the next batch while
+   * every writer is busy. Only while outcomes keep arriving does it go on taking them, for at most
+   * {@code completionMaxDelay} after the first.
    */
   private List<Item> nextBatch() throws InterruptedException {
     List<Item> batch = new ArrayList<>();
@@ -209,6 +255,7 @@ final class Completer implements Completions, Runnable {
     if (first == null) {
       return batch;
     }
+    enterWrite(); // under load, after the other writer: the batch fills meanwhile
     Set<String> ids = new HashSet<>();
     List<Item> deferred = new ArrayList<>();
     batch.add(first);
@@ -230,6 +277,30 @@ final class Completer implements Completions, Runnable {
     }
     carry.addAll(deferred);
     return batch;
+  }
+
+  /**
+   * Takes this writer into a write. While batches stay small (the last one held fewer than {@link
+   * #loadedBatch} outcomes: a quiet or moderately busy worker) it goes on at once, also while the
+   * other writer writes, so an outcome never waits for another batch's commit. Under load (larger
+   * batches) it waits until no other writer writes, so outcomes collect into full batches and a
+   * backlog is recorded with as few transactions as with one writer.
+   */
+  private void enterWrite() throws InterruptedException {
+    synchronized (turns) {
+      while (inWrite > 0 && lastBatch >= loadedBatch && !abandoned) {
+        turns.wait(100);
+      }
+      inWrite++;
+    }
+  }
+
+  private void leaveWrite(int size) {
+    synchronized (turns) {
+      inWrite--;
+      lastBatch = size;
+      turns.notifyAll();
+    }
   }
 
   /**
@@ -463,10 +534,12 @@ final class Completer implements Completions, Runnable {
     String operation = operation(item.settlement());
     log.warn("giving up the {} of {}: {}", operation, item.claim(), why);
     events.abandoned(item.claim(), operation);
-    if (unrecorded.size() < MAX_UNRECORDED) {
-      unrecorded.add(AbandonedOutcome.of(item.settlement()));
-    } else {
-      unrecordedOverflow++;
+    synchronized (abandonedLock) {
+      if (unrecorded.size() < MAX_UNRECORDED) {
+        unrecorded.add(AbandonedOutcome.of(item.settlement()));
+      } else {
+        unrecordedOverflow++;
+      }
     }
     settled(item);
   }
@@ -477,33 +550,47 @@ final class Completer implements Completions, Runnable {
    * so a try whose COMMIT was cut off is simply made again.
    */
   private void recordAbandoned() {
-    if (unrecorded.isEmpty() || time.nanoTime() - nextRecordTry < 0) {
-      return;
+    if (!recordingAbandoned.tryLock()) {
+      return; // the other writer is at it
     }
-    List<AbandonedOutcome> batch = List.copyOf(unrecorded);
-    try (Connection c = connections.open("record abandoned outcomes")) {
-      int added = store.recordAbandoned(c, workerId, batch);
-      log.info(
-          "kept {} given-up outcomes in the attempt history (ending abandoned; {} new)",
-          batch.size(),
-          added);
-      unrecorded.subList(0, batch.size()).clear();
-      if (unrecordedOverflow > 0) {
-        log.warn(
-            "{} more given-up outcomes were not kept: more than {} waited at once",
-            unrecordedOverflow,
-            MAX_UNRECORDED);
-        unrecordedOverflow = 0;
+    try {
+      List<AbandonedOutcome> batch;
+      synchronized (abandonedLock) {
+        if (unrecorded.isEmpty() || time.nanoTime() - nextRecordTry < 0) {
+          return;
+        }
+        batch = List.copyOf(unrecorded);
       }
-      recordFailures = 0;
-    } catch (RelayException | SQLException e) {
-      log.warn(
-          "keeping {} given-up outcomes in the attempt history failed; trying again later: {}",
-          batch.size(),
-          e.toString());
-      recordFailures++;
-      nextRecordTry =
-          time.nanoTime() + Backoff.pause(PAUSE_BASE, PAUSE_CAP, recordFailures).toNanos();
+      try (Connection c = connections.open("record abandoned outcomes")) {
+        int added = store.recordAbandoned(c, workerId, batch);
+        log.info(
+            "kept {} given-up outcomes in the attempt history (ending abandoned; {} new)",
+            batch.size(),
+            added);
+        synchronized (abandonedLock) {
+          unrecorded.subList(0, batch.size()).clear();
+          if (unrecordedOverflow > 0) {
+            log.warn(
+                "{} more given-up outcomes were not kept: more than {} waited at once",
+                unrecordedOverflow,
+                MAX_UNRECORDED);
+            unrecordedOverflow = 0;
+          }
+          recordFailures = 0;
+        }
+      } catch (RelayException | SQLException e) {
+        log.warn(
+            "keeping {} given-up outcomes in the attempt history failed; trying again later: {}",
+            batch.size(),
+            e.toString());
+        synchronized (abandonedLock) {
+          recordFailures++;
+          nextRecordTry =
+              time.nanoTime() + Backoff.pause(PAUSE_BASE, PAUSE_CAP, recordFailures).toNanos();
+        }
+      }
+    } finally {
+      recordingAbandoned.unlock();
     }
   }
 

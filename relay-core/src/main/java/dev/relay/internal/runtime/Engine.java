@@ -87,7 +87,7 @@ public final class Engine {
   private Thread claimerThread;
   private Thread dispatcherThread;
   private Thread keeperThread;
-  private Thread completerThread;
+  private final List<Thread> completerThreads = new ArrayList<>();
   private Thread notifierThread;
 
   /** Wires the parts; nothing runs until {@link #start()}. */
@@ -266,7 +266,10 @@ public final class Engine {
           Executors.newSingleThreadScheduledExecutor(threads("relay-handoff-sweeper-"));
       handoffSweeper.scheduleWithFixedDelay(handoffs::sweep, every, every, TimeUnit.MILLISECONDS);
     }
-    completerThread = thread("relay-completer-", completer);
+    for (int i = 1; i <= Completer.WRITERS; i++) {
+      completerThreads.add(
+          thread(i == 1 ? "relay-completer-" : "relay-completer-" + i + "-", completer));
+    }
     keeperThread = thread("relay-lease-keeper-", keeper);
     dispatcherThread = thread("relay-dispatcher-", dispatcher);
     claimerThread = thread("relay-claimer-", claimer);
@@ -383,7 +386,7 @@ public final class Engine {
     }
     // 5. Record the outcomes already reported, within the bound.
     completer.finish();
-    join(completerThread, hardEnd);
+    completerThreads.forEach(t -> join(t, hardEnd));
     completer.abandon();
     keeper.stop();
     join(keeperThread, hardEnd);

@@ -111,10 +111,12 @@ class ClaimSizingTest {
     }
 
     @Test
-    void outcomesWaitingToBeRecordedAreBoundedByTwoCompletionBatches() {
-      // Slots + buffer + 2 × 20 live claims, all being recorded: no more claims until some are.
-      assertThat(sizing.free(4 + 8 + 40, 4 + 8 + 40, 0, 0)).isZero();
-      assertThat(sizing.free(4 + 8 + 39, 4 + 8 + 39, 0, 0)).isEqualTo(1);
+    void outcomesWaitingToBeRecordedAreBoundedByOneBatchPerWriterAndOneCollecting() {
+      // Slots + buffer + 3 × 20 live claims (a batch being written by each of the completer's two
+      // writers, one collecting), all being recorded: no more claims until some are.
+      assertThat(Completer.WRITERS).isEqualTo(2);
+      assertThat(sizing.free(4 + 8 + 60, 4 + 8 + 60, 0, 0)).isZero();
+      assertThat(sizing.free(4 + 8 + 59, 4 + 8 + 59, 0, 0)).isEqualTo(1);
     }
   }
 

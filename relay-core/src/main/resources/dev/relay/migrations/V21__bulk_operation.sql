@@ -1,4 +1,4 @@
--- Relay schema, version 20: bulk actions by filter (redrive or cancel every matching item).
+-- Relay schema, version 21: bulk actions by filter (redrive or cancel every matching item).
 --
 -- ${relay_schema} is replaced by the validated schema name; see V1__core.sql.
 
