@@ -22,6 +22,7 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
       WorkListController.class,
       ItemController.class,
       FailuresController.class,
+      ChartsController.class,
       KindsController.class,
       PurgeController.class,
       SignInController.class,

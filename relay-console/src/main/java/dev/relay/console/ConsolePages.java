@@ -31,6 +31,11 @@ final class ConsolePages {
   }
 
   @Bean
+  ChartsController relayConsoleCharts(Console c) {
+    return new ChartsController(c);
+  }
+
+  @Bean
   KindsController relayConsoleKinds(Console c) {
     return new KindsController(c);
   }

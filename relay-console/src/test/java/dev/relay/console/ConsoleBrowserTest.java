@@ -26,9 +26,10 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 
 /**
  * The console in a real headless Chromium (Debian's {@code chromium} and {@code chromium-driver}):
- * sign in with the form, open the overview, follow the failures of one reason to the work list,
- * open an item, redrive it with a reason, and see the new state and the audit line with the user's
- * name. Without Chromium the test fails, saying how to install it: it is never skipped.
+ * sign in with the form, open the overview, follow the failures of one reason to the work list, see
+ * the charts of the last hour, open an item, redrive it with a reason, and see the new state and
+ * the audit line with the user's name. Without Chromium the test fails, saying how to install it:
+ * it is never skipped.
  */
 @RelayDatabaseTest
 class ConsoleBrowserTest {
@@ -41,7 +42,8 @@ class ConsoleBrowserTest {
         "INSERT INTO {schema}.outbox (work_id, kind, payload, state, created_at, completed_at,"
             + " first_attempt_at, attempts, claim_generation, outcome)"
             + " SELECT 'order-' || (1000 + g) || '-ack', 'order_ack', '{}', 'done',"
-            + " now() - ((g * g * 37) % 3540) * interval '1 second' - interval '2 seconds',"
+            + " now() - ((g * g * 37) % 3540) * interval '1 second'"
+            + " - (1 + (g * 13) % 40) * interval '100 milliseconds',"
             + " now() - ((g * g * 37) % 3540) * interval '1 second', now(), 1, 1, 'delivered'"
             + " FROM generate_series(1, 600) g;"
             + "INSERT INTO {schema}.outbox (work_id, kind, payload, state, created_at,"
@@ -132,6 +134,15 @@ class ConsoleBrowserTest {
           .contains("{\"note\":\"<script>alert(1)</script>\"}");
       assertThatThrownBy(() -> web.switchTo().alert()).isInstanceOf(NoAlertPresentException.class);
       screenshot(web, "search");
+      // The charts read the rollup: let the maintenance leader fold what finished first.
+      app.context().getBean(dev.relay.admin.Maintenance.class).runOnce();
+      web.findElement(By.linkText("Charts")).click();
+      wait.until(ExpectedConditions.titleContains("Charts"));
+      assertThat(web.findElements(By.cssSelector("svg.throughput rect.done"))).isNotEmpty();
+      assertThat(web.findElements(By.cssSelector("svg.throughput rect.failed"))).isNotEmpty();
+      assertThat(web.findElements(By.cssSelector("svg.latency polyline.p95"))).isNotEmpty();
+      assertThat(web.findElement(By.cssSelector("table.reasons")).getText()).contains("deadline");
+      screenshot(web, "charts");
       web.findElement(By.linkText("Overview")).click();
       wait.until(ExpectedConditions.titleContains("Overview"));
       web.findElement(By.cssSelector("main table a[href*='errorKind=http_500']")).click();

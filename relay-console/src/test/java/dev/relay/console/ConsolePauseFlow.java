@@ -66,9 +66,7 @@ public final class ConsolePauseFlow {
     enqueue(db, Work.of("control-1", control, "{}"));
     work.accept(held);
     work.accept(control);
-    await()
-        .atMost(Duration.ofSeconds(30))
-        .until(() -> "done".equals(state(db, "control-1")));
+    await().atMost(Duration.ofSeconds(30)).until(() -> "done".equals(state(db, "control-1")));
     assertThat(state(db, "paused-1")).isEqualTo("ready");
     assertThat(db.queryLong("SELECT attempts FROM {schema}.outbox WHERE work_id = 'paused-1'"))
         .isZero();
@@ -81,9 +79,7 @@ public final class ConsolePauseFlow {
         ExpectedConditions.textToBePresentInElementLocated(By.cssSelector("p.done"), "Resumed"));
     assertThat(web.findElement(By.tagName("main")).getText()).contains("Nothing is paused.");
     work.accept(held);
-    await()
-        .atMost(Duration.ofSeconds(30))
-        .until(() -> "done".equals(state(db, "paused-1")));
+    await().atMost(Duration.ofSeconds(30)).until(() -> "done".equals(state(db, "paused-1")));
 
     String audit = web.findElement(By.cssSelector("table.pause-audit")).getText();
     assertThat(audit)

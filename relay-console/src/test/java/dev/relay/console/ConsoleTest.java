@@ -108,6 +108,7 @@ class ConsoleTest {
               "/relay/item?id=order-2-ack",
               "/relay/failures",
               "/relay/kinds",
+              "/relay/charts",
               "/relay/login")) {
         String csp =
             mvc.perform(get(page).with(VIEWER))
@@ -715,6 +716,7 @@ class ConsoleTest {
               "/relay/work",
               "/relay/failures",
               "/relay/kinds",
+              "/relay/charts",
               "/relay/purge",
               "/relay/item?id=order-11-ack",
               "/relay/item?id=order-12-ack",

@@ -65,6 +65,9 @@ public final class Admin {
   /** Most items one payload search reads ({@link #searchPayload}). */
   public static final int MAX_SEARCH_SCAN = 100_000;
 
+  /** Most (queue, kind) pairs {@link #charts} lists. */
+  public static final int MAX_CHART_PAIRS = 500;
+
   /** Longest actor name, in characters. */
   public static final int MAX_ACTOR_LENGTH = 200;
 
@@ -132,6 +135,25 @@ public final class Admin {
   public List<CompletionMinute> completionsPerMinute(Duration window) {
     requireDuration("window", window, Duration.ofMinutes(1), Duration.ofHours(24));
     return withConnection("completions per minute", c -> store.completionsPerMinute(c, window));
+  }
+
+  /**
+   * Throughput, failures by reason and creation-to-completion p50/p95 over {@code window}, for
+   * every queue and kind or one of each, read from the rollup that {@link Maintenance}'s leader
+   * folds finished work into on every run: a page of the rollup's rows (at most one per point of
+   * the window and (queue, kind)), never the work table. Without a maintenance leader running, the
+   * rollup stays empty. See {@link Charts} for what the numbers are and the percentiles' error.
+   *
+   * @param window the window
+   * @param queue one queue, or {@code null} for every queue
+   * @param kind one kind, or {@code null} for every kind
+   * @throws InvalidAdminRequestException if the window is null
+   */
+  public Charts charts(ChartWindow window, String queue, String kind) {
+    if (window == null) {
+      throw new InvalidAdminRequestException("window", "is required (1h, 24h or 7d)");
+    }
+    return withConnection("charts", c -> store.charts(c, window, queue, kind));
   }
 
   /**

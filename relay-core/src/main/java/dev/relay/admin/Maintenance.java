@@ -4,6 +4,7 @@ import dev.relay.ConnectionFactory;
 import dev.relay.InvalidConfigurationException;
 import dev.relay.RelayException;
 import dev.relay.internal.admin.AdminStore;
+import dev.relay.internal.admin.RollupFold;
 import dev.relay.internal.jdbc.Coordination;
 import dev.relay.internal.jdbc.Deployment;
 import dev.relay.internal.jdbc.SchemaName;
@@ -160,7 +161,9 @@ public final class Maintenance implements AutoCloseable {
   }
 
   /**
-   * One round now: take (or confirm) the lock; if held here, purge under the policy, remove pauses
+   * One round now: take (or confirm) the lock; if held here, fold newly finished work into the
+   * charts' rollup ({@link Admin#charts}; at most 100,000 rows a run, in transactions of 5,000 that
+   * each move the rollup's watermark with their counts), purge under the policy, remove pauses
    * whose automatic resume has passed (audited, waking the workers), then refresh the
    * done/cancelled summary.
    *
@@ -169,9 +172,12 @@ public final class Maintenance implements AutoCloseable {
   public MaintenanceResult runOnce() {
     synchronized (lock) {
       if (!holdLock()) {
-        return new MaintenanceResult(false, null, null);
+        return new MaintenanceResult(false, null, null, 0);
       }
       try (Connection c = dataSource.getConnection()) {
+        // The charts' rollup first, so that work the purge removes below was counted already
+        // (unless the fold is behind by more than a run's bound, after an upgrade's backfill).
+        RollupFold.Folded folded = store.foldRollup(c, RollupFold.DEFAULT_MAX_BATCHES);
         PurgeResult p = store.purge(c, config.policy(), false);
         // Expired pauses already hold nothing (every claim compares resume_at with the database
         // clock); removing them keeps the table small, records the resume and wakes the workers.
@@ -184,7 +190,7 @@ public final class Maintenance implements AutoCloseable {
         }
         // After the purge, so the counts leave out what it just removed.
         Instant asOf = store.refreshSummary(c);
-        return new MaintenanceResult(true, p, asOf);
+        return new MaintenanceResult(true, p, asOf, folded.rows());
       } catch (SQLException e) {
         throw SqlErrors.translate("maintenance purge", e);
       }

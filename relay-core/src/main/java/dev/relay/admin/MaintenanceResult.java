@@ -10,5 +10,7 @@ import java.time.Instant;
  * @param purge what the retention purge did, or {@code null} when not the leader
  * @param summaryAsOf when the done/cancelled summary was recounted, or {@code null} when not the
  *     leader
+ * @param rolledUp finished items folded into the charts' rollup ({@link Admin#charts}) by this run
  */
-public record MaintenanceResult(boolean leader, PurgeResult purge, Instant summaryAsOf) {}
+public record MaintenanceResult(
+    boolean leader, PurgeResult purge, Instant summaryAsOf, long rolledUp) {}

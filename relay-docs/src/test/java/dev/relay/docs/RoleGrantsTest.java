@@ -15,6 +15,7 @@ import dev.relay.Relay;
 import dev.relay.Work;
 import dev.relay.WorkConflictException;
 import dev.relay.admin.Admin;
+import dev.relay.admin.ChartWindow;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.nio.file.Files;
@@ -91,6 +92,7 @@ class RoleGrantsTest {
       asAdminApi.pause(null, "report", "olga", "receiver down", null);
       assertThat(asAdminApi.pauses()).hasSize(1);
       assertThat(asAdminApi.resume(null, "report", "olga", "receiver back")).isPresent();
+      assertThat(asAdminApi.charts(ChartWindow.DAY, null, null).points()).hasSize(96);
       assertThat(asAdminApi.pauseHistory(10)).hasSize(2);
 
       try (Relay relay =

@@ -3,6 +3,8 @@ package dev.relay.internal.admin;
 import dev.relay.CancelResult;
 import dev.relay.Outbox;
 import dev.relay.Work;
+import dev.relay.admin.ChartWindow;
+import dev.relay.admin.Charts;
 import dev.relay.admin.CompletionMinute;
 import dev.relay.admin.FailureGroup;
 import dev.relay.admin.LimitUse;
@@ -48,6 +50,7 @@ public final class AdminStore {
   private final Retention retention;
   private final OverviewQueries overview;
   private final PauseOperation pauses;
+  private final RollupFold rollup;
 
   /** A store for {@code schema}. */
   public AdminStore(SchemaName schema, Timeouts timeouts) {
@@ -63,6 +66,8 @@ public final class AdminStore {
     this.supersede = new SupersedeOperation(sql, timeouts, store, outbox);
     this.retention = new Retention(sql, timeouts);
     this.overview = new OverviewQueries(sql, timeouts);
+    this.rollup =
+        new RollupFold(schema, timeouts, RollupFold.DEFAULT_LAG, RollupFold.DEFAULT_BATCH);
   }
 
   /** The schema name. */
@@ -78,6 +83,19 @@ public final class AdminStore {
   /** Recounts done and cancelled work into the summary; returns when the counts were taken. */
   public Instant refreshSummary(Connection c) {
     return health.refreshSummary(c);
+  }
+
+  /**
+   * Folds work finished since the rollup's watermark into it, at most {@code maxBatches} bounded
+   * transactions, then drops buckets past their keep; see {@link RollupFold}.
+   */
+  public RollupFold.Folded foldRollup(Connection c, int maxBatches) {
+    return rollup.fold(c, maxBatches);
+  }
+
+  /** The charts of a window from the rollup; see {@link RollupFold#read}. */
+  public Charts charts(Connection c, ChartWindow window, String queue, String kind) {
+    return rollup.read(c, window, queue, kind);
   }
 
   /** Work done and failed per minute of the window, every minute listed, oldest first. */
