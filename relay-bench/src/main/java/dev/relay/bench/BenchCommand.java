@@ -84,6 +84,18 @@ public final class BenchCommand implements Callable<Integer> {
   Integer retained;
 
   @Option(
+      names = "--history-rows",
+      description = "Done rows loaded for the history part (default 10,000,000; --quick 4,000).")
+  Integer historyRows;
+
+  @Option(
+      names = "--history-purge",
+      description =
+          "Of --history-rows, how many are past retention and purged by the history part"
+              + " (default 5,000,000; --quick 2,000).")
+  Integer historyPurge;
+
+  @Option(
       names = "--memory-backlog",
       description = "Backlog drained by the memory scenario (default 1,000,000).")
   Integer memoryBacklog;
@@ -144,8 +156,12 @@ public final class BenchCommand implements Callable<Integer> {
               + " kafka (needs --kafka), rabbitmq, nats (these two run only when named here or"
               + " given --rabbitmq / --nats), console-overview (only when named here; 1M rows"
               + " and --retained), console-pages (only when named here: the console's pages,"
-              + " p50/p95, at --retained rows, 5M with --full), ready-index (only when named here: WAL per write and paired"
-              + " throughput with and without the ready list's partial index); the peers run"
+              + " p50/p95, at --retained rows, 5M with --full), ready-index (only when named"
+              + " here: WAL per write and paired"
+              + " throughput with and without the ready list's partial index), history (only when"
+              + " named here: --history-rows done rows, a purge of --history-purge of them through"
+              + " Relay's retention while a burn-down runs, then a vacuum: time, WAL, bloat and"
+              + " the burn-down's rate in each phase); the peers run"
               + " with --peers whatever this says.")
   Set<String> only;
 
@@ -239,6 +255,14 @@ public final class BenchCommand implements Callable<Integer> {
         full ? or(runs, 3) : 1);
   }
 
+  int historyRows() {
+    return or(historyRows, quick ? 4_000 : HistoryBench.DEFAULT_ROWS);
+  }
+
+  int historyPurge() {
+    return or(historyPurge, quick ? 2_000 : HistoryBench.DEFAULT_PURGE);
+  }
+
   private static int or(Integer value, int fallback) {
     return value == null ? fallback : value;
   }
@@ -260,7 +284,8 @@ public final class BenchCommand implements Callable<Integer> {
           "nats",
           "console-overview",
           "console-pages",
-          "ready-index");
+          "ready-index",
+          "history");
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -277,6 +302,17 @@ public final class BenchCommand implements Callable<Integer> {
     positive("--seconds", seconds);
     positive("--retained", retained);
     positive("--memory-backlog", memoryBacklog);
+    positive("--history-rows", historyRows);
+    positive("--history-purge", historyPurge);
+    if (historyRows() < historyPurge()) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(),
+          "--history-purge ("
+              + historyPurge()
+              + ") cannot exceed --history-rows ("
+              + historyRows()
+              + ")");
+    }
     if (rates != null) {
       for (int rate : rates) {
         positive("--rates", rate);
@@ -407,6 +443,17 @@ public final class BenchCommand implements Callable<Integer> {
       if (only != null && only.contains("ready-index")) {
         step(report, "ready index: WAL per write and paired enqueue throughput, with and without");
         new ReadyIndexBench(db, sizes, report).run();
+      }
+      if (only != null && only.contains("history")) {
+        step(
+            report,
+            String.format(
+                Locale.ROOT,
+                "history: %,d done rows, a purge of %,d while a burn-down runs, then a vacuum",
+                historyRows(),
+                historyPurge()));
+        new HistoryBench(db, relay, report, historyRows(), historyPurge(), sizes.steadySeconds())
+            .run();
       }
       if (named("nats", nats)) {
         step(report, "nats publish: raw client, relay no-op, relay + NatsTransport");

@@ -117,6 +117,11 @@ final class RelayBench {
     db.exec("ANALYZE " + SCHEMA + ".outbox", "CHECKPOINT");
   }
 
+  /** Relay as the burn-downs run it (NOTIFY on), with {@code listener}: the history part's. */
+  Relay.Builder builder(RelayEventListener listener, String workerId) {
+    return relay(listener, workerId, true);
+  }
+
   private Relay.Builder relay(RelayEventListener listener, String workerId, boolean notify) {
     return relay(listener, workerId, notify, false, claim -> Outcome.done());
   }

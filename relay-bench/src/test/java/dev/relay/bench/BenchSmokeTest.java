@@ -66,6 +66,49 @@ class BenchSmokeTest {
   }
 
   @Test
+  void theHistoryPartPurgesWhileABurnDownRunsAndReportsTheCost(@TempDir Path dir) throws Exception {
+    Path json = dir.resolve("history.json");
+    ByteArrayOutputStream buffer = new ByteArrayOutputStream();
+    int exit =
+        new CommandLine(new BenchCommand(new PrintStream(buffer, true, StandardCharsets.UTF_8)))
+            .execute(
+                "--quick",
+                "--only",
+                "history",
+                "--history-rows",
+                "3000",
+                "--history-purge",
+                "1500",
+                "--json",
+                json.toString());
+    String printed = buffer.toString(StandardCharsets.UTF_8);
+    assertThat(exit).as(printed).isZero();
+    assertThat(printed).contains("purge: 1,500 rows in").contains("burn-down without the purge");
+    String report = Files.readString(json);
+    for (String name :
+        new String[] {
+          "\"history-burn-down-during-purge-ratio\"",
+          "\"history-purge-wal-per-row\"",
+          "\"history-dead-rows-after-purge\"",
+          "\"history-vacuum-seconds\"",
+          "\"history-purge-cost-share\""
+        }) {
+      assertThat(report).contains("\"name\":" + name);
+    }
+  }
+
+  @Test
+  void moreHistoryPurgedThanLoadedIsRefusedBeforeAnythingRuns() {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    CommandLine cmd =
+        new CommandLine(new BenchCommand(new PrintStream(OutputStream.nullOutputStream())));
+    cmd.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
+    int exit = cmd.execute("--only", "history", "--history-rows", "10", "--history-purge", "20");
+    assertThat(exit).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("--history-purge (20) cannot exceed");
+  }
+
+  @Test
   void consolePagesRunOnATinyTable(@TempDir Path dir) throws Exception {
     Path json = dir.resolve("pages.json");
     ByteArrayOutputStream buffer = new ByteArrayOutputStream();

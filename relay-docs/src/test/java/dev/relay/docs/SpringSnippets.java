@@ -16,6 +16,7 @@ import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import javax.sql.DataSource;
 import org.springframework.context.annotation.Bean;
@@ -130,6 +131,27 @@ final class SpringSnippets {
     }
   }
   // docs:end
+
+  // docs:begin spring-inbox-traced
+  @Transactional
+  public void onMessage(Map<String, String> headers, String payloadJson) {
+    // headers: a broker message's, read as text (relay-work-id, traceparent, tracestate)
+    inbox.process("billing", headers.get("relay-work-id"), payloadJson,
+        headers::get,                       // the effect runs in a span continuing the sender's
+        c -> {
+          invoices.record(c, payloadJson);
+          return "{}";
+        });
+  }
+  // docs:end
+
+  private InboxTemplate inbox;
+  private Invoices invoices;
+
+  /** The billing service's table. */
+  interface Invoices {
+    void record(Connection c, String payloadJson) throws SQLException;
+  }
 
   /** The mailer's write: one mail per delivery, on the receiver's connection. */
   static void queueMail(Connection c, String messageId, String payloadJson) throws SQLException {

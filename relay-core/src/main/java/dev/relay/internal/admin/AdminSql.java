@@ -198,7 +198,9 @@ final class AdminSql {
    * against the row or, after this commits, against the tombstone. The clock is sampled once per
    * statement ({@code (SELECT clock_timestamp())}); SKIP LOCKED never waits, so that is sound.
    * Failed work is never selected; done and cancelled work only once both the retention and the
-   * kind's dedup horizon have passed since it ended.
+   * kind's dedup horizon have passed since it ended. Oldest first within each state (cancelled,
+   * then done): the order of {@code outbox_finished_idx}, so a batch reads about the rows it takes,
+   * whatever the backlog of purgeable rows (docs/operations.md, History at scale).
    */
   final String purgeWork;
 
@@ -603,7 +605,10 @@ final class AdminSql {
                 + " o.claim_generation, o.state, o.outcome\n"
                 + purgeablePredicate
                 + """
-                 ORDER BY o.completed_at
+                 -- state first: the order of outbox_finished_idx (state, completed_at), so the
+                 -- scan stops after n rows; by completed_at alone, every batch read and sorted
+                 -- all purgeable rows (seconds per batch at a million, quadratic overall)
+                 ORDER BY o.state, o.completed_at
                  LIMIT ?
                    FOR UPDATE OF o SKIP LOCKED
                 ), tombs AS (
@@ -614,8 +619,10 @@ final class AdminSql {
                       FROM doomed d
                         ON CONFLICT (work_id) DO NOTHING
                 )
-                DELETE FROM ${relay_schema}.outbox o USING doomed d
-                 WHERE o.work_id = d.work_id
+                -- = ANY (ARRAY(...)): a primary-key lookup whatever the row estimate; a join with
+                -- the CTE let a generic plan (LIMIT ? guessed large) scan the whole table per batch
+                DELETE FROM ${relay_schema}.outbox o
+                 WHERE o.work_id = ANY (ARRAY(SELECT d.work_id FROM doomed d))
                 """);
     countPurgeableWork = schema.inject("SELECT count(*)\n" + purgeablePredicate);
     purgeTombstones = agePurge(schema, "tombstone", "work_id", "purged_at");
@@ -643,8 +650,8 @@ final class AdminSql {
 
   /**
    * Rows of {@code table} older than a retention by {@code timeColumn}, one batch, oldest first,
-   * with SKIP LOCKED in a MATERIALIZED CTE like {@link #purgeWork}; for tables whose rows depend on
-   * nothing else (tombstones, the purge audit).
+   * with SKIP LOCKED in a MATERIALIZED CTE like {@link #purgeWork}, deleted by key lookups as
+   * there; for tables whose rows depend on nothing else (tombstones, the purge audit).
    */
   private static String agePurge(SchemaName schema, String table, String key, String timeColumn) {
     return schema.inject(
@@ -658,9 +665,9 @@ final class AdminSql {
             + timeColumn
             + "\n LIMIT ?\n FOR UPDATE SKIP LOCKED\n)\nDELETE FROM ${relay_schema}."
             + table
-            + " t USING doomed d WHERE t."
+            + " t WHERE t."
             + key
-            + " = d.key");
+            + " = ANY (ARRAY(SELECT d.key FROM doomed d))");
   }
 
   private static String ageCount(SchemaName schema, String table, String timeColumn) {
@@ -690,9 +697,9 @@ final class AdminSql {
             + timeColumn
             + "\n LIMIT ?\n FOR UPDATE OF h SKIP LOCKED\n)\nDELETE FROM ${relay_schema}."
             + table
-            + " h USING doomed d WHERE h."
+            + " h WHERE h."
             + key
-            + " = d.key");
+            + " = ANY (ARRAY(SELECT d.key FROM doomed d))");
   }
 
   private static String historyCount(

@@ -145,11 +145,13 @@ public class RelayAutoConfiguration {
       RelayProperties properties,
       ConfigurableListableBeanFactory beans,
       ObjectProvider<DataSource> dataSources,
-      RelayConnections migratedFirst) {
+      RelayConnections migratedFirst,
+      ObjectProvider<RelayTracing> tracing) {
     return new InboxTemplate(
         applicationDataSource(properties, beans, dataSources),
         Inbox.builder().schema(properties.getSchema()).build(),
-        Fence.forSchema(properties.getSchema()));
+        Fence.forSchema(properties.getSchema()),
+        tracing.getIfUnique(() -> RelayTracing.NONE));
   }
 
   /** The one runtime of the context; none when the application defines its own {@link Relay}. */

@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 
 /**
@@ -209,8 +210,34 @@ public final class BrokerInbox {
    */
   public Result apply(BrokerHeaders.Lookup headers, String payload, BrokerEffect effect) {
     BrokerDelivery delivery = BrokerDelivery.read(headers, payload);
+    return traced(headers, delivery, () -> apply(delivery, effect));
+  }
+
+  /**
+   * Reads the message's headers and applies it in the caller's open transaction on {@code c}, as
+   * {@link #applyIn(Connection, BrokerDelivery, BrokerEffect)} does, inside the scope the tracing
+   * hook opens for the message's {@code traceparent}/{@code tracestate} headers (so the consumer's
+   * span continues the publisher's trace). This is the call for consumers that apply several
+   * messages in one transaction (Kafka's {@code KafkaInboxConsumer}).
+   *
+   * @param c the consumer's connection, in its open transaction (not auto-commit)
+   * @param headers how to read the message's headers
+   * @param payload the payload (JSON text)
+   * @param effect the consumer's writes
+   * @return applied, duplicate or stale
+   * @throws TransactionRequiredException if {@code c} is closed or in auto-commit mode
+   */
+  public Result applyIn(
+      Connection c, BrokerHeaders.Lookup headers, String payload, BrokerEffect effect) {
+    BrokerDelivery delivery = BrokerDelivery.read(headers, payload);
+    return traced(headers, delivery, () -> applyIn(c, delivery, effect));
+  }
+
+  /** Runs {@code apply} in the tracing hook's scope for the message's trace headers. */
+  private Result traced(
+      BrokerHeaders.Lookup headers, BrokerDelivery delivery, Supplier<Result> apply) {
     if (tracing == RelayTracing.NONE) {
-      return apply(delivery, effect);
+      return apply.get(); // no tracer: no carrier is read, no scope is opened
     }
     Map<String, String> carrier = new HashMap<>();
     for (String name : BrokerHeaders.TRACE_HEADERS) {
@@ -221,7 +248,7 @@ public final class BrokerInbox {
     }
     RelayTracing.Scope scope = tracing.enterDelivery(carrier, delivery.workId(), consumer);
     try {
-      return apply(delivery, effect);
+      return apply.get();
     } finally {
       if (scope != null) {
         scope.close();

@@ -1,7 +1,6 @@
 package dev.relay.transport.kafka;
 
 import dev.relay.InvalidConfigurationException;
-import dev.relay.transport.broker.BrokerDelivery;
 import dev.relay.transport.broker.BrokerEffect;
 import dev.relay.transport.broker.BrokerHeaders;
 import dev.relay.transport.broker.BrokerInbox;
@@ -45,7 +44,8 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>Each poll, per partition: one transaction on a connection from the data source applies the
- * partition's records in offset order ({@link BrokerInbox#applyIn}, each behind a savepoint), then
+ * partition's records in offset order ({@link BrokerInbox#applyIn}, each behind a savepoint, and
+ * each in the span of the inbox's tracing hook continuing the record's {@code traceparent}), then
  * commits; only then is the partition's offset committed to Kafka. A record already applied (a
  * redelivery after a rebalance or a crash between the two commits, or a repeat publish after an
  * unknown outcome) is a {@link BrokerInbox.Status#DUPLICATE} and changes nothing.
@@ -322,8 +322,8 @@ public final class KafkaInboxConsumer implements AutoCloseable {
   private Exception applyOne(Connection c, ConsumerRecord<byte[], byte[]> r, int[] counts) {
     try {
       String payload = r.value() == null ? null : new String(r.value(), StandardCharsets.UTF_8);
-      BrokerInbox.Result result =
-          inbox.applyIn(c, BrokerDelivery.read(headers(r), payload), effect);
+      // read with the headers, so the inbox's tracing hook continues the publisher's trace
+      BrokerInbox.Result result = inbox.applyIn(c, headers(r), payload, effect);
       switch (result.status()) {
         case APPLIED:
           counts[1]++;

@@ -3,6 +3,7 @@ package dev.relay.transport.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.relay.RelayTracing;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import dev.relay.transport.broker.BrokerEffect;
@@ -218,5 +219,61 @@ class KafkaInboxConsumerTest {
     publish("w-1", "{}", "w-2", "{}");
     await().atMost(Duration.ofSeconds(60)).until(() -> applied(db).size() == 2);
     await().atMost(Duration.ofSeconds(60)).until(() -> committedOffset() == 2);
+  }
+
+  @Test
+  void eachRecordIsAppliedInTheTracingScopeOfItsTraceparent(TestDatabase db) throws Exception {
+    String traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    try (KafkaProducer<byte[], byte[]> p =
+        new KafkaProducer<>(
+            broker.client(), new ByteArraySerializer(), new ByteArraySerializer())) {
+      RecordHeaders h = new RecordHeaders();
+      h.add(BrokerHeaders.WORK_ID, BrokerHeaders.encode("w-1"));
+      h.add("traceparent", BrokerHeaders.encode(traceparent));
+      p.send(new ProducerRecord<byte[], byte[]>(topic, null, null, "{}".getBytes(), h))
+          .get(30, TimeUnit.SECONDS);
+    }
+    // a tracing hook that records what it was given and whether the effect ran inside its scope
+    List<String> seen = new ArrayList<>();
+    AtomicInteger open = new AtomicInteger();
+    RelayTracing tracing =
+        new RelayTracing() {
+          @Override
+          public Scope enterDelivery(Map<String, String> carrier, String workId, String receiver) {
+            seen.add(receiver + " " + workId + " " + carrier);
+            open.incrementAndGet();
+            return open::decrementAndGet;
+          }
+        };
+    Map<String, Object> c = new HashMap<>(broker.client());
+    c.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+    BrokerEffect effect = record();
+    KafkaInboxConsumer loop =
+        started(
+            KafkaInboxConsumer.builder(
+                    c,
+                    db.dataSource(),
+                    BrokerInbox.builder(db.dataSource())
+                        .consumer("ledger")
+                        .schema(db.schema())
+                        .tracing(tracing)
+                        .build())
+                .topics(List.of(topic))
+                .effect(
+                    (tx, d) -> {
+                      seen.add("effect in scope: " + (open.get() == 1));
+                      effect.apply(tx, d);
+                    }));
+
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () -> {
+              loop.pollOnce(Duration.ofMillis(200));
+              return committedOffset() == 1;
+            });
+    assertThat(seen)
+        .containsExactly("ledger w-1 {traceparent=" + traceparent + "}", "effect in scope: true");
+    assertThat(open).hasValue(0);
   }
 }
