@@ -327,7 +327,11 @@ public final class Relay implements AutoCloseable {
       return handle(kind, KindPolicy.DEFAULT, handler);
     }
 
-    /** Runs {@code kind} with {@code handler} under {@code policy}; a later call replaces one. */
+    /**
+     * Runs {@code kind} with {@code handler} under {@code policy}; a later call replaces one. The
+     * handler may be a {@link BatchHandler} (several claims per call) or an {@link AsyncHandler}
+     * (an attempt holds a slot, not a thread, until its stage completes), not both.
+     */
     public Builder handle(String kind, KindPolicy policy, Handler handler) {
       handlers.put(kind, Objects.requireNonNull(handler, "handler"));
       policies.put(kind, Objects.requireNonNull(policy, "policy"));
@@ -639,6 +643,12 @@ public final class Relay implements AutoCloseable {
       for (Map.Entry<String, KindPolicy> e : policies.entrySet()) {
         resolved.put(e.getKey(), resolve(e.getKey(), e.getValue()));
         checkHorizonOutlastsTakeover(e.getKey(), e.getValue().dedupHorizon());
+        if (handlers.get(e.getKey()) instanceof BatchHandler
+            && handlers.get(e.getKey()) instanceof AsyncHandler) {
+          throw new InvalidConfigurationException(
+              "kind " + e.getKey() + ": handler",
+              "is both a BatchHandler and an AsyncHandler; a handler is one or the other");
+        }
         if (handlers.get(e.getKey()) instanceof BatchHandler batch) {
           range(
               "kind " + e.getKey() + ": maxBatchSize",

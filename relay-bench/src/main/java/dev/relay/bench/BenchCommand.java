@@ -155,7 +155,9 @@ public final class BenchCommand implements Callable<Integer> {
               + " processes and one process on two databases),"
               + " kafka (needs --kafka), rabbitmq, nats (these two run only when named here or"
               + " given --rabbitmq / --nats), console-overview (only when named here; 1M rows"
-              + " and --retained), ready-index (only when named here: WAL per write and paired"
+              + " and --retained), console-pages (only when named here: the console's pages,"
+              + " p50/p95, at --retained rows, 5M with --full), ready-index (only when named"
+              + " here: WAL per write and paired"
               + " throughput with and without the ready list's partial index), history (only when"
               + " named here: --history-rows done rows, a purge of --history-purge of them through"
               + " Relay's retention while a burn-down runs, then a vacuum: time, WAL, bloat and"
@@ -281,6 +283,7 @@ public final class BenchCommand implements Callable<Integer> {
           "rabbitmq",
           "nats",
           "console-overview",
+          "console-pages",
           "ready-index",
           "history");
 
@@ -432,6 +435,10 @@ public final class BenchCommand implements Callable<Integer> {
       if (only != null && only.contains("console-overview")) {
         step(report, "console overview: 1M rows, then --retained (5M with --full)");
         new ConsoleOverviewBench(db, sizes, report).run();
+      }
+      if (only != null && only.contains("console-pages")) {
+        step(report, "console pages: overview, lists and charts at --retained rows, p50/p95");
+        new ConsolePagesBench(db, sizes, report).run();
       }
       if (only != null && only.contains("ready-index")) {
         step(report, "ready index: WAL per write and paired enqueue throughput, with and without");

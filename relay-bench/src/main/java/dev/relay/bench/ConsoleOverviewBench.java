@@ -35,7 +35,7 @@ final class ConsoleOverviewBench {
   private static final String T = RelayBench.SCHEMA + ".outbox";
 
   /** Every 1000 rows: 10 failed, 10 cancelled, 8 ready, 2 running, the rest done. */
-  private static final String MIXED =
+  static final String MIXED =
       """
       CASE WHEN g % 1000 < 10 THEN 'failed' WHEN g % 1000 < 20 THEN 'cancelled'
            WHEN g % 1000 < 28 THEN 'ready' WHEN g % 1000 < 30 THEN 'running' ELSE 'done' END\
@@ -98,7 +98,7 @@ final class ConsoleOverviewBench {
    * (spread evenly, so ~1/168 of it in the last hour); ready and running work was created within
    * the last hour.
    */
-  private void fill(int from, int to, String state) throws SQLException {
+  void fill(int from, int to, String state) throws SQLException {
     try (Connection c = db.connect();
         Statement s = c.createStatement()) {
       s.execute("SET statement_timeout = 0");

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -21,10 +22,12 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * A slow receiver: an HTTP endpoint on 127.0.0.1 that answers every delivery 200 ms after it
  * arrived (without holding a thread meanwhile), so an outbox mostly waits on the network. Relay
- * delivers a backlog to it through {@link HttpTransport} with {@link #CONCURRENCY} handlers (on
- * virtual threads when the JVM has them: run the bench on Java 21 or later), against the same
- * receiver called directly by as many threads of the same kind with the same HTTP client settings.
- * Target: at least 4,000 deliveries a second from one process.
+ * delivers a backlog to it through {@link HttpTransport} with {@link #CONCURRENCY} handler slots,
+ * against the same receiver called directly with the same HTTP client settings and as many calls in
+ * flight. On Java 21 or later both sides use virtual threads (Relay's handlers, and one caller per
+ * slot); on Java 17 the transport runs as an {@link dev.relay.AsyncHandler} ({@code sendAsync}, no
+ * thread per call), and the direct calls are {@code sendAsync} too, at most {@link #CONCURRENCY} in
+ * flight. Target: at least 4,000 deliveries a second from one process.
  */
 final class SlowReceiverBench {
   static final long ANSWER_MILLIS = 200;
@@ -57,7 +60,7 @@ final class SlowReceiverBench {
             "concurrency",
             CONCURRENCY,
             "threads",
-            virtual ? "virtual" : "platform",
+            virtual ? "virtual" : "async",
             "java",
             Runtime.version().feature());
     Scenario viaRelay = report.add(new Scenario("slow-receiver", "relay", p, "deliveries/s"));
@@ -92,7 +95,7 @@ final class SlowReceiverBench {
     URI uri = URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/deliver");
     try {
       for (int run = 0; run < sizes.runs(); run++) {
-        double d = directRun(uri, n, virtual);
+        double d = virtual ? directRun(uri, n) : directRunAsync(uri, n);
         direct.add(d);
         relay.truncate();
         relay.vacuum();
@@ -117,20 +120,58 @@ final class SlowReceiverBench {
     }
   }
 
-  /** {@code n} deliveries by {@link #CONCURRENCY} callers, each POSTing and awaiting the answer. */
-  private static double directRun(URI uri, int n, boolean virtual) throws Exception {
-    HttpClient client =
-        HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .followRedirects(HttpClient.Redirect.NEVER)
-            .build();
+  private static HttpClient client() {
+    return HttpClient.newBuilder()
+        .version(HttpClient.Version.HTTP_1_1)
+        .followRedirects(HttpClient.Redirect.NEVER)
+        .build();
+  }
+
+  private static HttpRequest request(URI uri, int i) {
+    return HttpRequest.newBuilder(uri)
+        .header("Content-Type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString("{\"n\":" + i + "}"))
+        .build();
+  }
+
+  /** {@code n} deliveries with {@code sendAsync}, at most {@link #CONCURRENCY} in flight. */
+  private static double directRunAsync(URI uri, int n) throws Exception {
+    HttpClient client = client();
+    Semaphore inFlight = new Semaphore(CONCURRENCY);
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    long t0 = System.nanoTime();
+    for (int i = 0; i < n && failure.get() == null; i++) {
+      inFlight.acquire();
+      client
+          .sendAsync(request(uri, i), HttpResponse.BodyHandlers.ofString())
+          .whenComplete(
+              (r, e) -> {
+                if (e != null) {
+                  failure.compareAndSet(null, e);
+                } else if (r.statusCode() / 100 != 2) {
+                  failure.compareAndSet(null, new IOException("status " + r.statusCode()));
+                }
+                inFlight.release();
+              });
+    }
+    if (!inFlight.tryAcquire(CONCURRENCY, 10, TimeUnit.MINUTES)) {
+      throw new IllegalStateException("direct deliveries did not finish");
+    }
+    if (failure.get() != null) {
+      throw new IOException("a direct delivery failed", failure.get());
+    }
+    return n / RelayBench.seconds(t0);
+  }
+
+  /**
+   * {@code n} deliveries by {@link #CONCURRENCY} virtual-thread callers, each awaiting its answer.
+   */
+  private static double directRun(URI uri, int n) throws Exception {
+    HttpClient client = client();
     AtomicInteger next = new AtomicInteger();
     AtomicReference<Exception> failure = new AtomicReference<>();
     ExecutorService callers =
-        virtual
-            ? (ExecutorService)
-                Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null)
-            : Executors.newFixedThreadPool(CONCURRENCY);
+        (ExecutorService) Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
     long t0 = System.nanoTime();
     for (int c = 0; c < CONCURRENCY; c++) {
       callers.execute(
@@ -139,12 +180,7 @@ final class SlowReceiverBench {
             while ((i = next.getAndIncrement()) < n && failure.get() == null) {
               try {
                 HttpResponse<String> r =
-                    client.send(
-                        HttpRequest.newBuilder(uri)
-                            .header("Content-Type", "application/json")
-                            .POST(HttpRequest.BodyPublishers.ofString("{\"n\":" + i + "}"))
-                            .build(),
-                        HttpResponse.BodyHandlers.ofString());
+                    client.send(request(uri, i), HttpResponse.BodyHandlers.ofString());
                 if (r.statusCode() / 100 != 2) {
                   throw new IOException("status " + r.statusCode());
                 }

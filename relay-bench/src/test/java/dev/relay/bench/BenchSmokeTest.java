@@ -109,6 +109,30 @@ class BenchSmokeTest {
   }
 
   @Test
+  void consolePagesRunOnATinyTable(@TempDir Path dir) throws Exception {
+    Path json = dir.resolve("pages.json");
+    ByteArrayOutputStream buffer = new ByteArrayOutputStream();
+    int exit =
+        new CommandLine(new BenchCommand(new PrintStream(buffer, true, StandardCharsets.UTF_8)))
+            .execute(
+                "--quick",
+                "--only",
+                "console-pages",
+                "--retained",
+                "3000",
+                "--json",
+                json.toString());
+    String printed = buffer.toString(StandardCharsets.UTF_8);
+    assertThat(exit).as(printed).isZero();
+    assertThat(printed).contains("folded").contains("rollup rows");
+    assertThat(Files.readString(json))
+        .contains("\"name\":\"console-pages\"")
+        .contains("\"page\":\"overview\"")
+        .contains("\"page\":\"charts-7d-one-pair\"")
+        .contains("\"stat\":\"p95\"");
+  }
+
+  @Test
   void aSecondRunOnTheSameDatabaseIsRefusedBeforeItChangesAnything() throws Exception {
     try (EmbeddedServer pg = EmbeddedServer.builder().start();
         Connection first = DriverManager.getConnection(pg.jdbcUrl());

@@ -1,7 +1,9 @@
 package dev.relay.docs;
 
+import dev.relay.AsyncHandler;
 import dev.relay.CancelResult;
 import dev.relay.Claim;
+import dev.relay.Handler;
 import dev.relay.KindPolicy;
 import dev.relay.Milestone;
 import dev.relay.Outcome;
@@ -9,7 +11,11 @@ import dev.relay.Relay;
 import dev.relay.transport.http.HttpRoute;
 import dev.relay.transport.http.HttpTransport;
 import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
 import javax.sql.DataSource;
 
 /** The code of docs/guide.md. */
@@ -44,6 +50,38 @@ final class GuideSnippets {
     // ...
     relay.close();                // on shutdown (it is AutoCloseable)
     // docs:end
+  }
+
+  static Relay asyncHandler(DataSource dataSource, HttpClient http, URI webhook) {
+    // docs:begin guide-async-handler
+    AsyncHandler post = claim -> http.sendAsync(
+            HttpRequest.newBuilder(webhook)
+                .header("Idempotency-Key", claim.workId())
+                .POST(HttpRequest.BodyPublishers.ofString(claim.payload()))
+                .build(),
+            HttpResponse.BodyHandlers.discarding())
+        .thenApply(r -> r.statusCode() < 300
+            ? Outcome.done()
+            : Outcome.retry("status " + r.statusCode(), Outcome.Effect.UNKNOWN));
+    Relay relay = Relay.builder(dataSource)
+        .concurrency(1000)        // attempts in flight; each waits on the network, not a thread
+        .handle("webhook", post)
+        .build();
+    // docs:end
+    return relay;
+  }
+
+  static List<Relay> twoDatabases(DataSource shardA, DataSource shardB, Handler mail) {
+    // docs:begin guide-two-databases
+    Relay a = Relay.builder(shardA).handle("order_received", mail).build();
+    Relay b = Relay.builder(shardB).handle("order_received", mail).build();
+    a.start();                // each claims, renews and records in its own database only
+    b.start();
+    // ...
+    b.close();
+    a.close();
+    // docs:end
+    return List.of(a, b);
   }
 
   static CancelResult cancel(Relay relay) {

@@ -23,6 +23,9 @@ public final class JsonText {
   // numeric's documented limits: 131072 digits before the decimal point, 16383 after.
   private static final long MAX_INTEGER_DIGITS = 131_072;
   private static final long MAX_FRACTION_DIGITS = 16_383;
+  // numeric_in refuses an exponent from INT32_MAX / 2 on, even on zero (found by fuzzing against
+  // jsonb: 0e1073741822 is 0, 0e1073741823 "overflows numeric format").
+  private static final long MAX_ZERO_EXPONENT = Integer.MAX_VALUE / 2 - 1;
 
   private final String s;
   private int pos;
@@ -268,6 +271,7 @@ public final class JsonText {
     }
     long intDigits = significantIntegerDigits(intStart, pos);
     long fracDigits = 0;
+    boolean fractionIsZero = true;
     if (peek() == '.') {
       pos++;
       if (!isDigit(peek())) {
@@ -275,6 +279,7 @@ public final class JsonText {
       }
       int fracStart = pos;
       while (isDigit(peek())) {
+        fractionIsZero &= s.charAt(pos) == '0';
         pos++;
       }
       fracDigits = pos - fracStart;
@@ -293,14 +298,21 @@ public final class JsonText {
       }
       while (isDigit(peek())) {
         // Saturate: anything this large is out of range anyway.
-        exponent = Math.min(exponent * 10 + (s.charAt(pos) - '0'), 10_000_000L);
+        exponent = Math.min(exponent * 10 + (s.charAt(pos) - '0'), MAX_ZERO_EXPONENT + 1);
         pos++;
       }
       if (negative) {
         exponent = -exponent;
       }
     }
-    if (intDigits + exponent > MAX_INTEGER_DIGITS || fracDigits - exponent > MAX_FRACTION_DIGITS) {
+    // Zero is zero at any exponent below numeric's parsing bound; its scale still counts.
+    boolean zero = s.charAt(intStart) == '0' && fractionIsZero;
+    boolean outOfRange =
+        zero
+            ? exponent > MAX_ZERO_EXPONENT || fracDigits - exponent > MAX_FRACTION_DIGITS
+            : intDigits + exponent > MAX_INTEGER_DIGITS
+                || fracDigits - exponent > MAX_FRACTION_DIGITS;
+    if (outOfRange) {
       pos = start;
       throw error("has a number outside the range PostgreSQL numeric can store");
     }

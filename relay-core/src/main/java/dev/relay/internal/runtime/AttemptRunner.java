@@ -1,5 +1,6 @@
 package dev.relay.internal.runtime;
 
+import dev.relay.AsyncHandler;
 import dev.relay.BatchHandler;
 import dev.relay.Handler;
 import dev.relay.Outcome;
@@ -12,6 +13,11 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -115,6 +121,112 @@ final class AttemptRunner {
         runTime.record(each);
         settle(c, settlements[i]);
       }
+    }
+  }
+
+  /**
+   * Starts one attempt of an {@link AsyncHandler} (the claim is RUNNING) on the calling thread and
+   * returns without waiting for it. The stage is bound to the claim, so a timeout, a lost lease or
+   * {@code close()} cancels it. When it completes, its outcome is decided and handed to the
+   * completions on {@code executor} (on the completing thread if the executor refuses), and then
+   * {@code finished} runs: exactly once, whatever happens.
+   */
+  void start(LiveClaim c, Executor executor, Runnable finished) {
+    CompletableFuture<Outcome> future;
+    long t0;
+    try {
+      AttemptMdc.put(c);
+      try {
+        Settlement before = beforeHandler(c);
+        if (before != null) {
+          runTime.record(time.nanoTime() - c.startedNanos);
+          settle(c, before);
+          finished.run();
+          return;
+        }
+        AsyncHandler handler = (AsyncHandler) handlers.get(c.kind());
+        events.started(c);
+        t0 = time.nanoTime();
+        future = call(handler, c);
+      } finally {
+        AttemptMdc.clear();
+      }
+    } catch (RuntimeException | Error e) {
+      log.error("relay failed while starting {}; the claim is left to its lease", c, e);
+      c.unbindThread();
+      ended.accept(c);
+      finished.run();
+      if (e instanceof VirtualMachineError) {
+        throw e;
+      }
+      return;
+    }
+    c.bindStage(future);
+    long began = t0;
+    future.whenComplete(
+        (outcome, error) -> {
+          Runnable complete = () -> complete(c, outcome, error, began, finished);
+          try {
+            executor.execute(complete);
+          } catch (RejectedExecutionException e) {
+            complete.run();
+          }
+        });
+  }
+
+  /**
+   * Calls {@code handleAsync} with the claim's tracing scope; a throw or a null is a failed stage.
+   */
+  private CompletableFuture<Outcome> call(AsyncHandler handler, LiveClaim c) {
+    RelayTracing.Scope scope = enter(c);
+    c.bindThread(Thread.currentThread()); // a timeout while handleAsync blocks interrupts it
+    try {
+      CompletionStage<Outcome> stage = handler.handleAsync(c);
+      if (stage == null) {
+        return CompletableFuture.failedFuture(
+            new IllegalStateException(
+                "the asynchronous handler returned null instead of a CompletionStage"));
+      }
+      return stage.toCompletableFuture();
+    } catch (Exception | LinkageError | AssertionError | StackOverflowError e) {
+      return CompletableFuture.failedFuture(e);
+    } finally {
+      leave(scope);
+      c.unbindThread();
+      Thread.interrupted();
+    }
+  }
+
+  /** An asynchronous attempt's stage completed: decide, hand over the outcome, free the slot. */
+  private void complete(
+      LiveClaim c, Outcome outcome, Throwable failure, long began, Runnable finished) {
+    Settlement settlement = null;
+    try {
+      c.unbindStage();
+      AttemptMdc.put(c);
+      try {
+        Throwable error =
+            failure instanceof CompletionException ce && ce.getCause() != null
+                ? ce.getCause()
+                : failure;
+        if (error == null && outcome == null) {
+          error = new IllegalStateException("the handler's stage completed with null");
+        }
+        Outcome o = error == null ? outcome : null;
+        events.finished(c, o, error, Duration.ofNanos(time.nanoTime() - began));
+        settlement = afterHandler(c, o, error);
+      } finally {
+        AttemptMdc.clear();
+      }
+    } catch (RuntimeException | Error e) {
+      log.error("relay failed while finishing {}; the claim is left to its lease", c, e);
+      if (e instanceof VirtualMachineError) {
+        throw e;
+      }
+    } finally {
+      runTime.record(time.nanoTime() - c.startedNanos);
+      settle(c, settlement);
+      finished.run();
     }
   }
 

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -22,6 +23,10 @@ import org.slf4j.LoggerFactory;
  * claims of its kind already in the buffer (claim order, up to the handler's batch size, without
  * waiting for more), and the whole batch runs in <em>one</em> slot on one handler thread; each of
  * its claims is checked against its own start margin first.
+ *
+ * <p>A claim of a kind whose handler is an {@link dev.relay.AsyncHandler} holds its slot from the
+ * start until its stage has completed and its outcome was handed over, while the handler thread
+ * that started it is free at once.
  */
 final class Dispatcher implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
@@ -36,17 +41,21 @@ final class Dispatcher implements Runnable {
   private final LiveClaims live;
   private final TimeSource time;
   private final Map<String, Integer> batchSizes;
+  private final Set<String> asyncKinds;
   private final Object handlerMonitor = new Object();
   private volatile boolean running = true;
 
   /**
    * @param batchSizes the most claims per handler call of each kind whose handler takes batches
    *     (absent: one claim per call)
+   * @param asyncKinds the kinds whose handler is an {@link dev.relay.AsyncHandler}: their slot is
+   *     held until the stage completes, not while a thread runs
    * @param started called when an attempt is about to start (the lease keeper re-plans)
    */
   Dispatcher(
       int concurrency,
       Map<String, Integer> batchSizes,
+      Set<String> asyncKinds,
       long marginNanos,
       Executor executor,
       AttemptRunner runner,
@@ -56,6 +65,7 @@ final class Dispatcher implements Runnable {
       TimeSource time) {
     this.slots = new Semaphore(concurrency);
     this.batchSizes = Map.copyOf(batchSizes);
+    this.asyncKinds = Set.copyOf(asyncKinds);
     this.marginNanos = marginNanos;
     this.executor = executor;
     this.runner = runner;
@@ -202,21 +212,27 @@ final class Dispatcher implements Runnable {
     try {
       runner.runAll(batch);
     } finally {
-      slots.release();
-      synchronized (handlerMonitor) {
-        handlerMonitor.notifyAll();
-      }
+      handlerEnded();
     }
   }
 
   private void runAttempt(LiveClaim c) {
+    if (!asyncKinds.isEmpty() && asyncKinds.contains(c.kind())) {
+      runner.start(c, executor, this::handlerEnded); // the slot stays taken until the stage ends
+      return;
+    }
     try {
       runner.run(c);
     } finally {
-      slots.release();
-      synchronized (handlerMonitor) {
-        handlerMonitor.notifyAll();
-      }
+      handlerEnded();
+    }
+  }
+
+  /** An attempt ended: its slot is free. */
+  private void handlerEnded() {
+    slots.release();
+    synchronized (handlerMonitor) {
+      handlerMonitor.notifyAll();
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.relay.internal.runtime;
 
+import dev.relay.AsyncHandler;
 import dev.relay.BatchHandler;
 import dev.relay.Claim;
 import dev.relay.ConnectionFactory;
@@ -143,12 +144,21 @@ public final class Engine {
             releaser,
             time,
             staleWrites);
+    Set<String> asyncKinds = new LinkedHashSet<>();
+    handlers.forEach(
+        (kind, handler) -> {
+          if (handler instanceof AsyncHandler) {
+            asyncKinds.add(kind);
+          }
+        });
     Executor handlerExecutor;
     if (executor == null) {
       this.ownedExecutor =
           virtualThreads
               ? VirtualThreads.perTaskExecutor("relay-handler-")
-              : Executors.newFixedThreadPool(config.concurrency(), threads("relay-handler-"));
+              : Executors.newFixedThreadPool(
+                  handlerThreads(config.concurrency(), asyncKinds.size() == handlers.size()),
+                  threads("relay-handler-"));
       handlerExecutor = ownedExecutor;
     } else {
       this.ownedExecutor = null;
@@ -165,6 +175,7 @@ public final class Engine {
         new Dispatcher(
             config.concurrency(),
             batchSizes,
+            asyncKinds,
             config.startMargin().toNanos(),
             handlerExecutor,
             new AttemptRunner(handlers, events, completer, live::ended, runTime, time, tracing),
@@ -425,6 +436,18 @@ public final class Engine {
 
   private static Duration min(Duration a, Duration b) {
     return a.compareTo(b) <= 0 ? a : b;
+  }
+
+  /**
+   * Threads of the worker's own handler pool: one per slot, or, when every handler is an {@link
+   * AsyncHandler} (a thread only starts attempts and takes their outcomes), at most two per
+   * processor.
+   */
+  static int handlerThreads(int concurrency, boolean allAsync) {
+    if (!allAsync) {
+      return concurrency;
+    }
+    return Math.min(concurrency, Math.max(2, 2 * Runtime.getRuntime().availableProcessors()));
   }
 
   private Thread thread(String prefix, Runnable body) {

@@ -10,6 +10,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -78,6 +79,7 @@ final class LiveClaim implements Claim {
 
   // Guarded by this.
   private Thread thread;
+  private Future<?> stage; // an asynchronous handler's stage in flight
   private final List<Runnable> stopActions = new ArrayList<>();
 
   LiveClaim(
@@ -283,11 +285,18 @@ final class LiveClaim implements Claim {
 
   /**
    * This worker no longer holds the claim (a renewal was refused, or the local lease passed): stop
-   * renewing it and tell the handler. Idempotent.
+   * renewing it and tell the handler; an asynchronous handler's stage is cancelled. Idempotent.
    */
   void leaseLost() {
     stale = true;
     signal(StopReason.LEASE_LOST);
+    Future<?> f;
+    synchronized (this) {
+      f = stage;
+    }
+    if (f != null) {
+      f.cancel(true);
+    }
   }
 
   /**
@@ -370,10 +379,37 @@ final class LiveClaim implements Claim {
     thread = null;
   }
 
-  /** Interrupts the handler's thread if the handler is still running on it. */
-  synchronized void interrupt() {
-    if (thread != null) {
-      thread.interrupt();
+  /**
+   * Binds an asynchronous handler's stage: {@link #interrupt} then cancels it, and so does a lost
+   * lease. A claim whose lease was already lost has its stage cancelled at once.
+   */
+  void bindStage(Future<?> f) {
+    synchronized (this) {
+      stage = f;
+    }
+    if (stale) {
+      f.cancel(true);
+    }
+  }
+
+  synchronized void unbindStage() {
+    stage = null;
+  }
+
+  /**
+   * Interrupts the handler's thread if the handler is still running on it, and cancels an
+   * asynchronous handler's stage still in flight.
+   */
+  void interrupt() {
+    Future<?> f;
+    synchronized (this) {
+      if (thread != null) {
+        thread.interrupt();
+      }
+      f = stage;
+    }
+    if (f != null) {
+      f.cancel(true); // outside the lock: cancelling runs the stage's completions
     }
   }
 

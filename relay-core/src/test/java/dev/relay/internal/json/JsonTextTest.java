@@ -18,7 +18,12 @@ class JsonTextTest {
         "null",
         " { \"order_id\" : 103 , \"total\" : \"29.00\", \"lines\": [1, 2.50, {\"a\": null}] } ",
         "{\"emoji\":\"\\ud83d\\ude00 😀\",\"esc\":\"\\\"\\\\\\/\\b\\f\\n\\r\\t\"}",
-        "1e5"
+        "1e5",
+        // zero at any exponent numeric_in parses (found by JsonTextOracleTest)
+        "0e200000",
+        "-0.0e5000000",
+        "0e1073741822",
+        "0e-16383"
       })
   void acceptsValidJson(String json) {
     assertThat(JsonText.problem(json, 1 << 20)).isNull();
@@ -50,6 +55,8 @@ class JsonTextTest {
         "\"tab\there\"",
         "\"unterminated",
         "1e200000",
+        "0e1073741823",
+        "0e-16384",
         "NaN"
       })
   void refusesInvalidJsonWithAReason(String json) {

@@ -9,6 +9,7 @@ import dev.relay.internal.store.Settlement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -31,6 +32,7 @@ class DispatcherTest {
       new Dispatcher(
           1,
           Map.of(),
+          Set.of(),
           RuntimeFixture.START_MARGIN.toNanos(),
           attempts::add,
           new AttemptRunner(
@@ -91,6 +93,7 @@ class DispatcherTest {
         new Dispatcher(
             1,
             Map.of("batch", 3),
+            Set.of(),
             RuntimeFixture.START_MARGIN.toNanos(),
             batches::add,
             new AttemptRunner(

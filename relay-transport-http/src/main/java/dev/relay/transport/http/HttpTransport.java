@@ -1,7 +1,7 @@
 package dev.relay.transport.http;
 
+import dev.relay.AsyncHandler;
 import dev.relay.Claim;
-import dev.relay.Handler;
 import dev.relay.InvalidConfigurationException;
 import dev.relay.Outcome;
 import dev.relay.Outcome.Effect;
@@ -26,15 +26,17 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 
 /**
- * A {@link Handler} that delivers work over HTTP: each attempt POSTs the payload to its kind's URL
- * and turns the reply into an {@link Outcome}. Build one per process and register it for every kind
- * it routes; it shares one {@link HttpClient} per route.
+ * A handler ({@link AsyncHandler}) that delivers work over HTTP: each attempt POSTs the payload to
+ * its kind's URL and turns the reply into an {@link Outcome}. Build one per process and register it
+ * for every kind it routes; it shares one {@link HttpClient} per route.
  *
  * <pre>{@code
  * HttpTransport http = HttpTransport.builder()
@@ -91,8 +93,14 @@ import javax.sql.DataSource;
  * database's). The JDK client does not retry a POST and follows no redirects: Relay's retry is the
  * only one. Passing the max run time interrupts the handler thread, which aborts the call: its
  * effect is then unknown. It never claims the receiver did nothing unless nothing was sent.
+ *
+ * <p>It is an {@link AsyncHandler}: the runtime sends with {@link HttpClient#sendAsync}, so an
+ * attempt waiting on a slow receiver holds one of the worker's {@code concurrency} slots but no
+ * thread (raise {@code concurrency} to keep more requests in flight; on Java 17 too). At the max
+ * run time, on a lost lease and at the end of the shutdown grace the runtime cancels the exchange
+ * instead of interrupting a thread. {@link #handle} (a direct call) sends synchronously.
  */
-public final class HttpTransport implements Handler {
+public final class HttpTransport implements AsyncHandler {
   /** The W3C Trace Context headers sent when the work has a trace. */
   private static final List<String> TRACE_HEADERS = List.of("traceparent", "tracestate");
 
@@ -217,14 +225,78 @@ public final class HttpTransport implements Handler {
 
   @Override
   public Outcome handle(Claim claim) throws Exception {
+    Prepared p = prepare(claim);
+    if (p.early() != null) {
+      return p.early();
+    }
+    HttpResponse<String> response;
+    try {
+      response = p.client().send(p.request(), HttpResponse.BodyHandlers.ofString());
+    } catch (IOException e) {
+      return outcomeOf(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return Outcome.retry("interrupted while the request was in flight", Effect.UNKNOWN);
+    }
+    return outcomeOf(p.route(), response);
+  }
+
+  /**
+   * Sends the request with {@link HttpClient#sendAsync} and returns at once: the attempt then holds
+   * a handler slot, not a thread, while the receiver answers. The reply becomes an outcome as for
+   * {@link #handle}. Cancelling the returned stage (the runtime does at the max run time, on a lost
+   * lease and at the end of the shutdown grace) cancels the exchange; its effect is then unknown.
+   * With resource fencing, the token is allocated before this method returns.
+   */
+  @Override
+  public CompletableFuture<Outcome> handleAsync(Claim claim) throws Exception {
+    Prepared p = prepare(claim);
+    if (p.early() != null) {
+      return CompletableFuture.completedFuture(p.early());
+    }
+    CompletableFuture<HttpResponse<String>> sent =
+        p.client().sendAsync(p.request(), HttpResponse.BodyHandlers.ofString());
+    CompletableFuture<Outcome> outcome =
+        sent.handle(
+            (response, error) -> {
+              if (error == null) {
+                return outcomeOf(p.route(), response);
+              }
+              Throwable cause =
+                  error instanceof CompletionException && error.getCause() != null
+                      ? error.getCause()
+                      : error;
+              if (cause instanceof IOException io) {
+                return outcomeOf(io);
+              }
+              return Outcome.retry("the request failed in flight: " + cause, Effect.UNKNOWN);
+            });
+    outcome.whenComplete(
+        (o, e) -> {
+          if (outcome.isCancelled()) {
+            sent.cancel(true); // a dependent's cancel does not reach the exchange by itself
+          }
+        });
+    return outcome;
+  }
+
+  /** A request ready to send, or the outcome decided before sending anything. */
+  private record Prepared(HttpRoute route, HttpClient client, HttpRequest request, Outcome early) {}
+
+  private static Prepared early(Outcome o) {
+    return new Prepared(null, null, null, o);
+  }
+
+  private Prepared prepare(Claim claim) throws SQLException {
     HttpRoute route = routes.get(claim.kind());
     if (route == null) {
-      return Outcome.fail("no HTTP route for kind " + claim.kind(), Effect.NOT_DELIVERED);
+      return early(Outcome.fail("no HTTP route for kind " + claim.kind(), Effect.NOT_DELIVERED));
     }
     Duration left = claim.runTimeRemaining().minus(RUN_TIME_MARGIN);
     if (left.toMillis() < 1) {
-      return Outcome.retry(
-          "run time or deadline nearly over before sending; not sent", Effect.NOT_DELIVERED);
+      return early(
+          Outcome.retry(
+              "run time or deadline nearly over before sending; not sent", Effect.NOT_DELIVERED));
     }
     HttpRequest.Builder request =
         HttpRequest.newBuilder(route.url())
@@ -266,25 +338,22 @@ public final class HttpTransport implements Handler {
         request.header(name, value);
       }
     }
-    HttpResponse<String> response;
-    try {
-      response =
-          clients.get(route.kind()).send(request.build(), HttpResponse.BodyHandlers.ofString());
-    } catch (HttpConnectTimeoutException e) {
+    return new Prepared(route, clients.get(route.kind()), request.build(), null);
+  }
+
+  /** The outcome of a request that failed with {@code e}: what was sent decides the evidence. */
+  private static Outcome outcomeOf(IOException e) {
+    if (e instanceof HttpConnectTimeoutException) {
       return Outcome.retry(
           "connect timeout, nothing sent: " + e.getMessage(), Effect.NOT_DELIVERED);
-    } catch (HttpTimeoutException e) {
-      return Outcome.retry("request timeout after sending: effect unknown", Effect.UNKNOWN);
-    } catch (IOException e) {
-      if (refusedBeforeSending(e)) {
-        return Outcome.retry("connection refused, nothing sent: " + e, Effect.NOT_DELIVERED);
-      }
-      return Outcome.retry("connection lost after sending, effect unknown: " + e, Effect.UNKNOWN);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return Outcome.retry("interrupted while the request was in flight", Effect.UNKNOWN);
     }
-    return outcomeOf(route, response);
+    if (e instanceof HttpTimeoutException) {
+      return Outcome.retry("request timeout after sending: effect unknown", Effect.UNKNOWN);
+    }
+    if (refusedBeforeSending(e)) {
+      return Outcome.retry("connection refused, nothing sent: " + e, Effect.NOT_DELIVERED);
+    }
+    return Outcome.retry("connection lost after sending, effect unknown: " + e, Effect.UNKNOWN);
   }
 
   private long allocateToken(String resource) throws SQLException {

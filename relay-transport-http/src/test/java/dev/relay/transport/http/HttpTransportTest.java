@@ -238,6 +238,74 @@ class HttpTransportTest {
     }
 
     @Test
+    void sentAsynchronouslyTheReplyGivesTheSameOutcome() throws Exception {
+      try (ScriptedServer s = new ScriptedServer()) {
+        s.answer(202, "{\"id\":\"mail-7731\"}", Map.of());
+        HttpTransport t = transport(HttpRoute.of(KIND, s.uri()).withReceiverRefField("id"));
+        Outcome o =
+            t.handleAsync(TestClaim.of("order-103-ack", KIND, ACK, 7)).get(30, TimeUnit.SECONDS);
+
+        assertThat(o).isInstanceOf(Outcome.Done.class);
+        assertThat(((Outcome.Done) o).receiverRef()).isEqualTo("mail-7731");
+        assertThat(s.lastHeaders).containsEntry("idempotency-key", "order-103-ack");
+
+        s.answer(503, "busy", Map.of());
+        Outcome busy =
+            t.handleAsync(TestClaim.of("order-103-ack", KIND, ACK, 8)).get(30, TimeUnit.SECONDS);
+        assertThat(busy).isInstanceOf(Outcome.Retry.class);
+        assertThat(((Outcome.Retry) busy).effect()).isEqualTo(Effect.UNKNOWN);
+      }
+    }
+
+    @Test
+    void sentAsynchronouslyARequestTimeoutIsUnknownAndARefusedConnectionNotDelivered()
+        throws Exception {
+      try (ScriptedServer s = new ScriptedServer()) {
+        s.hold = true;
+        Outcome o =
+            transport(HttpRoute.of(KIND, s.uri()))
+                .handleAsync(
+                    TestClaim.of("order-103-ack", KIND, ACK, 7).withRunTime(Duration.ofMillis(800)))
+                .get(30, TimeUnit.SECONDS);
+        assertThat(o).isInstanceOf(Outcome.Retry.class);
+        assertThat(((Outcome.Retry) o).effect()).isEqualTo(Effect.UNKNOWN);
+      }
+      int closed;
+      try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+        closed = socket.getLocalPort();
+      }
+      Outcome refused =
+          transport(HttpRoute.of(KIND, URI.create("http://127.0.0.1:" + closed + "/deliver")))
+              .handleAsync(TestClaim.of("order-103-ack", KIND, ACK, 7))
+              .get(30, TimeUnit.SECONDS);
+      assertThat(refused).isInstanceOf(Outcome.Retry.class);
+      assertThat(((Outcome.Retry) refused).effect()).isEqualTo(Effect.NOT_DELIVERED);
+    }
+
+    @Test
+    void cancellingTheAsynchronousStageEndsTheAttemptAtOnce() throws Exception {
+      try (ScriptedServer s = new ScriptedServer()) {
+        s.hold = true;
+        CompletableFuture<Outcome> stage =
+            transport(HttpRoute.of(KIND, s.uri()))
+                .handleAsync(
+                    TestClaim.of("order-103-ack", KIND, ACK, 7)
+                        .withRunTime(Duration.ofSeconds(60)));
+        await().atMost(Duration.ofSeconds(30)).until(() -> !s.lastHeaders.isEmpty());
+
+        // The JDK's future passes the cancel to the exchange; the stage then ends at once, either
+        // cancelled or with an outcome whose effect is unknown.
+        stage.cancel(true);
+        await().atMost(Duration.ofSeconds(30)).until(stage::isDone);
+        if (!stage.isCancelled()) {
+          Outcome o = stage.join();
+          assertThat(o).isInstanceOf(Outcome.Retry.class);
+          assertThat(((Outcome.Retry) o).effect()).isEqualTo(Effect.UNKNOWN);
+        }
+      }
+    }
+
+    @Test
     void requestTimeoutStaysBeforeTheBusinessDeadline() throws Exception {
       try (ScriptedServer s = new ScriptedServer()) {
         s.hold = true;
