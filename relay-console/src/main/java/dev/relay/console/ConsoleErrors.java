@@ -29,7 +29,8 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
       LimitsController.class,
       SearchController.class,
       SchedulesController.class,
-      PausesController.class
+      PausesController.class,
+      BulkController.class
     })
 final class ConsoleErrors {
   private final Console console;

@@ -61,6 +61,11 @@ final class ConsolePages {
   }
 
   @Bean
+  BulkController relayConsoleBulk(Console c) {
+    return new BulkController(c);
+  }
+
+  @Bean
   LimitsController relayConsoleLimits(Console c) {
     return new LimitsController(c);
   }

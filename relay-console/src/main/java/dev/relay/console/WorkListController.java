@@ -33,7 +33,9 @@ final class WorkListController {
           new TextFilter("key", "Ordering key"),
           new TextFilter("errorKind", "Error kind"),
           new TextFilter("outcome", "Outcome"),
-          new TextFilter("blocked", "Held by a dependency (any or a reason)"));
+          new TextFilter("blocked", "Held by a dependency (any or a reason)"),
+          new TextFilter("olderThan", "Created at least (30s, 5m, 2h, 7d) ago"),
+          new TextFilter("newerThan", "Created less than (age) ago"));
 
   private final Console console;
 
@@ -46,24 +48,9 @@ final class WorkListController {
 
   @GetMapping("/work")
   ResponseEntity<String> list(
-      HttpServletRequest request,
-      @RequestParam(required = false) String state,
-      @RequestParam(required = false) String kind,
-      @RequestParam(required = false) String queue,
-      @RequestParam(required = false) String key,
-      @RequestParam(required = false) String errorKind,
-      @RequestParam(required = false) String outcome,
-      @RequestParam(required = false) String blocked,
-      @RequestParam(required = false) String after) {
+      HttpServletRequest request, @RequestParam(required = false) String after) {
     console.guard(request, false);
-    Map<String, String> filters = new LinkedHashMap<>();
-    filters.put("state", blankToNull(state));
-    filters.put("kind", blankToNull(kind));
-    filters.put("queue", blankToNull(queue));
-    filters.put("key", blankToNull(key));
-    filters.put("errorKind", blankToNull(errorKind));
-    filters.put("outcome", blankToNull(outcome));
-    filters.put("blocked", blankToNull(blocked));
+    Map<String, String> filters = filters(request);
     WorkPage page =
         console.admin.list(filter(filters), blankToNull(after), console.properties.getPageSize());
     String base = console.mount + "/work";
@@ -91,6 +78,16 @@ final class WorkListController {
     return console.page(request, "work", "Work", model, HttpStatus.OK);
   }
 
+  /** The list's filter parameters of a request, in order, blank ones as null. */
+  static Map<String, String> filters(HttpServletRequest request) {
+    Map<String, String> filters = new LinkedHashMap<>();
+    filters.put("state", blankToNull(request.getParameter("state")));
+    for (TextFilter t : TEXT_FILTERS) {
+      filters.put(t.name(), blankToNull(request.getParameter(t.name())));
+    }
+    return filters;
+  }
+
   /** The admin filter of the list's parameters (blank ones already null). */
   static WorkFilter filter(Map<String, String> filters) {
     WorkFilter f = WorkFilter.all();
@@ -112,12 +109,37 @@ final class WorkListController {
     if (filters.get("outcome") != null) {
       f = f.outcome(filters.get("outcome"));
     }
+    if (filters.get("olderThan") != null) {
+      f = f.olderThan(age("olderThan", filters.get("olderThan")));
+    }
+    if (filters.get("newerThan") != null) {
+      f = f.newerThan(age("newerThan", filters.get("newerThan")));
+    }
     if ("any".equals(filters.get("blocked"))) {
       f = f.blocked();
     } else if (filters.get("blocked") != null) {
       f = f.blockedReason(filters.get("blocked")); // an unknown reason is refused by name
     }
     return f;
+  }
+
+  private static final java.util.regex.Pattern AGE =
+      java.util.regex.Pattern.compile("(\\d{1,9})\\s*(s|m|min|h|d)");
+
+  /** An age as the list's filter takes it: a number and a unit, s, m (or min), h or d. */
+  static java.time.Duration age(String field, String text) {
+    java.util.regex.Matcher m = AGE.matcher(text);
+    if (!m.matches()) {
+      throw new dev.relay.admin.InvalidAdminRequestException(
+          field, "'" + text + "' is not an age: a number and s, m, h or d (30s, 5m, 2h, 7d)");
+    }
+    long n = Long.parseLong(m.group(1));
+    return switch (m.group(2)) {
+      case "s" -> java.time.Duration.ofSeconds(n);
+      case "m", "min" -> java.time.Duration.ofMinutes(n);
+      case "h" -> java.time.Duration.ofHours(n);
+      default -> java.time.Duration.ofDays(n);
+    };
   }
 
   static String blankToNull(String s) {

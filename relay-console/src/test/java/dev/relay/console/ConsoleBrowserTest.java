@@ -83,13 +83,7 @@ class ConsoleBrowserTest {
       WebDriverWait wait = new WebDriverWait(web, Duration.ofSeconds(30));
       String base = "http://127.0.0.1:" + app.port();
 
-      web.get(base + "/relay");
-      wait.until(ExpectedConditions.presenceOfElementLocated(By.id("login")));
-      web.findElement(By.name("username")).sendKeys(ConsoleApp.OPERATOR);
-      web.findElement(By.name("password")).sendKeys(ConsoleApp.OPERATOR_PASSWORD);
-      web.findElement(By.cssSelector("#login button[type=submit]")).click();
-
-      wait.until(ExpectedConditions.titleContains("Overview"));
+      signIn(web, base);
       assertThat(web.findElement(By.cssSelector("span.user")).getText()).contains("olga");
       assertThat(web.findElements(By.cssSelector("svg.chart rect.done"))).isNotEmpty();
       assertThat(web.findElements(By.cssSelector("svg.chart rect.failed"))).isNotEmpty();
@@ -189,6 +183,17 @@ class ConsoleBrowserTest {
       web.get(base + "/relay");
       wait.until(ExpectedConditions.presenceOfElementLocated(By.id("login")));
     }
+  }
+
+  /** Opens the console, signs in as the operator with the form, and lands on the overview. */
+  static void signIn(WebDriver web, String base) {
+    WebDriverWait wait = new WebDriverWait(web, Duration.ofSeconds(30));
+    web.get(base + "/relay");
+    wait.until(ExpectedConditions.presenceOfElementLocated(By.id("login")));
+    web.findElement(By.name("username")).sendKeys(ConsoleApp.OPERATOR);
+    web.findElement(By.name("password")).sendKeys(ConsoleApp.OPERATOR_PASSWORD);
+    web.findElement(By.cssSelector("#login button[type=submit]")).click();
+    wait.until(ExpectedConditions.titleContains("Overview"));
   }
 
   /**

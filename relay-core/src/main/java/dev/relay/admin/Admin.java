@@ -59,6 +59,12 @@ public final class Admin {
   /** Most items one batch redrive or cancel touches. */
   public static final int MAX_BATCH = 10_000;
 
+  /** Items a bulk action's batch handles in one transaction ({@link #runBulk}). */
+  public static final int BULK_BATCH = 200;
+
+  /** Most items {@link #bulkPreview} counts. */
+  public static final int MAX_BULK_PREVIEW = 1_000_000;
+
   /** Most groups {@link #failureGroups()} returns. */
   public static final int MAX_FAILURE_GROUPS = 1_000;
 
@@ -390,14 +396,7 @@ public final class Admin {
             ? sql(WorkState.READY, WorkState.DONE, WorkState.FAILED, WorkState.CANCELLED)
             : sql(WorkState.FAILED);
     List<String> ids = withConnection("select work", c -> store.select(c, filter, states, limit));
-    List<RedriveResult> results = new ArrayList<>();
-    for (String id : ids) {
-      RedriveResult r = withConnection("redrive " + id, c -> store.redrive(c, id, request));
-      if (r != null) {
-        results.add(r); // null: purged meanwhile
-      }
-    }
-    return results;
+    return withConnection("redrive work", c -> store.redrive(c, ids, request, BULK_BATCH));
   }
 
   /**
@@ -484,11 +483,83 @@ public final class Admin {
             c ->
                 store.select(
                     c, filter, sql(WorkState.READY, WorkState.RUNNING, WorkState.FAILED), limit));
-    List<CancelResult> results = new ArrayList<>();
-    for (String id : ids) {
-      results.add(withConnection("cancel " + id, c -> store.cancel(c, id, actor, reason)));
+    return withConnection("cancel work", c -> store.cancel(c, ids, actor, reason, BULK_BATCH));
+  }
+
+  /**
+   * Counts what a bulk {@code action} over {@code filter} would do now, without locking or changing
+   * anything: per item the checks the action makes ({@link #redrive(String, RedriveRequest)}:
+   * running, not failed unless {@code force}, past the kind's deduplication horizon; {@link
+   * #cancel(String, String, String)}: ready and failed at once, running by request, ended refused).
+   * Reads the filter's items as the work list does, at most {@link #MAX_BULK_PREVIEW} of them.
+   *
+   * @throws InvalidAdminRequestException for a bad filter (nothing is read)
+   */
+  public BulkPreview bulkPreview(WorkFilter filter, BulkAction action, boolean force) {
+    requireFilter(filter);
+    Objects.requireNonNull(action, "action");
+    return withConnection(
+        "bulk preview",
+        c ->
+            store.bulkPreview(
+                c, filter, action, force && action == BulkAction.REDRIVE, MAX_BULK_PREVIEW));
+  }
+
+  /**
+   * Stores a bulk action over {@code filter} in {@code bulk_operation} and returns it, running with
+   * nothing done yet; {@link #runBulk} does the work. Every item matching the filter and created
+   * before this call is handled once, oldest first, in batches of {@link #BULK_BATCH}: each batch
+   * is one transaction that locks each item's row and checks it as the single-item action does (a
+   * refusal is counted, not thrown), writes one audit row per item with {@code actor} and {@code
+   * reason}, and moves the stored cursor and counts. Never overrides the deduplication horizon.
+   *
+   * @param force for a redrive, also redrive work that is not failed (never running work)
+   * @throws InvalidAdminRequestException for a bad filter, an empty or too long actor or reason
+   *     (nothing is stored)
+   */
+  public BulkProgress startBulk(
+      WorkFilter filter, BulkAction action, boolean force, String actor, String reason) {
+    requireFilter(filter);
+    Objects.requireNonNull(action, "action");
+    requireText("actor", actor, MAX_ACTOR_LENGTH);
+    requireText("reason", reason, MAX_REASON_LENGTH);
+    return withConnection(
+        "start bulk",
+        c ->
+            store.startBulk(
+                c, filter, action, force && action == BulkAction.REDRIVE, actor, reason));
+  }
+
+  /**
+   * Runs bulk action {@code id} to its end, batch after batch (see {@link #startBulk}), and returns
+   * it as it ended. Safe to call again at any time: after a crash (each batch committed its items
+   * with its progress, so it continues after the last committed item), and while another call runs
+   * it (batches lock the bulk action's row and take turns). An action already ended is returned as
+   * it is.
+   *
+   * @throws InvalidAdminRequestException if no bulk action has the ID
+   */
+  public BulkProgress runBulk(long id) {
+    BulkProgress p = bulk(id).orElseThrow(() -> noBulk(id));
+    while (p.running()) {
+      p = withConnection("bulk batch", c -> store.runBulkBatch(c, id, BULK_BATCH));
     }
-    return results;
+    return p;
+  }
+
+  /** Bulk action {@code id} as stored now, or empty. */
+  public Optional<BulkProgress> bulk(long id) {
+    return Optional.ofNullable(withConnection("bulk " + id, c -> store.bulk(c, id)));
+  }
+
+  /** The newest bulk actions, newest first, at most {@code limit} (1 to {@link #MAX_PAGE_SIZE}). */
+  public List<BulkProgress> bulks(int limit) {
+    requireLimit(limit, MAX_PAGE_SIZE);
+    return withConnection("bulk actions", c -> store.bulks(c, limit));
+  }
+
+  private static InvalidAdminRequestException noBulk(long id) {
+    return new InvalidAdminRequestException("id", "no bulk action has ID " + id);
   }
 
   /**

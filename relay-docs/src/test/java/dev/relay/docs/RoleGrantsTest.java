@@ -94,6 +94,17 @@ class RoleGrantsTest {
       assertThat(asAdminApi.resume(null, "report", "olga", "receiver back")).isPresent();
       assertThat(asAdminApi.charts(ChartWindow.DAY, null, null).points()).hasSize(96);
       assertThat(asAdminApi.pauseHistory(10)).hasSize(2);
+      // A bulk cancel by filter, stored and run in batches.
+      dev.relay.admin.BulkProgress bulk =
+          asAdminApi.startBulk(
+              dev.relay.admin.WorkFilter.all().kind("order_received").queue("nowhere"),
+              dev.relay.admin.BulkAction.CANCEL,
+              false,
+              "olga",
+              "nothing there");
+      assertThat(asAdminApi.bulkPreview(bulk.filter(), bulk.action(), false).counts().matching())
+          .isZero();
+      assertThat(asAdminApi.runBulk(bulk.id()).state()).isEqualTo("done");
 
       try (Relay relay =
           Relay.builder(asWorker)

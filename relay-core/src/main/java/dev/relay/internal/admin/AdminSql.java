@@ -67,6 +67,31 @@ final class AdminSql {
   final String listWork;
 
   /**
+   * A bulk action's candidates: the filter's items in (created_at, work_id) order after the cursor,
+   * with their state and whether their kind's deduplication horizon has passed (parameter 1: the
+   * default horizon in milliseconds, for kinds without a registered policy; then the filter's).
+   */
+  final String bulkCandidates;
+
+  /** The candidates of {@link #bulkCandidates}, counted per state and horizon (a preview). */
+  final String bulkPreview;
+
+  /** A new bulk action; returns its row. */
+  final String insertBulk;
+
+  /** A bulk action's row, locked: a batch holds it until it commits, so batches take turns. */
+  final String lockBulk;
+
+  /** A bulk action's row. */
+  final String bulk;
+
+  /** The newest bulk actions, newest first. */
+  final String recentBulks;
+
+  /** A batch's progress: the cursor, the counts added, and whether it was the last. */
+  final String bulkProgress;
+
+  /**
    * A payload search, bounded: the newest items created within the window (and, optionally, before
    * its far end), at most the scan cap of them whatever their kind, read newest first through
    * {@code outbox_created_idx}; then, among those, the ones of the kind, queue and state asked
@@ -263,6 +288,77 @@ final class AdminSql {
                 + itemColumns(schema)
                 + " FROM ${relay_schema}.outbox o"
                 + filterWhere(schema));
+    bulkCandidates =
+        schema.inject(
+            """
+            SELECT o.work_id, o.created_at, o.state,
+                   o.first_attempt_at IS NOT NULL
+                   AND coalesce(o.horizon_start, o.first_attempt_at)
+                       + coalesce(k.dedup_horizon, ? * interval '1 millisecond')
+                       <= clock_timestamp() AS past_horizon
+              FROM ${relay_schema}.outbox o
+              LEFT JOIN ${relay_schema}.kind k ON k.kind = o.kind
+            """
+                + filterWhere(schema));
+    bulkPreview =
+        "SELECT c.state, c.past_horizon, count(*) AS n FROM ("
+            + bulkCandidates
+            + ") c GROUP BY c.state, c.past_horizon";
+    String bulkColumns =
+        """
+        id, action, force, f_state, f_kind, f_queue, f_ordering_key,
+        (extract(epoch FROM f_older_than) * 1000)::int8 AS f_older_than_ms,
+        (extract(epoch FROM f_newer_than) * 1000)::int8 AS f_newer_than_ms,
+        f_error_kind, f_outcome, f_blocked_only, f_blocked_reason, actor, reason, state,
+        created_at, updated_at, finished_at, after_created_at, after_work_id, batches, handled,
+        changed, requested, refused_running, refused_horizon, refused_state, gone
+        """;
+    insertBulk =
+        schema.inject(
+            """
+            INSERT INTO ${relay_schema}.bulk_operation
+                   (action, force, f_state, f_kind, f_queue, f_ordering_key, f_older_than,
+                    f_newer_than, f_error_kind, f_outcome, f_blocked_only, f_blocked_reason,
+                    actor, reason)
+            VALUES (?, ?, ?, ?, ?, ?, ?::int8 * interval '1 millisecond',
+                    ?::int8 * interval '1 millisecond', ?, ?, ?, ?, ?, ?)
+            RETURNING
+            """
+                + bulkColumns);
+    lockBulk =
+        schema.inject(
+            "SELECT "
+                + bulkColumns
+                + " FROM ${relay_schema}.bulk_operation WHERE id = ? FOR UPDATE");
+    bulk =
+        schema.inject(
+            "SELECT " + bulkColumns + " FROM ${relay_schema}.bulk_operation WHERE id = ?");
+    recentBulks =
+        schema.inject(
+            "SELECT "
+                + bulkColumns
+                + " FROM ${relay_schema}.bulk_operation ORDER BY id DESC LIMIT ?");
+    bulkProgress =
+        schema.inject(
+            """
+            UPDATE ${relay_schema}.bulk_operation
+               SET after_created_at = coalesce(?::timestamptz, after_created_at),
+                   after_work_id = coalesce(?::text, after_work_id),
+                   batches = batches + 1,
+                   handled = handled + ?,
+                   changed = changed + ?,
+                   requested = requested + ?,
+                   refused_running = refused_running + ?,
+                   refused_horizon = refused_horizon + ?,
+                   refused_state = refused_state + ?,
+                   gone = gone + ?,
+                   state = CASE WHEN ? THEN 'done' ELSE state END,
+                   finished_at = CASE WHEN ? THEN clock_timestamp() ELSE finished_at END,
+                   updated_at = clock_timestamp()
+             WHERE id = ?
+            RETURNING
+            """
+                + bulkColumns);
     searchPayload =
         schema.inject(
             """

@@ -3,6 +3,9 @@ package dev.relay.internal.admin;
 import dev.relay.CancelResult;
 import dev.relay.Outbox;
 import dev.relay.Work;
+import dev.relay.admin.BulkAction;
+import dev.relay.admin.BulkPreview;
+import dev.relay.admin.BulkProgress;
 import dev.relay.admin.ChartWindow;
 import dev.relay.admin.Charts;
 import dev.relay.admin.CompletionMinute;
@@ -50,6 +53,7 @@ public final class AdminStore {
   private final Retention retention;
   private final OverviewQueries overview;
   private final PauseOperation pauses;
+  private final BulkOperations bulk;
   private final RollupFold rollup;
 
   /** A store for {@code schema}. */
@@ -66,6 +70,7 @@ public final class AdminStore {
     this.supersede = new SupersedeOperation(sql, timeouts, store, outbox);
     this.retention = new Retention(sql, timeouts);
     this.overview = new OverviewQueries(sql, timeouts);
+    this.bulk = new BulkOperations(sql, timeouts, redrive, store);
     this.rollup =
         new RollupFold(schema, timeouts, RollupFold.DEFAULT_LAG, RollupFold.DEFAULT_BATCH);
   }
@@ -149,6 +154,49 @@ public final class AdminStore {
   /** Redrives one item; see {@link RedriveOperation#redrive}. */
   public RedriveResult redrive(Connection c, String workId, RedriveRequest r) {
     return redrive.redrive(c, workId, r);
+  }
+
+  /** Redrives {@code ids} in batches, each one transaction; see {@link BulkOperations}. */
+  public List<RedriveResult> redrive(Connection c, List<String> ids, RedriveRequest r, int batch) {
+    return bulk.redrive(c, ids, r, batch);
+  }
+
+  /** Cancels {@code ids} in batches, each one transaction; see {@link BulkOperations}. */
+  public List<CancelResult> cancel(
+      Connection c, List<String> ids, String actor, String reason, int batch) {
+    return bulk.cancel(c, ids, actor, reason, batch);
+  }
+
+  /** Counts what a bulk action would do now; see {@link BulkOperations#preview}. */
+  public BulkPreview bulkPreview(
+      Connection c, WorkFilter filter, BulkAction action, boolean force, int cap) {
+    return bulk.preview(c, filter, action, force, cap);
+  }
+
+  /** Stores a new bulk action; see {@link BulkOperations#start}. */
+  public BulkProgress startBulk(
+      Connection c,
+      WorkFilter filter,
+      BulkAction action,
+      boolean force,
+      String actor,
+      String reason) {
+    return bulk.start(c, filter, action, force, actor, reason);
+  }
+
+  /** Runs a bulk action's next batch; see {@link BulkOperations#runBatch}. */
+  public BulkProgress runBulkBatch(Connection c, long id, int batch) {
+    return bulk.runBatch(c, id, batch);
+  }
+
+  /** A bulk action, or {@code null}. */
+  public BulkProgress bulk(Connection c, long id) {
+    return bulk.get(c, id);
+  }
+
+  /** The newest bulk actions. */
+  public List<BulkProgress> bulks(Connection c, int limit) {
+    return bulk.recent(c, limit);
   }
 
   /** Supersedes one item; see {@link SupersedeOperation#supersede}. */

@@ -147,7 +147,19 @@ final class WorkQueries {
   private static int bindFilter(
       Connection tx, PreparedStatement ps, WorkFilter f, Cursor after, List<String> states)
       throws SQLException {
-    int i = 1;
+    return bindFilter(tx, ps, 1, f, after, states);
+  }
+
+  /** {@link #bindFilter} from parameter {@code first} on. */
+  static int bindFilter(
+      Connection tx,
+      PreparedStatement ps,
+      int first,
+      WorkFilter f,
+      Cursor after,
+      List<String> states)
+      throws SQLException {
+    int i = first;
     i = twice(ps, i, f.state());
     i = twice(ps, i, f.kind());
     i = twice(ps, i, f.queue());

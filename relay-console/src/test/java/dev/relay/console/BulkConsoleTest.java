@@ -1,0 +1,123 @@
+package dev.relay.console;
+
+import static dev.relay.console.ConsoleTest.OPERATOR;
+import static dev.relay.console.ConsoleTest.VIEWER;
+import static dev.relay.console.ConsoleTest.body;
+import static dev.relay.console.ConsoleTest.operatorPost;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.springframework.security.test.web.servlet.request.SecurityMockMvcRequestPostProcessors.csrf;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.post;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
+
+import dev.relay.test.RelayDatabaseTest;
+import dev.relay.test.TestDatabase;
+import org.junit.jupiter.api.Test;
+import org.springframework.test.web.servlet.MockMvc;
+
+/**
+ * Bulk actions over HTTP (MockMvc through the real filters): the viewer sees the preview's counts
+ * and no confirmation, and cannot start one; CSRF is required; a bad filter, an unknown action or
+ * an empty reason is refused by name with nothing stored or changed; markup in a reason is text.
+ */
+@RelayDatabaseTest
+class BulkConsoleTest {
+  @Test
+  void viewerPreviewsOnlyAndBadInputChangesNothing(TestDatabase db) throws Exception {
+    ConsoleTest.failed(db, "order-1-ack", "{}");
+    ConsoleTest.failed(db, "order-2-ack", "{}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      String list = body(mvc.perform(get("/relay/work?state=failed").with(VIEWER)));
+      assertThat(list).doesNotContain("/relay/bulk/preview");
+      assertThat(body(mvc.perform(get("/relay/work?state=failed").with(OPERATOR))))
+          .contains("/relay/bulk/preview");
+
+      String preview =
+          body(
+              mvc.perform(
+                      get("/relay/bulk/preview?action=cancel&state=failed&kind=order_ack")
+                          .with(VIEWER))
+                  .andExpect(status().isOk()));
+      assertThat(preview).contains("would be cancelled").doesNotContain("id=\"bulk-confirm\"");
+      mvc.perform(
+              post("/relay/bulk")
+                  .with(VIEWER)
+                  .with(csrf())
+                  .param("action", "cancel")
+                  .param("state", "failed")
+                  .param("reason", "viewer tries"))
+          .andExpect(status().isForbidden());
+      mvc.perform(
+              post("/relay/bulk")
+                  .with(OPERATOR)
+                  .param("action", "cancel")
+                  .param("state", "failed")
+                  .param("reason", "no token"))
+          .andExpect(status().isForbidden());
+
+      assertThat(
+              body(
+                  mvc.perform(
+                          operatorPost(
+                              "/relay/bulk", "action", "cancel", "state", "broken", "reason", "x"))
+                      .andExpect(status().isBadRequest())))
+          .contains("filter.state");
+      assertThat(
+              body(
+                  mvc.perform(
+                          operatorPost(
+                              "/relay/bulk",
+                              "action",
+                              "cancel",
+                              "olderThan",
+                              "soon",
+                              "reason",
+                              "x"))
+                      .andExpect(status().isBadRequest())))
+          .contains("olderThan");
+      assertThat(
+              body(
+                  mvc.perform(operatorPost("/relay/bulk", "action", "purge", "reason", "x"))
+                      .andExpect(status().isBadRequest())))
+          .contains("not a bulk action");
+      mvc.perform(operatorPost("/relay/bulk", "action", "cancel", "state", "failed", "reason", " "))
+          .andExpect(status().isBadRequest());
+      mvc.perform(get("/relay/bulk/preview?action=redrive&blocked=nope").with(VIEWER))
+          .andExpect(status().isBadRequest());
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.bulk_operation")).isZero();
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'failed'"))
+          .isEqualTo(2);
+
+      mvc.perform(
+              operatorPost(
+                  "/relay/bulk",
+                  "action",
+                  "cancel",
+                  "state",
+                  "failed",
+                  "olderThan",
+                  "0s",
+                  "reason",
+                  "<b>drop</b> them"))
+          .andExpect(status().isSeeOther())
+          .andExpect(header().string("Location", "/relay/bulk?id=1"));
+      org.awaitility.Awaitility.await()
+          .until(
+              () ->
+                  "done"
+                      .equals(
+                          db.queryString(
+                              "SELECT state FROM {schema}.bulk_operation WHERE id = 1")));
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'cancelled'"))
+          .isEqualTo(2);
+      String page = body(mvc.perform(get("/relay/bulk?id=1").with(VIEWER)));
+      assertThat(page)
+          .contains("&lt;b&gt;drop&lt;/b&gt; them")
+          .contains("state = failed, olderThan = 0 s")
+          .doesNotContain("bulk-continue");
+      assertThat(body(mvc.perform(get("/relay/bulk").with(VIEWER)))).contains("/relay/bulk?id=1");
+    }
+  }
+}

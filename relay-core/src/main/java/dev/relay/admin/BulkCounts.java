@@ -1,0 +1,28 @@
+package dev.relay.admin;
+
+/**
+ * What a bulk action did, or would do, to the items of its filter, by what happens to each.
+ *
+ * @param matching items matching the filter (for a preview; for a run, the items handled so far)
+ * @param changed items redriven, or cancelled
+ * @param requested running items asked to stop (a cancel of running work)
+ * @param refusedRunning items refused because they run (a redrive never touches running work)
+ * @param refusedHorizon items refused because their kind's deduplication horizon has passed (the
+ *     receiver may no longer recognise the work ID)
+ * @param refusedState items refused in their state (a redrive of work that is not failed without
+ *     force; a cancel of ended work)
+ * @param gone items purged between the selection and the lock (a run only)
+ */
+public record BulkCounts(
+    long matching,
+    long changed,
+    long requested,
+    long refusedRunning,
+    long refusedHorizon,
+    long refusedState,
+    long gone) {
+  /** Items refused, for any reason. */
+  public long refused() {
+    return refusedRunning + refusedHorizon + refusedState;
+  }
+}

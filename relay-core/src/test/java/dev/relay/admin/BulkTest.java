@@ -1,0 +1,224 @@
+package dev.relay.admin;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.relay.internal.admin.AdminStore;
+import dev.relay.internal.jdbc.SchemaName;
+import dev.relay.internal.jdbc.Timeouts;
+import dev.relay.test.RelayDatabaseTest;
+import dev.relay.test.TestDatabase;
+import java.sql.Connection;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Bulk redrive and cancel by filter through the admin API on real PostgreSQL: the preview counts
+ * what would change and what would be refused and changes nothing; the run handles every matching
+ * item once, in batches, with one audit row per item; a second run (after a crash, or at the same
+ * time) continues after the last committed batch; work created after the start is not part of it; a
+ * worker claiming meanwhile never gets an item the bulk cancelled; bad filters change nothing.
+ */
+@RelayDatabaseTest
+class BulkTest {
+  /** Inserts {@code n} failed items of {@code kind} ({@code prefix-1} ...), first attempted now. */
+  static void failed(TestDatabase db, String prefix, String kind, int n, String firstAttempt)
+      throws Exception {
+    db.execute(
+        "INSERT INTO {schema}.outbox (work_id, kind, payload, state, created_at, completed_at,"
+            + " first_attempt_at, attempts, max_attempts, claim_generation, last_error_kind,"
+            + " last_error) SELECT '"
+            + prefix
+            + "-' || g, '"
+            + kind
+            + "', '{}', 'failed', now() - interval '1 hour' + g * interval '1 millisecond',"
+            + " now(), "
+            + firstAttempt
+            + ", 3, 3, 3, 'http_503', 'unavailable' FROM generate_series(1, "
+            + n
+            + ") g");
+  }
+
+  /** 450 failed within the horizon, 5 past it, 3 running, 2 done, all of kind a; 4 of kind b. */
+  static void mixed(TestDatabase db) throws Exception {
+    failed(db, "ok", "a", 450, "now()");
+    failed(db, "old", "a", 5, "now() - interval '3650 days'");
+    failed(db, "other", "b", 4, "now()");
+    db.execute(
+        "INSERT INTO {schema}.outbox (work_id, kind, payload)"
+            + " SELECT 'run-' || g, 'a', '{}' FROM generate_series(1, 3) g;"
+            // inserted ready, then claimed (only a local hand-off inserts a claim)
+            + "UPDATE {schema}.outbox SET state = 'running', claimed_by = 'w1',"
+            + " lease_until = now() + interval '1 hour', claim_generation = 1, attempts = 1,"
+            + " first_attempt_at = now() WHERE work_id LIKE 'run-%';"
+            + "INSERT INTO {schema}.outbox (work_id, kind, payload, state, completed_at,"
+            + " claim_generation, attempts, first_attempt_at)"
+            + " SELECT 'done-' || g, 'a', '{}', 'done', now(), 1, 1, now()"
+            + " FROM generate_series(1, 2) g");
+  }
+
+  @Test
+  void thePreviewCountsAndChangesNothingTheRunAuditsEachItemInBatches(TestDatabase db)
+      throws Exception {
+    mixed(db);
+    Admin admin = Admin.create(db.dataSource(), db.schema());
+    WorkFilter a = WorkFilter.all().kind("a");
+
+    BulkPreview p = admin.bulkPreview(a, BulkAction.REDRIVE, false);
+    assertThat(p.counts()).isEqualTo(new BulkCounts(460, 450, 0, 3, 5, 2, 0));
+    assertThat(p.capped()).isFalse();
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'ready'")).isZero();
+    assertThat(admin.bulkPreview(a, BulkAction.CANCEL, false).counts())
+        .isEqualTo(new BulkCounts(460, 455, 3, 0, 0, 2, 0));
+
+    BulkProgress started = admin.startBulk(a, BulkAction.REDRIVE, false, "olga", "INC-40 over");
+    assertThat(started.running()).isTrue();
+    assertThat(started.counts().matching()).isZero();
+    BulkProgress done = admin.runBulk(started.id());
+    assertThat(done.state()).isEqualTo("done");
+    assertThat(done.finishedAt()).isNotNull();
+    assertThat(done.counts()).isEqualTo(new BulkCounts(460, 450, 0, 3, 5, 2, 0));
+    assertThat(done.batches()).isEqualTo(3); // 200, 200, 60
+    assertThat(done.filter()).isEqualTo(a);
+    assertThat(admin.bulk(started.id())).contains(done);
+    assertThat(admin.bulks(10)).containsExactly(done);
+
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM {schema}.outbox WHERE state = 'ready' AND kind = 'a'"))
+        .isEqualTo(450);
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM {schema}.redrive_audit"
+                    + " WHERE actor = 'olga' AND reason = 'INC-40 over' AND from_state = 'failed'"))
+        .isEqualTo(450);
+    assertThat(db.queryLong("SELECT count(DISTINCT work_id) FROM {schema}.redrive_audit"))
+        .isEqualTo(450);
+    // kind b, past-horizon and running work untouched
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'failed'"))
+        .isEqualTo(9);
+    // a second run of an ended action changes nothing
+    assertThat(admin.runBulk(started.id())).isEqualTo(done);
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.redrive_audit")).isEqualTo(450);
+  }
+
+  @Test
+  void aRerunAfterACrashAndTwoRunnersAtOnceHandleEachItemOnce(TestDatabase db) throws Exception {
+    failed(db, "f", "a", 1_000, "now()");
+    Admin admin = Admin.create(db.dataSource(), db.schema());
+    BulkProgress started =
+        admin.startBulk(
+            WorkFilter.all().state("failed").kind("a"), BulkAction.REDRIVE, false, "olga", "x");
+    // One batch committed, then the process died: the row says exactly what was done.
+    AdminStore store = new AdminStore(SchemaName.of(db.schema()), Timeouts.DEFAULT);
+    try (Connection c = db.dataSource().getConnection()) {
+      BulkProgress one = store.runBulkBatch(c, started.id(), Admin.BULK_BATCH);
+      assertThat(one.running()).isTrue();
+      assertThat(one.counts().changed()).isEqualTo(200);
+    }
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'ready'"))
+        .isEqualTo(200);
+    // Work created after the start is not part of it.
+    failed(db, "late", "a", 3, "now()");
+    db.execute(
+        "UPDATE {schema}.outbox SET created_at = now() + interval '1 s' WHERE work_id LIKE 'late-%'");
+
+    // Two runners continue it at once: batches take turns on the bulk row.
+    CompletableFuture<BulkProgress> first =
+        CompletableFuture.supplyAsync(() -> admin.runBulk(started.id()));
+    CompletableFuture<BulkProgress> second =
+        CompletableFuture.supplyAsync(() -> admin.runBulk(started.id()));
+    BulkProgress end = first.join();
+    assertThat(second.join()).isEqualTo(end);
+    assertThat(end.counts().changed()).isEqualTo(1_000);
+    assertThat(end.counts().matching()).isEqualTo(1_000);
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM (SELECT work_id FROM {schema}.redrive_audit"
+                    + " GROUP BY work_id HAVING count(*) > 1) t"))
+        .isZero();
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.redrive_audit")).isEqualTo(1_000);
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'failed'"))
+        .isEqualTo(3);
+  }
+
+  @Test
+  void aWorkerClaimingMeanwhileNeverGetsWorkTheBulkCancelled(TestDatabase db) throws Exception {
+    AdminFixture f = new AdminFixture(db.dataSource(), db.schema());
+    db.execute(
+        "INSERT INTO {schema}.outbox (work_id, kind, payload)"
+            + " SELECT 'c-' || g, 'c', '{}' FROM generate_series(1, 800) g");
+    Admin admin = Admin.create(db.dataSource(), db.schema());
+    BulkProgress started =
+        admin.startBulk(WorkFilter.all().kind("c"), BulkAction.CANCEL, false, "olga", "drop c");
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicInteger claimed = new AtomicInteger();
+    List<String> claimedIds = java.util.Collections.synchronizedList(new ArrayList<>());
+    CompletableFuture<Void> worker =
+        CompletableFuture.runAsync(
+            () -> {
+              while (!stop.get()) {
+                f.claim("c", 5).forEach(w -> claimedIds.add(w.workId()));
+                claimed.set(claimedIds.size());
+              }
+            });
+    BulkProgress end;
+    try {
+      end = admin.runBulk(started.id());
+    } finally {
+      stop.set(true);
+      worker.join();
+    }
+    // Every item was handled once: cancelled while ready, or asked to stop while running.
+    assertThat(end.counts().matching()).isEqualTo(800);
+    assertThat(end.counts().changed() + end.counts().requested()).isEqualTo(800);
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.cancel_audit")).isEqualTo(800);
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'cancelled'"))
+        .isEqualTo(end.counts().changed());
+    // What the worker claimed is exactly what the bulk found running, and it was asked to stop.
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM {schema}.outbox"
+                    + " WHERE state = 'running' AND cancel_requested_at IS NOT NULL"))
+        .isEqualTo(end.counts().requested())
+        .isEqualTo(claimedIds.size());
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM {schema}.cancel_audit WHERE result = 'cancel_requested'"))
+        .isEqualTo(claimedIds.size());
+  }
+
+  @Test
+  void badInputIsRefusedByNameAndNothingIsStoredOrChanged(TestDatabase db) throws Exception {
+    failed(db, "f", "a", 3, "now()");
+    Admin admin = Admin.create(db.dataSource(), db.schema());
+    assertThatThrownBy(
+            () ->
+                admin.startBulk(
+                    WorkFilter.all().state("broken"), BulkAction.REDRIVE, false, "olga", "x"))
+        .isInstanceOf(InvalidAdminRequestException.class)
+        .hasMessageContaining("filter.state");
+    assertThatThrownBy(
+            () ->
+                admin.bulkPreview(WorkFilter.all().blockedReason("nope"), BulkAction.CANCEL, false))
+        .isInstanceOf(InvalidAdminRequestException.class)
+        .hasMessageContaining("filter.blockedReason");
+    assertThatThrownBy(
+            () -> admin.startBulk(WorkFilter.all(), BulkAction.CANCEL, false, "olga", " "))
+        .isInstanceOf(InvalidAdminRequestException.class)
+        .hasMessageContaining("reason");
+    assertThatThrownBy(() -> BulkAction.of("purge"))
+        .isInstanceOf(InvalidAdminRequestException.class)
+        .hasMessageContaining("action");
+    assertThatThrownBy(() -> admin.runBulk(42))
+        .isInstanceOf(InvalidAdminRequestException.class)
+        .hasMessageContaining("42");
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.bulk_operation")).isZero();
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'failed'"))
+        .isEqualTo(3);
+  }
+}
