@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -39,7 +40,10 @@ class RelayAsyncHandlerTest {
       return claim -> {
         CompletableFuture<Outcome> f = new CompletableFuture<>();
         most.accumulateAndGet(now.incrementAndGet(), Math::max);
-        f.whenComplete((o, e) -> now.decrementAndGet());
+        // Left as the stage completes when the runtime cancels it; completeAll leaves first: a
+        // callback registered here runs after the runtime's own (registered later, run first),
+        // which frees the slot, so counting here would see the next attempt start first.
+        f.whenComplete((o, e) -> leave(f));
         open.add(f);
         return f;
       };
@@ -48,7 +52,17 @@ class RelayAsyncHandlerTest {
     /** Completes every open stage with done. */
     void completeAll() {
       for (CompletableFuture<Outcome> f = open.poll(); f != null; f = open.poll()) {
+        leave(f);
         f.complete(Outcome.done());
+      }
+    }
+
+    private final Set<CompletableFuture<Outcome>> left = ConcurrentHashMap.newKeySet();
+
+    /** Counts {@code f} out of flight, once. */
+    private void leave(CompletableFuture<Outcome> f) {
+      if (left.add(f)) {
+        now.decrementAndGet();
       }
     }
   }
