@@ -146,6 +146,7 @@ class RoleGrantsTest {
             + " claim_generation, attempts, claimed_at, first_attempt_at)"
             + " VALUES ('x', 'k', '{}', 'running', 'w', 'infinity', 1, 1, now(), now())");
     refused(producer, "UPDATE %s.outbox SET state = 'done'");
+    refused(producer, "DELETE FROM %s.outbox");
     refused(producer, "SELECT state FROM %s.outbox");
     refused(producer, "SELECT work_id FROM %s.outbox FOR KEY SHARE");
     refused(producer, "SELECT work_id FROM %s.tombstone FOR KEY SHARE");
@@ -245,6 +246,7 @@ class RoleGrantsTest {
     refused(worker, "INSERT INTO %s.outbox (work_id, kind, payload) VALUES ('x', 'k', '{}')");
     refused(worker, "SELECT %s.enqueue('x', 'k', '{}')");
     refused(worker, "SELECT %s.lock_dependencies(ARRAY['order-103-ack'])");
+    refused(worker, "DELETE FROM %s.outbox");
     refused(worker, "DELETE FROM %s.attempt");
     refused(worker, "UPDATE %s.attempt SET error = 'x'");
     refused(worker, "DELETE FROM %s.pause");
@@ -275,6 +277,7 @@ class RoleGrantsTest {
     refused(scheduler, "UPDATE %s.schedule_state SET kind = 'other'");
     refused(scheduler, "UPDATE %s.schedule_state SET definition = 'x'");
     refused(scheduler, "DELETE FROM %s.schedule_state");
+    refused(scheduler, "DELETE FROM %s.outbox");
     refused(scheduler, "UPDATE %s.outbox SET state = 'done'");
   }
 
@@ -357,6 +360,30 @@ class RoleGrantsTest {
             + " max_elapsed, handler_timeout, dedup_horizon, unknown_outcome, registered_by)"
             + " VALUES ('k', '1s', '1s', 1, '1s', '1s', '1s', 'retry', 'x')");
     refused(operatorPool, "DELETE FROM %s.schema_version");
+  }
+
+  @Test
+  void aSupersedeNeedsAnOperatorWhoIsAlsoAProducer() throws Exception {
+    HikariDataSource producer = loginAs("producer");
+    Outbox outbox = Outbox.builder().schema(schema).build();
+    try (Connection c = producer.getConnection()) {
+      c.setAutoCommit(false);
+      outbox.enqueue(c, Work.of("order-108-mail", "mail", "{\"to\": \"old@example.com\"}"));
+      c.commit();
+    }
+    Work corrected = Work.of("order-108-mail-2", "mail", "{\"to\": \"new@example.com\"}");
+    Admin operatorOnly = Admin.create(loginAs("operator"), schema);
+    assertThatThrownBy(() -> operatorOnly.supersede("order-108-mail", corrected, "olga", "typo"))
+        .isInstanceOfSatisfying(
+            RelayException.class, e -> assertThat(e.sqlState()).isEqualTo("42501"));
+    assertThat(db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = 'order-108-mail'"))
+        .as("nothing changed")
+        .isEqualTo("ready");
+    Admin both = Admin.create(loginAs("operator", "producer"), schema);
+    assertThat(both.supersede("order-108-mail", corrected, "olga", "typo").newWorkId())
+        .isEqualTo("order-108-mail-2");
+    assertThat(db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = 'order-108-mail'"))
+        .isEqualTo("cancelled");
   }
 
   /** What nobody may do: change a work item's identity, or write the schema's versions. */
