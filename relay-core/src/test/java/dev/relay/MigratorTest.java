@@ -304,11 +304,16 @@ class MigratorTest {
 
   /** Takes the schema back to the version before the latest, as the previous release left it. */
   private void undoLatestVersion() throws Exception {
-    assertThat(Migrator.LATEST_VERSION).as("update this for the new latest version").isEqualTo(21);
+    assertThat(Migrator.LATEST_VERSION).as("update this for the new latest version").isEqualTo(22);
     db.execute(
         "DROP TABLE "
             + fresh
-            + ".bulk_operation; DELETE FROM "
+            + ".purge_item_audit; ALTER TABLE "
+            + fresh
+            + ".bulk_operation DROP CONSTRAINT bulk_operation_action_check; ALTER TABLE "
+            + fresh
+            + ".bulk_operation ADD CONSTRAINT bulk_operation_action_check"
+            + " CHECK (action IN ('redrive', 'cancel')); DELETE FROM "
             + fresh
             + ".schema_version WHERE version = "
             + Migrator.LATEST_VERSION);

@@ -79,7 +79,7 @@ class BulkConsoleTest {
           .contains("olderThan");
       assertThat(
               body(
-                  mvc.perform(operatorPost("/relay/bulk", "action", "purge", "reason", "x"))
+                  mvc.perform(operatorPost("/relay/bulk", "action", "delete", "reason", "x"))
                       .andExpect(status().isBadRequest())))
           .contains("not a bulk action");
       mvc.perform(operatorPost("/relay/bulk", "action", "cancel", "state", "failed", "reason", " "))
@@ -118,6 +118,70 @@ class BulkConsoleTest {
           .contains("state = failed, olderThan = 0 s")
           .doesNotContain("bulk-continue");
       assertThat(body(mvc.perform(get("/relay/bulk").with(VIEWER)))).contains("/relay/bulk?id=1");
+    }
+  }
+
+  @Test
+  void operatorPurgesByFilterViewerCannotAndRefusedWorkStays(TestDatabase db) throws Exception {
+    db.execute(
+        "INSERT INTO {schema}.outbox (work_id, kind, payload, state, completed_at,"
+            + " claim_generation, attempts, outcome) VALUES"
+            + " ('junk-1', 'junk', '{}', 'done', now() - interval '2 days', 1, 1, 'delivered')");
+    ConsoleTest.failed(db, "junk-2", "junk", "{}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      assertThat(
+              body(
+                  mvc.perform(get("/relay/bulk/preview?action=purge&kind=junk").with(VIEWER))
+                      .andExpect(status().isOk())))
+          .contains("would be purged (each leaves a tombstone)")
+          .contains("refused: not done or cancelled")
+          .contains("It cannot be undone")
+          .doesNotContain("id=\"bulk-confirm\"");
+      mvc.perform(
+              post("/relay/bulk")
+                  .with(VIEWER)
+                  .with(csrf())
+                  .param("action", "purge")
+                  .param("kind", "junk")
+                  .param("reason", "viewer tries"))
+          .andExpect(status().isForbidden());
+      mvc.perform(
+              post("/relay/bulk")
+                  .with(OPERATOR)
+                  .param("action", "purge")
+                  .param("kind", "junk")
+                  .param("reason", "no token"))
+          .andExpect(status().isForbidden());
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.bulk_operation")).isZero();
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(2);
+
+      mvc.perform(operatorPost("/relay/bulk", "action", "purge", "kind", "junk", "reason", "INC-5"))
+          .andExpect(status().isSeeOther())
+          .andExpect(header().string("Location", "/relay/bulk?id=1"));
+      org.awaitility.Awaitility.await()
+          .until(
+              () ->
+                  "done"
+                      .equals(
+                          db.queryString(
+                              "SELECT state FROM {schema}.bulk_operation WHERE id = 1")));
+      assertThat(db.queryString("SELECT string_agg(work_id, ',') FROM {schema}.outbox"))
+          .isEqualTo("junk-2");
+      assertThat(
+              db.queryString(
+                  "SELECT work_id || ' ' || actor || ' ' || reason || ' ' || from_state"
+                      + " FROM {schema}.purge_item_audit"))
+          .isEqualTo("junk-1 olga INC-5 done");
+      assertThat(
+              db.queryString(
+                  "SELECT final_state || ' ' || last_generation || ' ' || outcome"
+                      + " FROM {schema}.tombstone WHERE work_id = 'junk-1'"))
+          .isEqualTo("done 1 delivered");
+      assertThat(body(mvc.perform(get("/relay/bulk?id=1").with(VIEWER))))
+          .contains("Purge by filter (bulk action 1)")
+          .containsPattern("purged \\(each leaves a tombstone\\)</th><td>1<")
+          .containsPattern("refused: not done or cancelled[^<]*</th><td>1<");
     }
   }
 }

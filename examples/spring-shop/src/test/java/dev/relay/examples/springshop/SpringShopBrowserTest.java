@@ -1,0 +1,62 @@
+package dev.relay.examples.springshop;
+
+import dev.relay.Outcome;
+import dev.relay.console.Chromium;
+import dev.relay.console.ConsoleFlows;
+import dev.relay.console.ConsolePauseFlow;
+import dev.relay.test.RelayDatabaseTest;
+import dev.relay.test.TestDatabase;
+import dev.relay.testkit.ManualWorker;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.WebDriver;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.security.crypto.bcrypt.BCryptPasswordEncoder;
+
+/**
+ * The console inside the running shop, behind the shop's own Spring Security, in a real headless
+ * Chromium (Debian's {@code chromium} and {@code chromium-driver}), with the console's own browser
+ * flows: pause a kind and resume it with the audit ({@code ConsolePauseFlow}, a manual worker
+ * running two kinds the shop has no handler for), the overview updating by itself, payload search,
+ * the limits and schedules pages, a bulk redrive of 1,000 failed items and a bulk purge, each from
+ * a filtered list with its preview ({@code ConsoleFlows}). Without Chromium the test fails, saying
+ * how to install it: it is never skipped.
+ */
+@RelayDatabaseTest
+class SpringShopBrowserTest {
+  @Test
+  void anOperatorRunsTheConsolesFlowsInsideTheShop(TestDatabase db) throws Exception {
+    try (ConfigurableApplicationContext app =
+            new SpringApplicationBuilder(SpringShopApplication.class)
+                .properties(
+                    "spring.datasource.url=" + db.jdbcUrl() + "&currentSchema=" + db.schema(),
+                    "relay.schema=" + db.schema(),
+                    "relay.poll-interval=200ms",
+                    "relay.console.refresh=1s",
+                    "server.port=0",
+                    "shop.operator.name=mina",
+                    "shop.operator.hash=" + new BCryptPasswordEncoder(4).encode("mina-pw"),
+                    "shop.viewer.name=tom",
+                    "shop.viewer.hash=" + new BCryptPasswordEncoder(4).encode("tom-pw"))
+                .run();
+        Chromium chromium = Chromium.start()) {
+      int port = Integer.parseInt(app.getEnvironment().getRequiredProperty("local.server.port"));
+      String base = "http://127.0.0.1:" + port;
+      WebDriver web = chromium.web();
+      ConsoleFlows.signIn(web, base, "mina", "mina-pw");
+      ManualWorker worker =
+          ManualWorker.builder(db.dataSource())
+              .schema(db.schema())
+              .handle("receipt", claim -> Outcome.done())
+              .handle("invoice", claim -> Outcome.done())
+              .build();
+      ConsolePauseFlow.pauseAndResume(
+          web, base, db, "mina", "receipt", "invoice", worker::runNext, name -> {});
+      ConsoleFlows.overviewUpdatesItself(web, base, db);
+      ConsoleFlows.searchPayload(web, base, db, name -> {});
+      ConsoleFlows.limitsAndSchedules(web, base, db, name -> {});
+      ConsoleFlows.bulkRedrive(web, base, db, "mina", name -> {});
+      ConsoleFlows.bulkPurge(web, base, db, "mina", name -> {});
+    }
+  }
+}
