@@ -41,21 +41,7 @@ class BulkConsoleTest {
                           .with(VIEWER))
                   .andExpect(status().isOk()));
       assertThat(preview).contains("would be cancelled").doesNotContain("id=\"bulk-confirm\"");
-      mvc.perform(
-              post("/relay/bulk")
-                  .with(VIEWER)
-                  .with(csrf())
-                  .param("action", "cancel")
-                  .param("state", "failed")
-                  .param("reason", "viewer tries"))
-          .andExpect(status().isForbidden());
-      mvc.perform(
-              post("/relay/bulk")
-                  .with(OPERATOR)
-                  .param("action", "cancel")
-                  .param("state", "failed")
-                  .param("reason", "no token"))
-          .andExpect(status().isForbidden());
+      refusedToStart(mvc, "cancel", "state", "failed");
 
       assertThat(
               body(
@@ -103,13 +89,7 @@ class BulkConsoleTest {
                   "<b>drop</b> them"))
           .andExpect(status().isSeeOther())
           .andExpect(header().string("Location", "/relay/bulk?id=1"));
-      org.awaitility.Awaitility.await()
-          .until(
-              () ->
-                  "done"
-                      .equals(
-                          db.queryString(
-                              "SELECT state FROM {schema}.bulk_operation WHERE id = 1")));
+      awaitDone(db, 1);
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'cancelled'"))
           .isEqualTo(2);
       String page = body(mvc.perform(get("/relay/bulk?id=1").with(VIEWER)));
@@ -138,34 +118,14 @@ class BulkConsoleTest {
           .contains("refused: not done or cancelled")
           .contains("It cannot be undone")
           .doesNotContain("id=\"bulk-confirm\"");
-      mvc.perform(
-              post("/relay/bulk")
-                  .with(VIEWER)
-                  .with(csrf())
-                  .param("action", "purge")
-                  .param("kind", "junk")
-                  .param("reason", "viewer tries"))
-          .andExpect(status().isForbidden());
-      mvc.perform(
-              post("/relay/bulk")
-                  .with(OPERATOR)
-                  .param("action", "purge")
-                  .param("kind", "junk")
-                  .param("reason", "no token"))
-          .andExpect(status().isForbidden());
+      refusedToStart(mvc, "purge", "kind", "junk");
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.bulk_operation")).isZero();
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(2);
 
       mvc.perform(operatorPost("/relay/bulk", "action", "purge", "kind", "junk", "reason", "INC-5"))
           .andExpect(status().isSeeOther())
           .andExpect(header().string("Location", "/relay/bulk?id=1"));
-      org.awaitility.Awaitility.await()
-          .until(
-              () ->
-                  "done"
-                      .equals(
-                          db.queryString(
-                              "SELECT state FROM {schema}.bulk_operation WHERE id = 1")));
+      awaitDone(db, 1);
       assertThat(db.queryString("SELECT string_agg(work_id, ',') FROM {schema}.outbox"))
           .isEqualTo("junk-2");
       assertThat(
@@ -183,5 +143,36 @@ class BulkConsoleTest {
           .containsPattern("purged \\(each leaves a tombstone\\)</th><td>1<")
           .containsPattern("refused: not done or cancelled[^<]*</th><td>1<");
     }
+  }
+
+  /** A viewer's start (with a token) and an operator's without a token: both 403. */
+  private static void refusedToStart(MockMvc mvc, String action, String filter, String value)
+      throws Exception {
+    mvc.perform(
+            post("/relay/bulk")
+                .with(VIEWER)
+                .with(csrf())
+                .param("action", action)
+                .param(filter, value)
+                .param("reason", "viewer tries"))
+        .andExpect(status().isForbidden());
+    mvc.perform(
+            post("/relay/bulk")
+                .with(OPERATOR)
+                .param("action", action)
+                .param(filter, value)
+                .param("reason", "no token"))
+        .andExpect(status().isForbidden());
+  }
+
+  /** Waits until bulk action {@code id}, run on the console's thread, is done. */
+  private static void awaitDone(TestDatabase db, long id) {
+    org.awaitility.Awaitility.await()
+        .until(
+            () ->
+                "done"
+                    .equals(
+                        db.queryString(
+                            "SELECT state FROM {schema}.bulk_operation WHERE id = " + id)));
   }
 }

@@ -3,10 +3,8 @@ package dev.relay.console;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.relay.Outcome;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
-import dev.relay.testkit.ManualWorker;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -115,21 +113,8 @@ class ConsoleBrowserTest {
       screenshot(web, "item");
 
       // Pause a kind from the console, see it held while another kind is worked, resume it.
-      ManualWorker worker =
-          ManualWorker.builder(db.dataSource())
-              .schema(db.schema())
-              .handle("receipt", claim -> Outcome.done())
-              .handle("invoice", claim -> Outcome.done())
-              .build();
-      ConsolePauseFlow.pauseAndResume(
-          web,
-          base,
-          db,
-          ConsoleApp.OPERATOR,
-          "receipt",
-          "invoice",
-          worker::runNext,
-          name -> screenshot(web, name));
+      ConsolePauseFlow.pauseAndResumeWithManualWorker(
+          web, base, db, ConsoleApp.OPERATOR, name -> screenshot(web, name));
 
       web.findElement(By.cssSelector("form.logout button")).click();
       wait.until(ExpectedConditions.presenceOfElementLocated(By.id("login")));

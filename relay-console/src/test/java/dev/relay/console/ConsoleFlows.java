@@ -174,12 +174,8 @@ public final class ConsoleFlows {
             + " now() - interval '1 hour' + g * interval '1 millisecond', now(),"
             + " CASE WHEN g = 1001 THEN now() - interval '3650 days' ELSE now() END, 3, 3, 3,"
             + " CASE WHEN g > 1001 THEN 'http_400' ELSE 'http_503' END, 'unavailable'"
-            + " FROM generate_series(1, 1010) g;"
-            + "INSERT INTO {schema}.outbox (work_id, kind, payload, last_error_kind)"
-            + " VALUES ('newsletter-running', 'newsletter', '{}', 'http_503');"
-            + "UPDATE {schema}.outbox SET state = 'running', claimed_by = 'w1',"
-            + " lease_until = now() + interval '1 hour', claim_generation = 1, attempts = 1,"
-            + " first_attempt_at = now() WHERE work_id = 'newsletter-running'");
+            + " FROM generate_series(1, 1010) g");
+    running(db, "newsletter-running", "newsletter", "http_503");
     WebDriverWait wait = new WebDriverWait(web, Duration.ofSeconds(60));
 
     // The filtered list: every state, kind newsletter, error kind http_503.
@@ -266,12 +262,8 @@ public final class ConsoleFlows {
             + "INSERT INTO {schema}.outbox (work_id, kind, payload, state, completed_at,"
             + " first_attempt_at, attempts, max_attempts, claim_generation, last_error_kind,"
             + " last_error) VALUES ('load-test-failed', 'load_test', '{}', 'failed',"
-            + " now() - interval '2 days', now() - interval '3 days', 3, 3, 3, 'http_503', 'x');"
-            + "INSERT INTO {schema}.outbox (work_id, kind, payload)"
-            + " VALUES ('load-test-running', 'load_test', '{}');"
-            + "UPDATE {schema}.outbox SET state = 'running', claimed_by = 'w1',"
-            + " lease_until = now() + interval '1 hour', claim_generation = 1, attempts = 1,"
-            + " first_attempt_at = now() WHERE work_id = 'load-test-running'");
+            + " now() - interval '2 days', now() - interval '3 days', 3, 3, 3, 'http_503', 'x')");
+    running(db, "load-test-running", "load_test", null);
     WebDriverWait wait = new WebDriverWait(web, Duration.ofSeconds(60));
 
     web.get(base + "/relay/work?kind=load_test");
@@ -316,6 +308,24 @@ public final class ConsoleFlows {
                     + "' AND reason = 'load test data, TASK-12' AND bulk_id = "
                     + id))
         .isEqualTo(300);
+  }
+
+  /** Inserts an item running under a live lease (inserted ready, then claimed, as a claim does). */
+  private static void running(TestDatabase db, String workId, String kind, String errorKind)
+      throws Exception {
+    db.execute(
+        "INSERT INTO {schema}.outbox (work_id, kind, payload, last_error_kind) VALUES ('"
+            + workId
+            + "', '"
+            + kind
+            + "', '{}', "
+            + (errorKind == null ? "NULL" : "'" + errorKind + "'")
+            + ");"
+            + "UPDATE {schema}.outbox SET state = 'running', claimed_by = 'w1',"
+            + " lease_until = now() + interval '1 hour', claim_generation = 1, attempts = 1,"
+            + " first_attempt_at = now() WHERE work_id = '"
+            + workId
+            + "'");
   }
 
   /**

@@ -515,8 +515,8 @@ public final class Admin {
    * refusal is counted, not thrown), writes one audit row per item with {@code actor} and {@code
    * reason}, and moves the stored cursor and counts. Never overrides the deduplication horizon. A
    * purge ({@link BulkAction#PURGE}) leaves a tombstone per item exactly as the retention purge
-   * does, with a {@code purge_item_audit} row per item, and needs the right to delete work (the
-   * schema owner's, like {@link Maintenance}: the admin role of docs/protocol.md has none).
+   * does, with a {@code purge_item_audit} row per item; it needs the operator role's right to
+   * delete work, as {@link Maintenance} does.
    *
    * @param force for a redrive, also redrive work that is not failed (never running work)
    * @throws InvalidAdminRequestException for a bad filter, an empty or too long actor or reason

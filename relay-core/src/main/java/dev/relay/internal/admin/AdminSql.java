@@ -718,6 +718,19 @@ final class AdminSql {
            AND o.completed_at < (SELECT clock_timestamp())
                                 - coalesce(k.dedup_horizon, ? * interval '1 millisecond')
         """;
+    // The tombstone of each row of a purge's `doomed` CTE (its work ID, kind, payload, generation,
+    // state and outcome): the one shape of a tombstone, for the retention and the bulk purge.
+    String tombstonesOfDoomed =
+        """
+        tombs AS (
+            INSERT INTO ${relay_schema}.tombstone
+                   (work_id, kind, payload_digest, last_generation, final_state, outcome)
+            SELECT d.work_id, d.kind, ${relay_schema}.payload_digest(d.payload),
+                   d.claim_generation, d.state, d.outcome
+              FROM doomed d
+                ON CONFLICT (work_id) DO NOTHING
+        )
+        """;
     purgeWork =
         schema.inject(
             "WITH doomed AS MATERIALIZED (\n SELECT o.work_id, o.kind, o.payload,"
@@ -730,14 +743,10 @@ final class AdminSql {
                  ORDER BY o.state, o.completed_at
                  LIMIT ?
                    FOR UPDATE OF o SKIP LOCKED
-                ), tombs AS (
-                    INSERT INTO ${relay_schema}.tombstone
-                           (work_id, kind, payload_digest, last_generation, final_state, outcome)
-                    SELECT d.work_id, d.kind, ${relay_schema}.payload_digest(d.payload),
-                           d.claim_generation, d.state, d.outcome
-                      FROM doomed d
-                        ON CONFLICT (work_id) DO NOTHING
-                )
+                ),
+                """
+                + tombstonesOfDoomed
+                + """
                 -- = ANY (ARRAY(...)): a primary-key lookup whatever the row estimate; a join with
                 -- the CTE let a generic plan (LIMIT ? guessed large) scan the whole table per batch
                 DELETE FROM ${relay_schema}.outbox o
@@ -755,14 +764,11 @@ final class AdminSql {
                    AND o.state IN ('done', 'cancelled')
                    AND o.completed_at < (SELECT clock_timestamp())
                                         - coalesce(k.dedup_horizon, ? * interval '1 millisecond')
-            ), tombs AS (
-                INSERT INTO ${relay_schema}.tombstone
-                       (work_id, kind, payload_digest, last_generation, final_state, outcome)
-                SELECT d.work_id, d.kind, ${relay_schema}.payload_digest(d.payload),
-                       d.claim_generation, d.state, d.outcome
-                  FROM doomed d
-                    ON CONFLICT (work_id) DO NOTHING
-            ), audit AS (
+            ),
+            """
+                + tombstonesOfDoomed
+                + """
+            , audit AS (
                 INSERT INTO ${relay_schema}.purge_item_audit
                        (work_id, bulk_id, actor, reason, from_state, last_generation, outcome)
                 SELECT d.work_id, ?::int8, ?::text, ?::text, d.state, d.claim_generation, d.outcome

@@ -1,17 +1,13 @@
 package dev.relay.examples.springshop;
 
-import dev.relay.Outcome;
 import dev.relay.console.Chromium;
 import dev.relay.console.ConsoleFlows;
 import dev.relay.console.ConsolePauseFlow;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
-import dev.relay.testkit.ManualWorker;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.WebDriver;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.security.crypto.bcrypt.BCryptPasswordEncoder;
 
 /**
  * The console inside the running shop, behind the shop's own Spring Security, in a real headless
@@ -27,31 +23,13 @@ class SpringShopBrowserTest {
   @Test
   void anOperatorRunsTheConsolesFlowsInsideTheShop(TestDatabase db) throws Exception {
     try (ConfigurableApplicationContext app =
-            new SpringApplicationBuilder(SpringShopApplication.class)
-                .properties(
-                    "spring.datasource.url=" + db.jdbcUrl() + "&currentSchema=" + db.schema(),
-                    "relay.schema=" + db.schema(),
-                    "relay.poll-interval=200ms",
-                    "relay.console.refresh=1s",
-                    "server.port=0",
-                    "shop.operator.name=mina",
-                    "shop.operator.hash=" + new BCryptPasswordEncoder(4).encode("mina-pw"),
-                    "shop.viewer.name=tom",
-                    "shop.viewer.hash=" + new BCryptPasswordEncoder(4).encode("tom-pw"))
-                .run();
+            SpringShopConsoleTest.start(db, "relay.console.refresh=1s");
         Chromium chromium = Chromium.start()) {
       int port = Integer.parseInt(app.getEnvironment().getRequiredProperty("local.server.port"));
       String base = "http://127.0.0.1:" + port;
       WebDriver web = chromium.web();
       ConsoleFlows.signIn(web, base, "mina", "mina-pw");
-      ManualWorker worker =
-          ManualWorker.builder(db.dataSource())
-              .schema(db.schema())
-              .handle("receipt", claim -> Outcome.done())
-              .handle("invoice", claim -> Outcome.done())
-              .build();
-      ConsolePauseFlow.pauseAndResume(
-          web, base, db, "mina", "receipt", "invoice", worker::runNext, name -> {});
+      ConsolePauseFlow.pauseAndResumeWithManualWorker(web, base, db, "mina", name -> {});
       ConsoleFlows.overviewUpdatesItself(web, base, db);
       ConsoleFlows.searchPayload(web, base, db, name -> {});
       ConsoleFlows.limitsAndSchedules(web, base, db, name -> {});
