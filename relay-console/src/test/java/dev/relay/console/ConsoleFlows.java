@@ -117,6 +117,33 @@ public final class ConsoleFlows {
    */
   public static void limitsAndSchedules(
       WebDriver web, String base, TestDatabase db, Consumer<String> screenshot) throws Exception {
+    limits(web, base, db, screenshot);
+    db.execute(
+        "INSERT INTO {schema}.schedule_state (name, kind, definition, last_slot, next_slot,"
+            + " decided_at, decided_by, enqueued, skipped) VALUES"
+            + " ('nightly-report', 'report', 'cron \"0 2 * * *\" UTC missed=latest',"
+            + " now() - interval '19 hours', now() + interval '5 hours', now() - interval '19 hours',"
+            + " 'scheduler-1', 30, 0),"
+            + " ('sms-digest', 'sms', 'every PT15M missed=each(PT1H)', now() - interval '1 hour',"
+            + " now() - interval '45 minutes', now() - interval '1 hour', 'scheduler-2', 96, 3)");
+    WebDriverWait wait = new WebDriverWait(web, Duration.ofSeconds(30));
+    web.findElement(By.linkText("Schedules")).click();
+    wait.until(ExpectedConditions.titleContains("Schedules"));
+    assertThat(web.findElement(By.cssSelector("table.schedules")).getText())
+        .contains("nightly-report")
+        .contains("sms-digest")
+        .contains("every 15 min 0 s")
+        .containsPattern("overdue by \\d+ min");
+    screenshot.accept("schedules");
+  }
+
+  /**
+   * The limits page shows a limited kind's running work against its limits and its busiest groups
+   * (pictured as {@code limits}); for an application without relay-schedule, whose console has no
+   * schedules page.
+   */
+  public static void limits(
+      WebDriver web, String base, TestDatabase db, Consumer<String> screenshot) throws Exception {
     db.execute(
         "INSERT INTO {schema}.limiter (kind, max_running, max_running_per_group, rate_limit,"
             + " rate_interval) VALUES ('sms', 4, 2, 60, interval '1 minute');"
@@ -126,14 +153,7 @@ public final class ConsoleFlows {
             + " FROM generate_series(1, 3) g;"
             + "UPDATE {schema}.outbox SET state = 'running', claimed_by = 'worker-1',"
             + " lease_until = now() + interval '1 hour', claim_generation = 1, attempts = 1"
-            + " WHERE work_id LIKE 'sms-run-%';"
-            + "INSERT INTO {schema}.schedule_state (name, kind, definition, last_slot, next_slot,"
-            + " decided_at, decided_by, enqueued, skipped) VALUES"
-            + " ('nightly-report', 'report', 'cron \"0 2 * * *\" UTC missed=latest',"
-            + " now() - interval '19 hours', now() + interval '5 hours', now() - interval '19 hours',"
-            + " 'scheduler-1', 30, 0),"
-            + " ('sms-digest', 'sms', 'every PT15M missed=each(PT1H)', now() - interval '1 hour',"
-            + " now() - interval '45 minutes', now() - interval '1 hour', 'scheduler-2', 96, 3)");
+            + " WHERE work_id LIKE 'sms-run-%'");
     WebDriverWait wait = new WebDriverWait(web, Duration.ofSeconds(30));
     web.get(base + "/relay");
     wait.until(ExpectedConditions.titleContains("Overview"));
@@ -144,14 +164,6 @@ public final class ConsoleFlows {
         .contains("3 of 4 running")
         .contains("at most 2 per group; busiest: tenant-1 2 (at the limit), tenant-0 1");
     screenshot.accept("limits");
-    web.findElement(By.linkText("Schedules")).click();
-    wait.until(ExpectedConditions.titleContains("Schedules"));
-    assertThat(web.findElement(By.cssSelector("table.schedules")).getText())
-        .contains("nightly-report")
-        .contains("sms-digest")
-        .contains("every 15 min 0 s")
-        .containsPattern("overdue by \\d+ min");
-    screenshot.accept("schedules");
   }
 
   /**
@@ -222,7 +234,10 @@ public final class ConsoleFlows {
                 "SELECT count(*) FROM {schema}.outbox WHERE kind = 'newsletter'"
                     + " AND state = 'failed'"))
         .isEqualTo(10); // past the horizon, and the other error kind
-    assertThat(ConsoleTest.state(db, "newsletter-running")).isEqualTo("running");
+    assertThat(
+            db.queryString(
+                "SELECT state FROM {schema}.outbox WHERE work_id = 'newsletter-running'"))
+        .isEqualTo("running");
     assertThat(
             db.queryString(
                 "SELECT state || ' ' || handled || ' ' || changed || ' ' || refused_running"

@@ -14,9 +14,10 @@ import org.springframework.context.ConfigurableApplicationContext;
  * Chromium (Debian's {@code chromium} and {@code chromium-driver}), with the console's own browser
  * flows: pause a kind and resume it with the audit ({@code ConsolePauseFlow}, a manual worker
  * running two kinds the shop has no handler for), the overview updating by itself, payload search,
- * the limits and schedules pages, a bulk redrive of 1,000 failed items and a bulk purge, each from
- * a filtered list with its preview ({@code ConsoleFlows}). Without Chromium the test fails, saying
- * how to install it: it is never skipped.
+ * the limits page (the shop has no relay-schedule, so its console has no schedules page; relay
+ * serve's and the console's own browser tests cover that page), a bulk redrive of 1,000 failed
+ * items and a bulk purge, each from a filtered list with its preview ({@code ConsoleFlows}).
+ * Without Chromium the test fails, saying how to install it: it is never skipped.
  */
 @RelayDatabaseTest
 class SpringShopBrowserTest {
@@ -32,7 +33,7 @@ class SpringShopBrowserTest {
       ConsolePauseFlow.pauseAndResumeWithManualWorker(web, base, db, "mina", name -> {});
       ConsoleFlows.overviewUpdatesItself(web, base, db);
       ConsoleFlows.searchPayload(web, base, db, name -> {});
-      ConsoleFlows.limitsAndSchedules(web, base, db, name -> {});
+      ConsoleFlows.limits(web, base, db, name -> {}); // no relay-schedule here: no schedules page
       ConsoleFlows.bulkRedrive(web, base, db, "mina", name -> {});
       ConsoleFlows.bulkPurge(web, base, db, "mina", name -> {});
     }
