@@ -315,6 +315,8 @@ final class Scenario implements AutoCloseable {
     }
     workerProxy = LoopbackProxy.start("127.0.0.1", pg.port());
     producerProxy = LoopbackProxy.start("127.0.0.1", pg.port());
+    // The operator's own proxy: to PostgreSQL's address, as the producer's.
+    operatorProxy = config.operator() ? LoopbackProxy.start("127.0.0.1", pg.port()) : null;
     String workerUrl = PgCluster.jdbcUrl(workerProxy.port()) + "&socketTimeout=30";
     String listenUrl = workerUrl;
     if (topology == Topology.PGBOUNCER) {
@@ -360,7 +362,6 @@ final class Scenario implements AutoCloseable {
     Operator operator = null;
     Thread operating = null;
     if (config.operator()) {
-      operatorProxy = LoopbackProxy.start("127.0.0.1", pg.port());
       PGSimpleDataSource ods = new PGSimpleDataSource();
       ods.setUrl(PgCluster.jdbcUrl(operatorProxy.port()) + "&socketTimeout=30");
       operator = new Operator(ods, config.seed() * 104_729 + 3, 1500);
