@@ -3,6 +3,7 @@ package dev.relay;
 import dev.relay.internal.jdbc.Coordination;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
+import dev.relay.internal.store.GrantCatalog;
 import dev.relay.internal.store.MigratorSql;
 import java.io.IOException;
 import java.io.InputStream;
@@ -202,6 +203,105 @@ public final class Migrator {
       }
     } catch (SQLException e) {
       throw SqlErrors.translate("migrating schema " + schema, e);
+    }
+  }
+
+  /**
+   * The SQL that creates and grants Relay's four roles for this schema, {@code <schema>_producer},
+   * {@code <schema>_worker}, {@code <schema>_scheduler} and {@code <schema>_operator}: what {@link
+   * #grantRoles(DataSource)} runs, for a DBA to read or run by hand ({@code relay migrate --roles
+   * --print-sql}). It is composed from one grant catalog that names every table, column and
+   * function of the schema; docs/protocol.md shows it for schema {@code relay}.
+   *
+   * @throws InvalidConfigurationException if the schema name is too long to name roles after it
+   */
+  public String rolesSql() {
+    return GrantCatalog.of(schema).script;
+  }
+
+  /**
+   * Creates Relay's four roles for this schema (NOLOGIN, when missing) and gives them exactly the
+   * grants of {@link #rolesSql()}, in one transaction under the migration lock. Run it after {@link
+   * #migrate(DataSource)}, as the schema owner (creating a role also needs {@code CREATEROLE};
+   * roles a DBA created beforehand are kept). Idempotent: a re-run revokes what the roles hold in
+   * the schema and grants the catalog again. Log in as a user that is a member of the roles a
+   * process needs ({@code GRANT relay_worker TO app_user}).
+   *
+   * @return the roles' names
+   * @throws SchemaVersionException unless the schema is at exactly this library's version: the
+   *     catalog covers this version's tables, and an older library must not take away what a newer
+   *     one granted
+   * @throws RelayException with SQLState 42501 if the connected user may not create a role or grant
+   *     on the schema's tables
+   */
+  public List<String> grantRoles(DataSource dataSource) {
+    try (Connection c = dataSource.getConnection()) {
+      return grantRoles(c);
+    } catch (SQLException e) {
+      throw SqlErrors.translate("granting the roles of schema " + schema, e);
+    }
+  }
+
+  /**
+   * {@link #grantRoles(DataSource)} on {@code c}, which must be in auto-commit mode (this runs its
+   * own transaction).
+   */
+  public List<String> grantRoles(Connection c) {
+    GrantCatalog catalog = GrantCatalog.of(schema);
+    try {
+      if (!c.getAutoCommit()) {
+        throw new TransactionRequiredException(
+            "granting roles runs its own transaction: pass a connection in auto-commit mode");
+      }
+      c.setAutoCommit(false);
+      try {
+        lockTransaction(c);
+        int version;
+        try (Statement s = c.createStatement();
+            ResultSet rs = s.executeQuery(sql.versionTableExists)) {
+          rs.next();
+          version = rs.getBoolean(1) ? checked(applied(c)) : 0;
+        }
+        if (version != latest) {
+          throw new SchemaVersionException(
+              "schema "
+                  + schema
+                  + " is at version "
+                  + version
+                  + ", and this library's roles cover version "
+                  + latest
+                  + (version < latest
+                      ? ": migrate first (relay migrate --roles does both)"
+                      : ": grant the roles with the Relay that migrated it"));
+        }
+        try (Statement s = c.createStatement()) {
+          s.execute(catalog.script);
+        } catch (SQLException e) {
+          if ("42501".equals(e.getSQLState())) {
+            throw new RelayException(
+                "granting the roles of schema "
+                    + schema
+                    + " was refused ("
+                    + e.getMessage()
+                    + "): run it as the schema's owner, with CREATEROLE to create missing roles,"
+                    + " or have a DBA run the SQL of `relay migrate --roles --print-sql`;"
+                    + " nothing was changed",
+                e.getSQLState(),
+                e);
+          }
+          throw e;
+        }
+        c.commit();
+        log.info("relay schema {}: roles {} granted", schema, catalog.roleNames);
+        return catalog.roleNames;
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(true);
+      }
+    } catch (SQLException e) {
+      throw SqlErrors.translate("granting the roles of schema " + schema, e);
     }
   }
 
