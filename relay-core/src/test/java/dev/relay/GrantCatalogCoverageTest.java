@@ -25,6 +25,10 @@ import org.junit.jupiter.api.Test;
  */
 @RelayDatabaseTest
 class GrantCatalogCoverageTest {
+  /** What to do after deciding the grants. */
+  private static final String THEN =
+      " (then regenerate docs/protocol.md's roles block: ./mvnw -pl relay-docs test"
+          + " -Dtest=RoleGrantsTest -Drelay.docs.update=true)";
 
   @Test
   void theCatalogNamesEveryTableAndColumnOfTheSchema(TestDatabase db) throws SQLException {
@@ -52,12 +56,12 @@ class GrantCatalogCoverageTest {
       cataloged.put(t.name(), t.columns());
     }
     assertThat(cataloged.keySet())
-        .as("tables of the migrated schema: each needs its grants decided in GrantCatalog")
+        .as("tables of the migrated schema: each needs its grants decided in GrantCatalog" + THEN)
         .containsExactlyElementsOf(actual.keySet());
     actual.forEach(
         (table, columns) ->
             assertThat(new TreeSet<>(cataloged.get(table)))
-                .as("columns of %s: each needs its grants decided in GrantCatalog", table)
+                .as("columns of %s: each needs its grants decided in GrantCatalog" + THEN, table)
                 .containsExactlyElementsOf(new TreeSet<>(columns)));
   }
 
@@ -93,7 +97,9 @@ class GrantCatalogCoverageTest {
       }
     }
     assertThat(cataloged)
-        .as("functions of the migrated schema: each needs its grants decided in GrantCatalog")
+        .as(
+            "functions of the migrated schema: each needs its grants decided in GrantCatalog"
+                + THEN)
         .containsExactlyElementsOf(actual);
   }
 

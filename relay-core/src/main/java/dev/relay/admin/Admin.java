@@ -118,9 +118,20 @@ public final class Admin {
    * done/cancelled summary, ordered by queue and kind, measured at one instant of the database
    * clock. It never scans the whole work table: ready, running and failed counts (with the oldest
    * eligible age, expired leases and blocked keys) are exact, read through partial indexes whose
-   * cost grows with unfinished and failed work only; completions within the window are a range of
-   * an index. Done and cancelled counts come from the summary that {@link Maintenance} refreshes on
-   * every run (or {@link #refreshSummary()}), as of {@link QueueHealth#finishedCountsAsOf()}.
+   * cost grows with unfinished and failed work only. Done and cancelled counts come from the
+   * summary that {@link Maintenance} refreshes on every run (or {@link #refreshSummary()}), as of
+   * {@link QueueHealth#finishedCountsAsOf()}.
+   *
+   * <p>The window's completions, failures by reason and percentiles count the work that ended
+   * within it, read from the charts' rollup (see {@link #charts}) as far as the maintenance
+   * leader's fold has reached, and from the work table before the rollup's first whole bucket in
+   * the window (under a minute for windows up to 3 hours; 15 minutes up to 26 hours; an hour up to
+   * 8 days) and after the fold's position (a minute or two behind a running leader). So their cost
+   * follows the rollup's rows and the work not folded yet, not the work in the window; without a
+   * maintenance leader the whole window is read from the table (an index range). Work counted by
+   * the rollup stays counted once purged, and a failure redriven later still counts as a failure.
+   * Percentiles are the rollup histogram's (nearest rank, within {@code 9.05 %} of a value in the
+   * same bin; see {@link Charts}).
    *
    * @param window how far back failures and completion times are counted (1 s to 365 days)
    */
@@ -132,9 +143,10 @@ public final class Admin {
   /**
    * Work done and failed per minute over {@code window}, on the database clock: one entry per
    * minute from the window's start (rounded down to the minute) to the current, partial minute,
-   * oldest first, minutes without any as zeros. For a chart of the last hour. It reads a range of
-   * the index of finished work, so its cost grows with the work that ended within the window, never
-   * with the table. Purged work is no longer counted.
+   * oldest first, minutes without any as zeros. For a chart of the last hour. Counted as {@link
+   * #health}'s window: from the rollup's 1-minute tier as far as the maintenance leader's fold has
+   * reached (it keeps 3 hours), from the work table before it and after the fold's position; so its
+   * cost follows the rollup's rows and the work not folded yet, never the table.
    *
    * @param window how far back (1 min to 24 h)
    */
