@@ -109,6 +109,13 @@ public final class FaultsCommand implements Callable<Integer> {
               + " (Debian's libfaketime needed).")
   boolean clockJumps;
 
+  @Option(
+      names = "--no-operator",
+      description =
+          "Run without the seeded operator (redrive, cancel, supersede, pause and resume, purge"
+              + " through the admin API) and with a one-hour deduplication horizon instead of 30 s.")
+  boolean noOperator;
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   /**
@@ -187,6 +194,9 @@ public final class FaultsCommand implements Callable<Integer> {
     }
     Scenario.Config config = Scenario.Config.defaults(s, faultMillis, workers, n);
     config = configFor(config, mode);
+    if (noOperator) {
+      config = config.withOperator(false);
+    }
     if (scenario != null) {
       config = idReuseRecover(config);
     }
@@ -239,7 +249,8 @@ public final class FaultsCommand implements Callable<Integer> {
     return base.withMode(
             base.mode(), EnumSet.of(Scenario.Fault.RESTART_WITH_LOST_CLAIM_REPLY), 0, 1000)
         .withWorkers(1)
-        .withLease(12_000);
+        .withLease(12_000)
+        .withOperator(false);
   }
 
   /** The same run on hosts of their own, with partitions, packet loss and latency added. */
@@ -262,15 +273,20 @@ public final class FaultsCommand implements Callable<Integer> {
   static Scenario.Config configFor(Scenario.Config base, WorkerMain.Mode mode) {
     return switch (mode) {
       case SAFE -> base;
+      // The unsafe modes keep the run the checker must flag as it was: no operator.
       // Done before the effect: kills between the two lose effects.
       case ACK_FIRST ->
           base.withMode(
-              mode, EnumSet.of(Scenario.Fault.KILL_WORKER, Scenario.Fault.DROP_CONNECTIONS), 60, 0);
+                  mode,
+                  EnumSet.of(Scenario.Fault.KILL_WORKER, Scenario.Fault.DROP_CONNECTIONS),
+                  60,
+                  0)
+              .withOperator(false);
       // Naive completion by worker name: a frozen worker replaced under the same ID. One worker,
       // so that the replacement (same name) is the one that takes the frozen worker's claims over.
       case UNGUARDED -> {
         Set<Scenario.Fault> f = EnumSet.of(Scenario.Fault.PAUSE_AND_REPLACE);
-        yield base.withMode(mode, f, 0, 1000).withWorkers(1);
+        yield base.withMode(mode, f, 0, 1000).withWorkers(1).withOperator(false);
       }
     };
   }

@@ -129,7 +129,15 @@ final class Scenario implements AutoCloseable {
       int baseSlowMillis,
       long leaseMillis,
       long recoveryMillis,
-      Topology topology) {
+      Topology topology,
+      boolean operator,
+      long dedupHorizonMillis) {
+    /** The deduplication horizon of runs with the operator: short, so that work outlives it. */
+    static final long OPERATOR_HORIZON_MILLIS = 30_000;
+
+    /** The horizon of runs without the operator: longer than any run, as before the operator. */
+    static final long DEFAULT_HORIZON_MILLIS = 3_600_000;
+
     static Config defaults(long seed, long faultMillis, int workers, int items) {
       return new Config(
           seed,
@@ -142,7 +150,27 @@ final class Scenario implements AutoCloseable {
           0,
           3000,
           Math.max(90_000, faultMillis),
-          Topology.DIRECT);
+          Topology.DIRECT,
+          true,
+          OPERATOR_HORIZON_MILLIS);
+    }
+
+    /** The same run with or without the seeded operator (and its short horizon). */
+    Config withOperator(boolean on) {
+      return new Config(
+          seed,
+          faultMillis,
+          workers,
+          items,
+          mode,
+          faults,
+          killPermille,
+          baseSlowMillis,
+          leaseMillis,
+          recoveryMillis,
+          topology,
+          on,
+          on ? OPERATOR_HORIZON_MILLIS : DEFAULT_HORIZON_MILLIS);
     }
 
     Config withLease(long leaseMs) {
@@ -157,7 +185,9 @@ final class Scenario implements AutoCloseable {
           baseSlowMillis,
           leaseMs,
           recoveryMillis,
-          topology);
+          topology,
+          operator,
+          dedupHorizonMillis);
     }
 
     Config withWorkers(int w) {
@@ -172,7 +202,9 @@ final class Scenario implements AutoCloseable {
           baseSlowMillis,
           leaseMillis,
           recoveryMillis,
-          topology);
+          topology,
+          operator,
+          dedupHorizonMillis);
     }
 
     Config withMode(WorkerMain.Mode m, Set<Fault> f, int permille, int baseSlow) {
@@ -187,7 +219,9 @@ final class Scenario implements AutoCloseable {
           baseSlow,
           leaseMillis,
           recoveryMillis,
-          topology);
+          topology,
+          operator,
+          dedupHorizonMillis);
     }
 
     /** The same run in another topology, with the faults that belong to it. */
@@ -203,7 +237,9 @@ final class Scenario implements AutoCloseable {
           baseSlowMillis,
           leaseMillis,
           recoveryMillis,
-          t);
+          t,
+          operator && !t.failover(),
+          operator && !t.failover() ? dedupHorizonMillis : DEFAULT_HORIZON_MILLIS);
     }
   }
 
@@ -223,6 +259,7 @@ final class Scenario implements AutoCloseable {
   private boolean failedOver;
   private LoopbackProxy workerProxy;
   private LoopbackProxy producerProxy;
+  private LoopbackProxy operatorProxy;
   private volatile boolean recovering;
   private String workerUrl;
   private String listenUrl;
@@ -289,13 +326,16 @@ final class Scenario implements AutoCloseable {
   Checker.Result run() throws Exception {
     List<Event> events = schedule(config);
     out.printf(
-        "relay-faults: seed %d, mode %s, %d workers, %d items, %d s of faults, %d scheduled%n",
+        "relay-faults: seed %d, mode %s, %d workers, %d items, %d s of faults, %d scheduled%s%n",
         config.seed(),
         config.mode().arg(),
         config.workers(),
         config.items(),
         config.faultMillis() / 1000,
-        events.size());
+        events.size(),
+        config.operator()
+            ? ", with the operator (horizon " + config.dedupHorizonMillis() / 1000 + " s)"
+            : "");
     out.println("reproduce: FaultsCommand --seed " + config.seed() + " (same settings)");
     Topology topology = config.topology();
     for (Fault f : config.faults()) {
@@ -380,8 +420,21 @@ final class Scenario implements AutoCloseable {
             config.items(),
             config.faultMillis() * 7 / 10,
             Math.max(2, config.items() / 25));
+    if (config.operator()) {
+      producer.withOperator(config.faultMillis());
+    }
     Thread producing = new Thread(producer, "faults-producer");
     producing.start();
+    Operator operator = null;
+    Thread operating = null;
+    if (config.operator()) {
+      operatorProxy = LoopbackProxy.start(pg.host(), pg.port());
+      PGSimpleDataSource ods = new PGSimpleDataSource();
+      ods.setUrl(PgCluster.jdbcUrl(operatorProxy.port()) + "&socketTimeout=30");
+      operator = new Operator(ods, config.seed() * 104_729 + 3, 1500);
+      operating = new Thread(operator, "faults-operator");
+      operating.start();
+    }
 
     long t0 = System.nanoTime();
     int skipped = 0;
@@ -410,8 +463,13 @@ final class Scenario implements AutoCloseable {
     producing.join(TimeUnit.MINUTES.toMillis(5));
     producer.stop();
     producing.join();
+    if (operating != null) {
+      operator.stop();
+      operating.join();
+    }
 
-    // Recovery: no more faults; every worker runs; wait until nothing is ready or running.
+    // Recovery: no more faults; every worker runs; the operator lifts its pauses and resolves
+    // failed work; wait while work keeps finishing, until nothing is ready or running.
     recovering = true;
     workerProxy.stall(false);
     disruptions.undoAll(config.workers());
@@ -422,9 +480,44 @@ final class Scenario implements AutoCloseable {
     try (Connection c = connectDirect()) {
       setSlow(c, 0);
     }
-    boolean settled = awaitSettled(config.recoveryMillis());
-    out.println(
-        settled ? "recovery: all work settled" : "recovery: timed out with work still open");
+    Thread sweeping = null;
+    if (operator != null) {
+      Operator op = operator;
+      sweeping =
+          new Thread(
+              () -> {
+                while (!Thread.currentThread().isInterrupted()) {
+                  op.sweep();
+                  try {
+                    Thread.sleep(2000);
+                  } catch (InterruptedException e) {
+                    return;
+                  }
+                }
+              },
+              "faults-operator-sweep");
+      sweeping.start();
+    }
+    Recovery recovery =
+        new Recovery(this::connectDirect, config.leaseMillis(), out, this::workersUp);
+    Recovery.Report report =
+        recovery.await(
+            config.recoveryMillis(),
+            config.recoveryMillis() + Math.max(600_000, config.recoveryMillis()));
+    out.println(report.summary());
+    report.holding().forEach(l -> out.println("    " + l));
+    if (sweeping != null) {
+      sweeping.interrupt();
+      sweeping.join();
+      operator.finalPurge(75_000);
+      producer.reusePurged(20);
+      List<Operator.Action> actions = operator.history();
+      out.println("operator: " + actions.size() + " actions");
+      actions.stream()
+          .filter(x -> x.status() == Operator.Status.UNCERTAIN)
+          .limit(5)
+          .forEach(x -> out.println("    uncertain " + x.tag() + " " + x.op() + ": " + x.detail()));
+    }
     Thread.sleep(1500); // let ack-first's late effects land, if any
     monitor.interrupt();
     for (Slot s : slots) {
@@ -438,11 +531,17 @@ final class Scenario implements AutoCloseable {
     try (Connection c = connectDirect();
         Connection rc =
             receiverPg == null ? null : DriverManager.getConnection(receiverPg.jdbcUrl())) {
-      Checker.Result result = new Checker(c, rc == null ? c : rc, producer.log(), counts()).check();
+      Checker.History history =
+          new Checker.History(
+              producer.log(),
+              producer.reuses(),
+              operator == null ? List.of() : operator.history(),
+              report);
+      Checker.Result result = new Checker(c, rc == null ? c : rc, history, counts()).check();
       // What the network and clock faults did (directions, sizes) goes with the figures.
       Map<String, Long> figures = new java.util.LinkedHashMap<>(result.figures());
       figures.putAll(disruptions.figures());
-      return new Checker.Result(figures, result.faults(), result.violations());
+      return new Checker.Result(figures, result.faults(), result.violations(), result.recovery());
     }
   }
 
@@ -500,24 +599,16 @@ final class Scenario implements AutoCloseable {
     return m;
   }
 
-  private boolean awaitSettled(long timeoutMillis) throws InterruptedException {
-    long end = System.nanoTime() + timeoutMillis * 1_000_000;
-    while (System.nanoTime() < end) {
-      try (Connection c = connectDirect();
-          Statement s = c.createStatement();
-          ResultSet r =
-              s.executeQuery(
-                  "SELECT count(*) FROM relay.outbox WHERE state IN ('ready', 'running')")) {
-        r.next();
-        if (r.getLong(1) == 0) {
-          return true;
+  /** Whether every worker slot has a live process (the recovery report's first question). */
+  private boolean workersUp() {
+    for (Slot slot : slots) {
+      synchronized (slot) {
+        if (slot.process == null || !slot.process.isAlive()) {
+          return false;
         }
-      } catch (SQLException e) {
-        // retry
       }
-      Thread.sleep(500);
     }
-    return false;
+    return true;
   }
 
   private Connection connectDirect() throws SQLException {
@@ -794,7 +885,11 @@ final class Scenario implements AutoCloseable {
           "--concurrency",
           "4",
           "--parent-pid",
-          Long.toString(ProcessHandle.current().pid()));
+          Long.toString(ProcessHandle.current().pid()),
+          "--dedup-horizon-ms",
+          Long.toString(config.dedupHorizonMillis()),
+          "--receiver-reads-claims",
+          Boolean.toString(receiverPg == null));
     }
 
     /** Waits until the current process printed that its Relay started. */
@@ -882,6 +977,9 @@ final class Scenario implements AutoCloseable {
     }
     if (producerProxy != null) {
       producerProxy.close();
+    }
+    if (operatorProxy != null) {
+      operatorProxy.close();
     }
     if (bouncer != null) {
       bouncer.close();

@@ -8,6 +8,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -25,9 +26,22 @@ class FaultSuiteTest {
   void safeWorkersKeepEveryInvariantUnderAllFaults() throws Exception {
     Checker.Result r = run(WorkerMain.Mode.SAFE, SEED, 30_000, 3, 150);
     assertThat(r.violations()).allSatisfy((inv, list) -> assertThat(list).as(inv.name()).isEmpty());
-    assertThat(r.figures().get("items committed")).isEqualTo(r.figures().get("items done"));
+    // Every committed item done, or ended by the operator (cancelled, audited) or failed with
+    // evidence after the last sweep.
+    assertThat(r.figures().get("items committed"))
+        .isEqualTo(
+            r.figures().get("items done")
+                + r.figures().get("items cancelled by the operator (audited)")
+                + r.figures().get("items failed with evidence"));
     assertThat(r.faults().get(Scenario.Fault.CRASH_POSTGRES)).isPositive();
     assertThat(r.faults().get(Scenario.Fault.PAUSE_AND_REPLACE)).isPositive();
+    // The operator acted through the admin API while the faults ran.
+    assertThat(
+            r.figures().entrySet().stream()
+                .filter(e -> e.getKey().startsWith("operator ") && e.getKey().endsWith(" ok"))
+                .mapToLong(Map.Entry::getValue)
+                .sum())
+        .isPositive();
   }
 
   @Test
