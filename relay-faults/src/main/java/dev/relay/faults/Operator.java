@@ -63,7 +63,12 @@ final class Operator implements Runnable {
     /** Relay refused it with a typed refusal; nothing changed. */
     REFUSED,
     /** The call failed on the connection: it may or may not have happened. */
-    UNCERTAIN
+    UNCERTAIN,
+    /**
+     * No connection could be opened (SQLState 08001 or 57P03, PostgreSQL down or starting up):
+     * nothing was sent, so nothing happened.
+     */
+    NOT_SENT
   }
 
   /**
@@ -211,7 +216,7 @@ final class Operator implements Runnable {
           break;
         }
       } catch (RelayException e) {
-        record(k, Op.PURGE_DRY_RUN, null, null, Status.UNCERTAIN, e.getMessage());
+        record(k, Op.PURGE_DRY_RUN, null, null, failed(e), e.getMessage());
       }
       if (System.nanoTime() > end) {
         break;
@@ -268,13 +273,13 @@ final class Operator implements Runnable {
         } catch (WorkNotFoundException gone) {
           record(o, Op.REDRIVE_OVERRIDE, workId, null, Status.REFUSED, "not found");
         } catch (RelayException lost) {
-          record(o, Op.REDRIVE_OVERRIDE, workId, null, Status.UNCERTAIN, lost.getMessage());
+          record(o, Op.REDRIVE_OVERRIDE, workId, null, failed(lost), lost.getMessage());
         }
       }
     } catch (WorkNotFoundException e) {
       record(k, Op.REDRIVE, workId, null, Status.REFUSED, "not found");
     } catch (RelayException e) {
-      record(k, Op.REDRIVE, workId, null, Status.UNCERTAIN, e.getMessage());
+      record(k, Op.REDRIVE, workId, null, failed(e), e.getMessage());
     }
   }
 
@@ -291,7 +296,7 @@ final class Operator implements Runnable {
       CancelResult r = admin.cancel(workId, ACTOR, Action.tag(k) + " cancel during the incident");
       record(k, Op.CANCEL, workId, null, Status.OK, r.status().name());
     } catch (RelayException e) {
-      record(k, Op.CANCEL, workId, null, Status.UNCERTAIN, e.getMessage());
+      record(k, Op.CANCEL, workId, null, failed(e), e.getMessage());
     }
   }
 
@@ -304,13 +309,17 @@ final class Operator implements Runnable {
     int k = next();
     String newId = "op-" + k + "-r";
     String res = "res-" + resource;
+    long token;
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      token = tokens.next(c, res);
+      c.commit();
+    } catch (SQLException | RelayException e) {
+      // Only the token: the supersede itself was not sent.
+      record(k, Op.SUPERSEDE, w.workId(), newId, Status.NOT_SENT, e.getMessage());
+      return;
+    }
     try {
-      long token;
-      try (Connection c = dataSource.getConnection()) {
-        c.setAutoCommit(false);
-        token = tokens.next(c, res);
-        c.commit();
-      }
       Work replacement =
           Work.of(newId, WorkerMain.KIND, new Item("op-" + k, res, token).json()).maxAttempts(1000);
       SupersedeResult r =
@@ -318,8 +327,8 @@ final class Operator implements Runnable {
       record(k, Op.SUPERSEDE, w.workId(), newId, Status.OK, r.oldWork().name());
     } catch (SupersedeRefusedException | WorkNotFoundException e) {
       record(k, Op.SUPERSEDE, w.workId(), newId, Status.REFUSED, e.getMessage());
-    } catch (SQLException | RelayException e) {
-      record(k, Op.SUPERSEDE, w.workId(), newId, Status.UNCERTAIN, e.getMessage());
+    } catch (RelayException e) {
+      record(k, Op.SUPERSEDE, w.workId(), newId, failed(e), e.getMessage());
     }
   }
 
@@ -331,7 +340,7 @@ final class Operator implements Runnable {
     } catch (InvalidAdminRequestException e) {
       record(k, Op.PAUSE, null, null, Status.REFUSED, e.getMessage());
     } catch (RelayException e) {
-      record(k, Op.PAUSE, null, null, Status.UNCERTAIN, e.getMessage());
+      record(k, Op.PAUSE, null, null, failed(e), e.getMessage());
     }
   }
 
@@ -341,7 +350,7 @@ final class Operator implements Runnable {
       boolean lifted = admin.resume(queue, kind, ACTOR, Action.tag(k) + " resume").isPresent();
       record(k, Op.RESUME, null, null, Status.OK, lifted ? "lifted" : "nothing paused");
     } catch (RelayException e) {
-      record(k, Op.RESUME, null, null, Status.UNCERTAIN, e.getMessage());
+      record(k, Op.RESUME, null, null, failed(e), e.getMessage());
     }
   }
 
@@ -351,7 +360,7 @@ final class Operator implements Runnable {
       PurgeResult r = admin.purge(PURGE_POLICY, false, ACTOR, Action.tag(k) + " retention");
       record(k, Op.PURGE, null, null, Status.OK, "purged " + r.work());
     } catch (RelayException e) {
-      record(k, Op.PURGE, null, null, Status.UNCERTAIN, e.getMessage());
+      record(k, Op.PURGE, null, null, failed(e), e.getMessage());
     }
   }
 
@@ -364,6 +373,12 @@ final class Operator implements Runnable {
     } catch (RelayException e) {
       return null;
     }
+  }
+
+  /** How a failed call ended: not sent when no connection could be opened, else uncertain. */
+  private static Status failed(RelayException e) {
+    String state = e.sqlState();
+    return "08001".equals(state) || "57P03".equals(state) ? Status.NOT_SENT : Status.UNCERTAIN;
   }
 
   private synchronized int next() {

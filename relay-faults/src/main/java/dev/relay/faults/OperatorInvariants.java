@@ -495,9 +495,18 @@ final class OperatorInvariants {
                     + found);
           }
         }
-        case REFUSED -> {
+        case REFUSED, NOT_SENT -> {
           if (!found.isEmpty()) {
-            out.add(a.tag() + " " + a.op() + " refused (" + a.detail() + ") but audited: " + found);
+            out.add(
+                a.tag()
+                    + " "
+                    + a.op()
+                    + " "
+                    + a.status().name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ')
+                    + " ("
+                    + a.detail()
+                    + ") but audited: "
+                    + found);
           }
         }
         case UNCERTAIN -> {

@@ -381,6 +381,8 @@ final class Scenario implements AutoCloseable {
     String proxyHost = hosts != null ? hosts.harness() : "127.0.0.1";
     workerProxy = LoopbackProxy.start(proxyHost, pg.host(), pg.port());
     producerProxy = LoopbackProxy.start(pg.host(), pg.port());
+    // The operator's own proxy: to PostgreSQL's address, as the producer's.
+    operatorProxy = config.operator() ? LoopbackProxy.start(pg.host(), pg.port()) : null;
     disruptions =
         new Disruptions(hosts, workerProxy, clock, config.seed(), config.leaseMillis(), out);
     String workerUrl = PgCluster.jdbcUrl(proxyHost, workerProxy.port()) + "&socketTimeout=30";
@@ -428,7 +430,6 @@ final class Scenario implements AutoCloseable {
     Operator operator = null;
     Thread operating = null;
     if (config.operator()) {
-      operatorProxy = LoopbackProxy.start(pg.host(), pg.port());
       PGSimpleDataSource ods = new PGSimpleDataSource();
       ods.setUrl(PgCluster.jdbcUrl(operatorProxy.port()) + "&socketTimeout=30");
       operator = new Operator(ods, config.seed() * 104_729 + 3, 1500);

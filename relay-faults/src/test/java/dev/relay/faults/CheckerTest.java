@@ -219,6 +219,9 @@ class CheckerTest {
     actions.add(
         new Operator.Action(
             2, Operator.Op.REDRIVE, "t1-0", null, Operator.Status.REFUSED, "RUNNING"));
+    // A purge that never reached the server excuses no tombstone.
+    actions.add(
+        new Operator.Action(3, Operator.Op.PURGE, null, null, Operator.Status.NOT_SENT, "08001"));
     sql(
         """
         INSERT INTO relay.redrive_audit (work_id, actor, reason, from_state, from_generation)
