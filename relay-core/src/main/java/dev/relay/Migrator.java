@@ -97,10 +97,11 @@ public final class Migrator {
           new Version(19, "trace context grants", "migrations/V19__trace_context_grants.sql"),
           new Version(20, "rollup", "migrations/V20__rollup.sql"),
           new Version(21, "bulk operation", "migrations/V21__bulk_operation.sql"),
+          new Version(22, "bulk purge", "migrations/V22__bulk_purge.sql"),
           new Version(
-              22,
+              23,
               "failed counts index",
-              "migrations/V22__concurrently_outbox_failed_counts_index.sql"));
+              "migrations/V23__concurrently_outbox_failed_counts_index.sql"));
 
   /**
    * The file-name marker of a contract step: {@code V20__contract_drop_old_column.sql}. Every
@@ -112,7 +113,7 @@ public final class Migrator {
 
   /**
    * The file-name marker of a version built outside the migration's transaction: {@code
-   * V22__concurrently_outbox_failed_counts_index.sql}. Its text is exactly one {@code CREATE
+   * V23__concurrently_outbox_failed_counts_index.sql}. Its text is exactly one {@code CREATE
    * [UNIQUE] INDEX CONCURRENTLY IF NOT EXISTS name ON ...} statement (comments aside), so that a
    * long index build on a large table never blocks the writes of running workers. {@link #migrate}
    * commits the versions before it, builds the index in auto-commit mode while holding the

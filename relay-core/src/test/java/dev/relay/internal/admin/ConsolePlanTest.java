@@ -109,7 +109,7 @@ class ConsolePlanTest {
               ps.setArray(3, ps.getConnection().createArrayOf("text", new String[] {"k1"}));
             });
     assertNoWorkTableScan(text);
-    // ready and running through the claim index; failed from the index of failed counts (V22),
+    // ready and running through the claim index; failed from the index of failed counts (V23),
     // index-only where the pages are all-visible; done and cancelled from the summary; nothing of
     // the done work
     assertThat(text).as(text).contains("outbox_claim_idx");
