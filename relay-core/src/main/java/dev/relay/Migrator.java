@@ -96,7 +96,8 @@ public final class Migrator {
           new Version(18, "handoff", "migrations/V18__handoff.sql"),
           new Version(19, "trace context grants", "migrations/V19__trace_context_grants.sql"),
           new Version(20, "rollup", "migrations/V20__rollup.sql"),
-          new Version(21, "bulk operation", "migrations/V21__bulk_operation.sql"));
+          new Version(21, "bulk operation", "migrations/V21__bulk_operation.sql"),
+          new Version(22, "bulk purge", "migrations/V22__bulk_purge.sql"));
 
   /**
    * The file-name marker of a contract step: {@code V20__contract_drop_old_column.sql}. Every
