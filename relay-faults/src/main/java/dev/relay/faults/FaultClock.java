@@ -93,6 +93,23 @@ final class FaultClock {
     offsetMillis = millis;
   }
 
+  /**
+   * Removes the names of the semaphore and shared memory that libfaketime made for a process tree
+   * (in {@code /dev/shm}, named for the PID of the first process that loaded it, here the command
+   * that started the server). That process {@code exec}s the next command rather than exiting, so
+   * libfaketime never removes them itself; the server, which has them open, keeps them until it
+   * ends.
+   */
+  static void releaseShared(long pid) {
+    for (String name : List.of("faketime_shm_" + pid, "sem.faketime_sem_" + pid)) {
+      try {
+        Files.deleteIfExists(Path.of("/dev/shm", name));
+      } catch (IOException e) {
+        // best effort: a few bytes in /dev/shm
+      }
+    }
+  }
+
   /** The offset last set. */
   long offsetMillis() {
     return offsetMillis;

@@ -328,6 +328,9 @@ final class PgCluster implements AutoCloseable {
       p.destroyForcibly();
       throw new IOException("timed out: " + full);
     }
+    if (server && placement.environment().containsKey("FAKETIME_TIMESTAMP_FILE")) {
+      FaultClock.releaseShared(p.pid());
+    }
     if (p.exitValue() != 0) {
       throw new IOException("failed (" + p.exitValue() + "): " + full + "; see " + out);
     }
