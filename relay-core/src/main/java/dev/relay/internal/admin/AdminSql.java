@@ -171,10 +171,10 @@ final class AdminSql {
    * instant given (parameter 1, sampled by {@link #clock}), for every pair with unfinished or
    * failed work, a row in the summary, or one of the pairs given (parameters 2 and 3: queues and
    * kinds, the pairs with work finished in the window). Never scans the whole work table: ready and
-   * running work through the partial claim index, failed work through the partial index of finished
-   * work; done and cancelled counts come from {@code finished_summary}, returned with its refresh
-   * time. Completions within the window are not read here: {@link RollupSql#windowTotals} and
-   * {@link #windowLive}.
+   * running work through the partial claim index, failed work index-only through {@code
+   * outbox_failed_counts_idx} (V23); done and cancelled counts come from {@code finished_summary},
+   * returned with its refresh time. Completions within the window are not read here: {@link
+   * RollupSql#windowTotals} and {@link #windowLive}.
    */
   final String health;
 
@@ -213,8 +213,8 @@ final class AdminSql {
 
   /**
    * Failed work counted per (queue, kind, last_error_kind), largest groups first. Reads failed work
-   * only, through a partial index ({@code state = 'failed'}): its cost grows with failed work,
-   * never with the table.
+   * only, index-only through {@code outbox_failed_counts_idx} (V23, partial: {@code state =
+   * 'failed'}): its cost grows with failed work, never with the table.
    */
   final String failureGroups;
 
