@@ -96,7 +96,12 @@ public final class Migrator {
           new Version(18, "handoff", "migrations/V18__handoff.sql"),
           new Version(19, "trace context grants", "migrations/V19__trace_context_grants.sql"),
           new Version(20, "rollup", "migrations/V20__rollup.sql"),
-          new Version(21, "bulk operation", "migrations/V21__bulk_operation.sql"));
+          new Version(21, "bulk operation", "migrations/V21__bulk_operation.sql"),
+          new Version(22, "bulk purge", "migrations/V22__bulk_purge.sql"),
+          new Version(
+              23,
+              "failed counts index",
+              "migrations/V23__concurrently_outbox_failed_counts_index.sql"));
 
   /**
    * The file-name marker of a contract step: {@code V20__contract_drop_old_column.sql}. Every
@@ -108,13 +113,13 @@ public final class Migrator {
 
   /**
    * The file-name marker of a version built outside the migration's transaction: {@code
-   * V22__concurrently_outbox_finished_index.sql}. Its text is exactly one {@code CREATE [UNIQUE]
-   * INDEX CONCURRENTLY IF NOT EXISTS name ON ...} statement (comments aside), so that a long index
-   * build on a large table never blocks the writes of running workers. {@link #migrate} commits the
-   * versions before it, builds the index in auto-commit mode while holding the migration lock at
-   * session level, then records it and goes on. A build that failed or was cancelled leaves an
-   * invalid index and no recorded version; the next migration drops that index (concurrently) and
-   * builds it again.
+   * V23__concurrently_outbox_failed_counts_index.sql}. Its text is exactly one {@code CREATE
+   * [UNIQUE] INDEX CONCURRENTLY IF NOT EXISTS name ON ...} statement (comments aside), so that a
+   * long index build on a large table never blocks the writes of running workers. {@link #migrate}
+   * commits the versions before it, builds the index in auto-commit mode while holding the
+   * migration lock at session level, then records it and goes on. A build that failed or was
+   * cancelled leaves an invalid index and no recorded version; the next migration drops that index
+   * (concurrently) and builds it again.
    */
   public static final String CONCURRENT_MARKER = "__concurrently_";
 

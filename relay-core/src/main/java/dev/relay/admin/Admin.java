@@ -502,8 +502,10 @@ public final class Admin {
    * Counts what a bulk {@code action} over {@code filter} would do now, without locking or changing
    * anything: per item the checks the action makes ({@link #redrive(String, RedriveRequest)}:
    * running, not failed unless {@code force}, past the kind's deduplication horizon; {@link
-   * #cancel(String, String, String)}: ready and failed at once, running by request, ended refused).
-   * Reads the filter's items as the work list does, at most {@link #MAX_BULK_PREVIEW} of them.
+   * #cancel(String, String, String)}: ready and failed at once, running by request, ended refused;
+   * {@link BulkAction#PURGE}: done and cancelled work that ended longer ago than its kind's
+   * horizon, the rest refused). Reads the filter's items as the work list does, at most {@link
+   * #MAX_BULK_PREVIEW} of them.
    *
    * @throws InvalidAdminRequestException for a bad filter (nothing is read)
    */
@@ -523,7 +525,10 @@ public final class Admin {
    * before this call is handled once, oldest first, in batches of {@link #BULK_BATCH}: each batch
    * is one transaction that locks each item's row and checks it as the single-item action does (a
    * refusal is counted, not thrown), writes one audit row per item with {@code actor} and {@code
-   * reason}, and moves the stored cursor and counts. Never overrides the deduplication horizon.
+   * reason}, and moves the stored cursor and counts. Never overrides the deduplication horizon. A
+   * purge ({@link BulkAction#PURGE}) leaves a tombstone per item exactly as the retention purge
+   * does, with a {@code purge_item_audit} row per item; it needs the operator role's right to
+   * delete work, as {@link Maintenance} does.
    *
    * @param force for a redrive, also redrive work that is not failed (never running work)
    * @throws InvalidAdminRequestException for a bad filter, an empty or too long actor or reason

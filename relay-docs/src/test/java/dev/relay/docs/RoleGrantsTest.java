@@ -324,6 +324,16 @@ class RoleGrantsTest {
     assertThat(admin.list(WorkFilter.all(), null, 10).items()).hasSize(4);
     assertThat(admin.show("order-104-ack")).isPresent();
     assertThat(admin.charts(ChartWindow.DAY, null, null).points()).hasSize(96);
+    // A bulk purge by filter: the row goes, a tombstone and an audit row are written.
+    db.execute(
+        "INSERT INTO {schema}.outbox (work_id, kind, payload, state, completed_at, attempts,"
+            + " claim_generation) VALUES ('order-90-ack', 'order_archive', '{}', 'done',"
+            + " now() - interval '2 days', 1, 1)");
+    BulkProgress purge =
+        admin.startBulk(
+            WorkFilter.all().kind("order_archive"), BulkAction.PURGE, false, "olga", "archived");
+    assertThat(admin.runBulk(purge.id()).counts().changed()).isEqualTo(1);
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.purge_item_audit")).isEqualTo(1);
     // Maintenance (purge, rollup fold, summary refresh, expired pauses) runs as the operator.
     try (Maintenance maintenance =
         Maintenance.create(
@@ -334,7 +344,7 @@ class RoleGrantsTest {
       assertThat(result.leader()).isTrue();
       assertThat(result.purge().work()).isEqualTo(1);
     }
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.tombstone")).isEqualTo(1);
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.tombstone")).isEqualTo(2);
     assertThat(admin.purge(PurgePolicy.DEFAULT, true, "olga", "dry run").work()).isZero();
 
     refusedToAll(operatorPool);

@@ -29,9 +29,10 @@ import picocli.CommandLine.TypeConversionException;
     header = "Runs the fault-injection suite and checks every invariant.",
     description = {
       "Starts its own PostgreSQL and worker processes, injects faults for --minutes (worker kills"
-          + " and pauses, dropped connections, PostgreSQL crashes and restarts), then checks every"
-          + " invariant and prints each verdict. Re-running a seed with the same options repeats"
-          + " the fault schedule. See docs/reliability.md.",
+          + " and pauses, dropped connections, PostgreSQL crashes and restarts; with --hosts also"
+          + " partitions, packet loss and latency; with --clock-jumps jumps of the database"
+          + " clock), then checks every invariant and prints each verdict. Re-running a seed with"
+          + " the same options repeats the fault schedule. See docs/reliability.md.",
       ""
     },
     exitCodeListHeading = "%nExit codes:%n",
@@ -92,6 +93,21 @@ public final class FaultsCommand implements Callable<Integer> {
           "id-reuse-recover: a probe where one worker name is reused after a SIGKILL and the"
               + " replacement's first claim COMMIT reply is lost.")
   String scenario;
+
+  @Option(
+      names = "--hosts",
+      description =
+          "Run PostgreSQL and each worker as hosts in network namespaces of their own (root, ip"
+              + " and nft needed) and add partitions one way and both ways, packet loss and"
+              + " latency to the faults.")
+  boolean hosts;
+
+  @Option(
+      names = "--clock-jumps",
+      description =
+          "Jump the database clock about one lease forwards and backwards while workers run"
+              + " (Debian's libfaketime needed).")
+  boolean clockJumps;
 
   @Option(
       names = "--no-operator",
@@ -163,6 +179,12 @@ public final class FaultsCommand implements Callable<Integer> {
     if (scenario != null && !scenario.equals("id-reuse-recover")) {
       throw usage("--scenario takes id-reuse-recover, was '" + scenario + "'");
     }
+    if (hosts && Hosts.unavailable() != null) {
+      throw usage("--hosts cannot run here: " + Hosts.unavailable());
+    }
+    if (clockJumps && FaultClock.unavailable() != null) {
+      throw usage("--clock-jumps cannot run here: " + FaultClock.unavailable());
+    }
     long s = seed != null ? seed : System.nanoTime() % 1_000_000;
     long faultMillis = (long) (minutes * 60_000);
     int n = items != null ? items : (int) Math.max(200, Math.round(minutes * 600));
@@ -177,6 +199,12 @@ public final class FaultsCommand implements Callable<Integer> {
     }
     if (scenario != null) {
       config = idReuseRecover(config);
+    }
+    if (hosts) {
+      config = onHosts(config);
+    }
+    if (clockJumps) {
+      config = withClockJumps(config);
     }
     Checker.Result result;
     try (Scenario run = new Scenario(config, System.out)) {
@@ -223,6 +251,22 @@ public final class FaultsCommand implements Callable<Integer> {
         .withWorkers(1)
         .withLease(12_000)
         .withOperator(false);
+  }
+
+  /** The same run on hosts of their own, with partitions, packet loss and latency added. */
+  static Scenario.Config onHosts(Scenario.Config base) {
+    Set<Scenario.Fault> f = EnumSet.noneOf(Scenario.Fault.class);
+    f.addAll(base.faults());
+    f.addAll(Scenario.NETWORK_FAULTS);
+    return base.withTopology(Scenario.Topology.HOSTS, f);
+  }
+
+  /** The same run with jumps of the database clock added. */
+  static Scenario.Config withClockJumps(Scenario.Config base) {
+    Set<Scenario.Fault> f = EnumSet.noneOf(Scenario.Fault.class);
+    f.addAll(base.faults());
+    f.add(Scenario.Fault.CLOCK_JUMP);
+    return base.withTopology(base.topology(), f);
   }
 
   /** The settings each mode runs with; the unsafe ones add the faults that expose them. */

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
@@ -60,8 +61,29 @@ final class Scenario implements AutoCloseable {
     /** Not scheduled: a worker's hook killed its own process after the receiver's acceptance. */
     SELF_KILL_AFTER_EFFECT,
     /** Not scheduled: the producer's proxy lost a COMMIT reply. */
-    LOST_COMMIT_REPLY
+    LOST_COMMIT_REPLY,
+    /**
+     * {@link Topology#HOSTS} only: a worker host's outbound or inbound traffic (drawn from the
+     * seed) dropped by nftables for one to two and a half leases, then healed.
+     */
+    PARTITION_ONE_WAY,
+    /** {@link Topology#HOSTS} only: a worker host cut off both ways, then healed. */
+    PARTITION_BOTH_WAYS,
+    /** {@link Topology#HOSTS} only: 10-40 % of a worker host's packets dropped at random. */
+    PACKET_LOSS,
+    /** 50-400 ms each way on every worker connection, added by the workers' proxy. */
+    LATENCY,
+    /**
+     * The database clock jumps about one lease forwards or backwards (libfaketime), then back to
+     * the real time.
+     */
+    CLOCK_JUMP
   }
+
+  /** The faults that {@code --hosts} adds: partitions, packet loss and latency. */
+  static final Set<Fault> NETWORK_FAULTS =
+      EnumSet.of(
+          Fault.PARTITION_ONE_WAY, Fault.PARTITION_BOTH_WAYS, Fault.PACKET_LOSS, Fault.LATENCY);
 
   /** How the workers reach PostgreSQL. */
   enum Topology {
@@ -78,7 +100,14 @@ final class Scenario implements AutoCloseable {
      */
     FAILOVER_SYNC,
     /** As {@link #FAILOVER_SYNC}, with the standby asynchronous. */
-    FAILOVER_ASYNC;
+    FAILOVER_ASYNC,
+    /**
+     * PostgreSQL and each worker on a host of their own: network namespaces on a bridge ({@link
+     * Hosts}), PostgreSQL listening only on its host's address. The workers' Relay connections go
+     * through the proxy on the harness's address, their receiver connections straight to the
+     * database host; partitions and packet loss cut a worker host's one interface.
+     */
+    HOSTS;
 
     boolean failover() {
       return this == FAILOVER_SYNC || this == FAILOVER_ASYNC;
@@ -237,11 +266,14 @@ final class Scenario implements AutoCloseable {
   private String receiverUrl;
   private Thread monitor;
   private final AtomicInteger unexpectedExits = new AtomicInteger();
+  private Hosts hosts; // Topology.HOSTS
+  private FaultClock clock; // with CLOCK_JUMP
+  private Disruptions disruptions;
 
   Scenario(Config config, PrintStream out) throws IOException {
     this.config = config;
     this.out = out;
-    this.dir = Files.createTempDirectory("relay-faults-");
+    this.dir = Files.createTempDirectory("relay-faults-" + ProcessHandle.current().pid() + "-");
     for (Fault f : Fault.values()) {
       injected.put(f, new AtomicInteger());
     }
@@ -278,6 +310,8 @@ final class Scenario implements AutoCloseable {
             case SLOW_RECEIVER -> 3000 + r.nextInt(3000);
             case RESTART_WITH_LOST_CLAIM_REPLY -> 1000 + r.nextInt(1000);
             case FAILOVER -> 2000 + r.nextInt(1000);
+            case PARTITION_ONE_WAY, PARTITION_BOTH_WAYS, PACKET_LOSS, LATENCY, CLOCK_JUMP ->
+                Disruptions.duration(f, config.leaseMillis(), r);
             default -> 0;
           };
       if (f == Fault.FAILOVER && events.stream().anyMatch(x -> x.fault() == Fault.FAILOVER)) {
@@ -304,7 +338,38 @@ final class Scenario implements AutoCloseable {
             : "");
     out.println("reproduce: FaultsCommand --seed " + config.seed() + " (same settings)");
     Topology topology = config.topology();
-    pg = topology.failover() ? PgCluster.start(dir, PgCluster.SYSTEM_PG15) : PgCluster.start(dir);
+    for (Fault f : config.faults()) {
+      if (Disruptions.needsHosts(f) && topology != Topology.HOSTS) {
+        throw new IllegalArgumentException(
+            f.name().toLowerCase(Locale.ROOT)
+                + " needs the workers on hosts of their own (--hosts)");
+      }
+    }
+    int swept = Hosts.sweepStale();
+    if (swept > 0) {
+      out.println("removed " + swept + " network namespaces of runs whose harness is gone");
+    }
+    PgCluster.Placement placement = PgCluster.Placement.LOCAL;
+    if (topology == Topology.HOSTS) {
+      hosts = Hosts.create(config.workers());
+      out.println(hosts);
+      placement =
+          new PgCluster.Placement(
+              hosts.database(), hosts.exec(Hosts.DATABASE), hosts.cidr(), Map.of());
+    }
+    if (config.faults().contains(Fault.CLOCK_JUMP)) {
+      clock = FaultClock.create(dir);
+      placement =
+          new PgCluster.Placement(
+              placement.host(),
+              placement.prefix(),
+              placement.trustedNetwork(),
+              clock.environment());
+    }
+    pg =
+        topology.failover()
+            ? PgCluster.start(dir, PgCluster.SYSTEM_PG15, placement)
+            : PgCluster.start(dir, placement);
     prepare(pg);
     String receiverUrl = pg.jdbcUrl();
     if (topology.failover()) {
@@ -313,11 +378,14 @@ final class Scenario implements AutoCloseable {
       prepare(receiverPg);
       receiverUrl = receiverPg.jdbcUrl();
     }
-    workerProxy = LoopbackProxy.start("127.0.0.1", pg.port());
-    producerProxy = LoopbackProxy.start("127.0.0.1", pg.port());
+    String proxyHost = hosts != null ? hosts.harness() : "127.0.0.1";
+    workerProxy = LoopbackProxy.start(proxyHost, pg.host(), pg.port());
+    producerProxy = LoopbackProxy.start(pg.host(), pg.port());
     // The operator's own proxy: to PostgreSQL's address, as the producer's.
-    operatorProxy = config.operator() ? LoopbackProxy.start("127.0.0.1", pg.port()) : null;
-    String workerUrl = PgCluster.jdbcUrl(workerProxy.port()) + "&socketTimeout=30";
+    operatorProxy = config.operator() ? LoopbackProxy.start(pg.host(), pg.port()) : null;
+    disruptions =
+        new Disruptions(hosts, workerProxy, clock, config.seed(), config.leaseMillis(), out);
+    String workerUrl = PgCluster.jdbcUrl(proxyHost, workerProxy.port()) + "&socketTimeout=30";
     String listenUrl = workerUrl;
     if (topology == Topology.PGBOUNCER) {
       // server_login_retry: after a crash of PostgreSQL, retry its login soon (default 15 s).
@@ -405,6 +473,7 @@ final class Scenario implements AutoCloseable {
     // failed work; wait while work keeps finishing, until nothing is ready or running.
     recovering = true;
     workerProxy.stall(false);
+    disruptions.undoAll(config.workers());
     for (Slot s : slots) {
       s.resume();
       s.ensureRunning(0);
@@ -469,7 +538,11 @@ final class Scenario implements AutoCloseable {
               producer.reuses(),
               operator == null ? List.of() : operator.history(),
               report);
-      return new Checker(c, rc == null ? c : rc, history, counts()).check();
+      Checker.Result result = new Checker(c, rc == null ? c : rc, history, counts()).check();
+      // What the network and clock faults did (directions, sizes) goes with the figures.
+      Map<String, Long> figures = new java.util.LinkedHashMap<>(result.figures());
+      figures.putAll(disruptions.figures());
+      return new Checker.Result(figures, result.faults(), result.violations(), result.recovery());
     }
   }
 
@@ -556,7 +629,9 @@ final class Scenario implements AutoCloseable {
         "  +%5.1fs %s%s%n",
         e.atMillis() / 1000.0,
         e.fault(),
-        e.fault().name().contains("WORKER") || e.fault() == Fault.PAUSE_AND_REPLACE
+        e.fault().name().contains("WORKER")
+                || e.fault() == Fault.PAUSE_AND_REPLACE
+                || Disruptions.needsHosts(e.fault())
             ? " w" + e.worker()
             : "");
     injected.get(e.fault()).incrementAndGet();
@@ -607,6 +682,8 @@ final class Scenario implements AutoCloseable {
         }
       }
       case FAILOVER -> failover(e.durationMillis());
+      case PARTITION_ONE_WAY, PARTITION_BOTH_WAYS, PACKET_LOSS, LATENCY, CLOCK_JUMP ->
+          disruptions.inject(e);
       case RESTART_WITH_LOST_CLAIM_REPLY -> {
         // Kill the worker while it holds claims with most of their lease left.
         awaitHolding(slot.id(), 15_000, config.leaseMillis() / 2);
@@ -767,7 +844,8 @@ final class Scenario implements AutoCloseable {
 
     synchronized void launch(int permille) throws IOException {
       launches++;
-      List<String> cmd = new ArrayList<>(command(permille));
+      List<String> cmd = new ArrayList<>(hosts != null ? hosts.exec(id()) : List.of());
+      cmd.addAll(command(permille));
       if (!listenUrl.equals(workerUrl)) {
         cmd.add("--listen-url");
         cmd.add(listenUrl);
@@ -921,6 +999,10 @@ final class Scenario implements AutoCloseable {
     standby = null;
     lostPrimary = null;
     receiverPg = null;
+    if (hosts != null) {
+      hosts.close(); // after the server's own stop: whatever still runs there is killed
+      hosts = null;
+    }
     if (!Boolean.getBoolean("faults.keep")) {
       Files2.deleteTree(dir);
     }

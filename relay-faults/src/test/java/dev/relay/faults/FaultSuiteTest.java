@@ -91,7 +91,8 @@ class FaultSuiteTest {
         FaultsCommand.configFor(Scenario.Config.defaults(seed, faultMillis, workers, items), mode));
   }
 
-  private static Checker.Result run(Scenario.Config config) throws Exception {
+  /** Runs a scenario, prints its report, and checks that nothing it started is left behind. */
+  static Checker.Result run(Scenario.Config config) throws Exception {
     ByteArrayOutputStream buffer = new ByteArrayOutputStream();
     PrintStream out = new PrintStream(buffer, true, StandardCharsets.UTF_8);
     Checker.Result result;
@@ -103,9 +104,15 @@ class FaultSuiteTest {
       System.out.print(buffer.toString(StandardCharsets.UTF_8));
     }
     result.print(System.out);
-    // Everything the run started is gone: worker JVMs, PostgreSQL, its data directory.
+    // Everything the run started is gone: worker JVMs, PostgreSQL, its data directory, and the
+    // network namespaces of its hosts, if it had any.
     assertThat(ProcessHandle.current().children().filter(ProcessHandle::isAlive)).isEmpty();
     assertThat(Files.exists(dir)).isFalse();
+    if (config.topology() == Scenario.Topology.HOSTS) {
+      Process list = new ProcessBuilder(Hosts.tool("ip"), "netns", "list").start();
+      assertThat(new String(list.getInputStream().readAllBytes(), StandardCharsets.UTF_8))
+          .doesNotContain(Hosts.PREFIX + ProcessHandle.current().pid() + "-");
+    }
     return result;
   }
 }

@@ -117,12 +117,13 @@ final class AdminSql {
 
   /**
    * A bulk action's candidates: the filter's items in (created_at, work_id) order after the cursor,
-   * with their state and whether their kind's deduplication horizon has passed (parameter 1: the
+   * with their state, whether their kind's deduplication horizon has passed since the first attempt
+   * (a redrive's test) and whether they ended within it (a purge's test) (parameters 1 and 2: the
    * default horizon in milliseconds, for kinds without a registered policy; then the filter's).
    */
   final String bulkCandidates;
 
-  /** The candidates of {@link #bulkCandidates}, counted per state and horizon (a preview). */
+  /** The candidates of {@link #bulkCandidates}, counted per state and horizon tests (a preview). */
   final String bulkPreview;
 
   /** A new bulk action; returns its row. */
@@ -139,6 +140,17 @@ final class AdminSql {
 
   /** A batch's progress: the cursor, the counts added, and whether it was the last. */
   final String bulkProgress;
+
+  /**
+   * A bulk purge of one item whose row the transaction already locked ({@link #lockWork}), so the
+   * clock is sampled after the wait: if it is done or cancelled and ended longer ago than its
+   * kind's deduplication horizon (the retention purge's rule, without the retention), it leaves a
+   * tombstone as {@link #purgeWork} writes it and a {@code purge_item_audit} row, and the row is
+   * deleted, all in one statement. Deletes nothing otherwise (the caller names the refusal). A
+   * concurrent enqueue of the ID meets the row lock and, after the commit, the tombstone.
+   * Parameters: the work ID, the default horizon in milliseconds, the bulk action, actor, reason.
+   */
+  final String purgeItem;
 
   /**
    * A payload search, bounded: the newest items created within the window (and, optionally, before
@@ -159,10 +171,10 @@ final class AdminSql {
    * instant given (parameter 1, sampled by {@link #clock}), for every pair with unfinished or
    * failed work, a row in the summary, or one of the pairs given (parameters 2 and 3: queues and
    * kinds, the pairs with work finished in the window). Never scans the whole work table: ready and
-   * running work through the partial claim index, failed work through the partial index of finished
-   * work; done and cancelled counts come from {@code finished_summary}, returned with its refresh
-   * time. Completions within the window are not read here: {@link RollupSql#windowTotals} and
-   * {@link #windowLive}.
+   * running work through the partial claim index, failed work index-only through {@code
+   * outbox_failed_counts_idx} (V23); done and cancelled counts come from {@code finished_summary},
+   * returned with its refresh time. Completions within the window are not read here: {@link
+   * RollupSql#windowTotals} and {@link #windowLive}.
    */
   final String health;
 
@@ -201,8 +213,8 @@ final class AdminSql {
 
   /**
    * Failed work counted per (queue, kind, last_error_kind), largest groups first. Reads failed work
-   * only, through a partial index ({@code state = 'failed'}): its cost grows with failed work,
-   * never with the table.
+   * only, index-only through {@code outbox_failed_counts_idx} (V23, partial: {@code state =
+   * 'failed'}): its cost grows with failed work, never with the table.
    */
   final String failureGroups;
 
@@ -333,6 +345,14 @@ final class AdminSql {
   /** Dry run of {@link #purgePurgeAudit}. */
   final String countPurgeAudit;
 
+  /**
+   * A bulk purge's per-item audit rows past the history retention, one batch (the work is gone).
+   */
+  final String purgePurgeItemAudit;
+
+  /** Dry run of {@link #purgePurgeItemAudit}. */
+  final String countPurgeItemAudit;
+
   private static final PerSchema<AdminSql> CATALOG = new PerSchema<>(AdminSql::new);
 
   /** The statements for {@code schema}, composed once per schema and shared. */
@@ -375,15 +395,18 @@ final class AdminSql {
                    o.first_attempt_at IS NOT NULL
                    AND coalesce(o.horizon_start, o.first_attempt_at)
                        + coalesce(k.dedup_horizon, ? * interval '1 millisecond')
-                       <= clock_timestamp() AS past_horizon
+                       <= clock_timestamp() AS past_horizon,
+                   o.completed_at
+                       > clock_timestamp() - coalesce(k.dedup_horizon, ? * interval '1 millisecond')
+                       AS ended_within_horizon
               FROM ${relay_schema}.outbox o
               LEFT JOIN ${relay_schema}.kind k ON k.kind = o.kind
             """
                 + filterWhere(schema));
     bulkPreview =
-        "SELECT c.state, c.past_horizon, count(*) AS n FROM ("
+        "SELECT c.state, c.past_horizon, c.ended_within_horizon, count(*) AS n FROM ("
             + bulkCandidates
-            + ") c GROUP BY c.state, c.past_horizon";
+            + ") c GROUP BY c.state, c.past_horizon, c.ended_within_horizon";
     String bulkColumns =
         """
         id, action, force, f_state, f_kind, f_queue, f_ordering_key,
@@ -751,6 +774,19 @@ final class AdminSql {
            AND o.completed_at < (SELECT clock_timestamp())
                                 - coalesce(k.dedup_horizon, ? * interval '1 millisecond')
         """;
+    // The tombstone of each row of a purge's `doomed` CTE (its work ID, kind, payload, generation,
+    // state and outcome): the one shape of a tombstone, for the retention and the bulk purge.
+    String tombstonesOfDoomed =
+        """
+        tombs AS (
+            INSERT INTO ${relay_schema}.tombstone
+                   (work_id, kind, payload_digest, last_generation, final_state, outcome)
+            SELECT d.work_id, d.kind, ${relay_schema}.payload_digest(d.payload),
+                   d.claim_generation, d.state, d.outcome
+              FROM doomed d
+                ON CONFLICT (work_id) DO NOTHING
+        )
+        """;
     purgeWork =
         schema.inject(
             "WITH doomed AS MATERIALIZED (\n SELECT o.work_id, o.kind, o.payload,"
@@ -763,20 +799,40 @@ final class AdminSql {
                  ORDER BY o.state, o.completed_at
                  LIMIT ?
                    FOR UPDATE OF o SKIP LOCKED
-                ), tombs AS (
-                    INSERT INTO ${relay_schema}.tombstone
-                           (work_id, kind, payload_digest, last_generation, final_state, outcome)
-                    SELECT d.work_id, d.kind, ${relay_schema}.payload_digest(d.payload),
-                           d.claim_generation, d.state, d.outcome
-                      FROM doomed d
-                        ON CONFLICT (work_id) DO NOTHING
-                )
+                ),
+                """
+                + tombstonesOfDoomed
+                + """
                 -- = ANY (ARRAY(...)): a primary-key lookup whatever the row estimate; a join with
                 -- the CTE let a generic plan (LIMIT ? guessed large) scan the whole table per batch
                 DELETE FROM ${relay_schema}.outbox o
                  WHERE o.work_id = ANY (ARRAY(SELECT d.work_id FROM doomed d))
                 """);
     countPurgeableWork = schema.inject("SELECT count(*)\n" + purgeablePredicate);
+    purgeItem =
+        schema.inject(
+            """
+            WITH doomed AS MATERIALIZED (
+                SELECT o.work_id, o.kind, o.payload, o.claim_generation, o.state, o.outcome
+                  FROM ${relay_schema}.outbox o
+                  LEFT JOIN ${relay_schema}.kind k ON k.kind = o.kind
+                 WHERE o.work_id = ?
+                   AND o.state IN ('done', 'cancelled')
+                   AND o.completed_at < (SELECT clock_timestamp())
+                                        - coalesce(k.dedup_horizon, ? * interval '1 millisecond')
+            ),
+            """
+                + tombstonesOfDoomed
+                + """
+            , audit AS (
+                INSERT INTO ${relay_schema}.purge_item_audit
+                       (work_id, bulk_id, actor, reason, from_state, last_generation, outcome)
+                SELECT d.work_id, ?::int8, ?::text, ?::text, d.state, d.claim_generation, d.outcome
+                  FROM doomed d
+            )
+            DELETE FROM ${relay_schema}.outbox o
+             WHERE o.work_id = ANY (ARRAY(SELECT d.work_id FROM doomed d))
+            """);
     purgeTombstones = agePurge(schema, "tombstone", "work_id", "purged_at");
     countTombstones = ageCount(schema, "tombstone", "purged_at");
     longestCatchUp =
@@ -798,6 +854,8 @@ final class AdminSql {
     countSupersedes = historyCount(schema, "supersedes", "created_at", "supersedes_work_id");
     purgePurgeAudit = agePurge(schema, "purge_audit", "id", "requested_at");
     countPurgeAudit = ageCount(schema, "purge_audit", "requested_at");
+    purgePurgeItemAudit = agePurge(schema, "purge_item_audit", "id", "purged_at");
+    countPurgeItemAudit = ageCount(schema, "purge_item_audit", "purged_at");
   }
 
   /**

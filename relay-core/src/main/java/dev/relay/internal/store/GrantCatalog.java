@@ -335,13 +335,18 @@ public final class GrantCatalog {
             + " complete",
         "every purge",
         "requested_at");
+    purgedAudit(
+        "purge_item_audit",
+        "id, work_id, bulk_id, actor, reason, purged_at, from_state, last_generation, outcome",
+        "every item a bulk purge deleted",
+        "purged_at");
     table(
         "bulk_operation",
         "id, action, force, f_state, f_kind, f_queue, f_ordering_key, f_older_than, f_newer_than,"
             + " f_error_kind, f_outcome, f_blocked_only, f_blocked_reason, actor, reason, state,"
             + " created_at, updated_at, finished_at, after_created_at, after_work_id, batches,"
             + " handled, changed, requested, refused_running, refused_horizon, refused_state, gone",
-        "bulk redrive and cancel by filter, with progress",
+        "bulk redrive, cancel and purge by filter, with progress",
         g(o, "SELECT"),
         g(o, "INSERT"),
         g(o, "UPDATE"));
