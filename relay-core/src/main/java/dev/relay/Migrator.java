@@ -3,6 +3,7 @@ package dev.relay;
 import dev.relay.internal.jdbc.Coordination;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
+import dev.relay.internal.store.GrantCatalog;
 import dev.relay.internal.store.MigratorSql;
 import java.io.IOException;
 import java.io.InputStream;
@@ -96,10 +97,15 @@ public final class Migrator {
           new Version(19, "trace context grants", "migrations/V19__trace_context_grants.sql"),
           new Version(20, "rollup", "migrations/V20__rollup.sql"),
           new Version(21, "bulk operation", "migrations/V21__bulk_operation.sql"),
+          new Version(22, "bulk purge", "migrations/V22__bulk_purge.sql"),
           new Version(
-              22,
+              23,
+              "failed counts index",
+              "migrations/V23__concurrently_outbox_failed_counts_index.sql"),
+          new Version(
+              24,
               "payload digest without plpgsql",
-              "migrations/V22__payload_digest_without_plpgsql.sql"));
+              "migrations/V24__payload_digest_without_plpgsql.sql"));
 
   /**
    * The file-name marker of a contract step: {@code V20__contract_drop_old_column.sql}. Every
@@ -111,13 +117,13 @@ public final class Migrator {
 
   /**
    * The file-name marker of a version built outside the migration's transaction: {@code
-   * V22__concurrently_outbox_finished_index.sql}. Its text is exactly one {@code CREATE [UNIQUE]
-   * INDEX CONCURRENTLY IF NOT EXISTS name ON ...} statement (comments aside), so that a long index
-   * build on a large table never blocks the writes of running workers. {@link #migrate} commits the
-   * versions before it, builds the index in auto-commit mode while holding the migration lock at
-   * session level, then records it and goes on. A build that failed or was cancelled leaves an
-   * invalid index and no recorded version; the next migration drops that index (concurrently) and
-   * builds it again.
+   * V23__concurrently_outbox_failed_counts_index.sql}. Its text is exactly one {@code CREATE
+   * [UNIQUE] INDEX CONCURRENTLY IF NOT EXISTS name ON ...} statement (comments aside), so that a
+   * long index build on a large table never blocks the writes of running workers. {@link #migrate}
+   * commits the versions before it, builds the index in auto-commit mode while holding the
+   * migration lock at session level, then records it and goes on. A build that failed or was
+   * cancelled leaves an invalid index and no recorded version; the next migration drops that index
+   * (concurrently) and builds it again.
    */
   public static final String CONCURRENT_MARKER = "__concurrently_";
 
@@ -206,6 +212,105 @@ public final class Migrator {
       }
     } catch (SQLException e) {
       throw SqlErrors.translate("migrating schema " + schema, e);
+    }
+  }
+
+  /**
+   * The SQL that creates and grants Relay's four roles for this schema, {@code <schema>_producer},
+   * {@code <schema>_worker}, {@code <schema>_scheduler} and {@code <schema>_operator}: what {@link
+   * #grantRoles(DataSource)} runs, for a DBA to read or run by hand ({@code relay migrate --roles
+   * --print-sql}). It is composed from one grant catalog that names every table, column and
+   * function of the schema; docs/protocol.md shows it for schema {@code relay}.
+   *
+   * @throws InvalidConfigurationException if the schema name is too long to name roles after it
+   */
+  public String rolesSql() {
+    return GrantCatalog.of(schema).script;
+  }
+
+  /**
+   * Creates Relay's four roles for this schema (NOLOGIN, when missing) and gives them exactly the
+   * grants of {@link #rolesSql()}, in one transaction under the migration lock. Run it after {@link
+   * #migrate(DataSource)}, as the schema owner (creating a role also needs {@code CREATEROLE};
+   * roles a DBA created beforehand are kept). Idempotent: a re-run revokes what the roles hold in
+   * the schema and grants the catalog again. Log in as a user that is a member of the roles a
+   * process needs ({@code GRANT relay_worker TO app_user}).
+   *
+   * @return the roles' names
+   * @throws SchemaVersionException unless the schema is at exactly this library's version: the
+   *     catalog covers this version's tables, and an older library must not take away what a newer
+   *     one granted
+   * @throws RelayException with SQLState 42501 if the connected user may not create a role or grant
+   *     on the schema's tables
+   */
+  public List<String> grantRoles(DataSource dataSource) {
+    try (Connection c = dataSource.getConnection()) {
+      return grantRoles(c);
+    } catch (SQLException e) {
+      throw SqlErrors.translate("granting the roles of schema " + schema, e);
+    }
+  }
+
+  /**
+   * {@link #grantRoles(DataSource)} on {@code c}, which must be in auto-commit mode (this runs its
+   * own transaction).
+   */
+  public List<String> grantRoles(Connection c) {
+    GrantCatalog catalog = GrantCatalog.of(schema);
+    try {
+      if (!c.getAutoCommit()) {
+        throw new TransactionRequiredException(
+            "granting roles runs its own transaction: pass a connection in auto-commit mode");
+      }
+      c.setAutoCommit(false);
+      try {
+        lockTransaction(c);
+        int version;
+        try (Statement s = c.createStatement();
+            ResultSet rs = s.executeQuery(sql.versionTableExists)) {
+          rs.next();
+          version = rs.getBoolean(1) ? checked(applied(c)) : 0;
+        }
+        if (version != latest) {
+          throw new SchemaVersionException(
+              "schema "
+                  + schema
+                  + " is at version "
+                  + version
+                  + ", and this library's roles cover version "
+                  + latest
+                  + (version < latest
+                      ? ": migrate first (relay migrate --roles does both)"
+                      : ": grant the roles with the Relay that migrated it"));
+        }
+        try (Statement s = c.createStatement()) {
+          s.execute(catalog.script);
+        } catch (SQLException e) {
+          if ("42501".equals(e.getSQLState())) {
+            throw new RelayException(
+                "granting the roles of schema "
+                    + schema
+                    + " was refused ("
+                    + e.getMessage()
+                    + "): run it as the schema's owner, with CREATEROLE to create missing roles,"
+                    + " or have a DBA run the SQL of `relay migrate --roles --print-sql`;"
+                    + " nothing was changed",
+                e.getSQLState(),
+                e);
+          }
+          throw e;
+        }
+        c.commit();
+        log.info("relay schema {}: roles {} granted", schema, catalog.roleNames);
+        return catalog.roleNames;
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(true);
+      }
+    } catch (SQLException e) {
+      throw SqlErrors.translate("granting the roles of schema " + schema, e);
     }
   }
 

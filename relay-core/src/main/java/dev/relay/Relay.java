@@ -173,7 +173,9 @@ public final class Relay implements AutoCloseable {
   }
 
   /**
-   * Registers each kind's policy in the {@code kind} table, then starts claiming. Call once.
+   * Registers each kind's policy in the {@code kind} table, then starts claiming. Call once: a
+   * start that throws closes this runtime, so to try again (say, while the database restarts) build
+   * a new one.
    *
    * @throws IllegalStateException if already started or closed
    * @throws RelayException if the kinds cannot be registered (nothing was started)

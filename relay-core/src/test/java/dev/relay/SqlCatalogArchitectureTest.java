@@ -32,6 +32,7 @@ class SqlCatalogArchitectureTest {
           "dev/relay/internal/store/BlockedReason.java",
           "dev/relay/internal/store/DependencySql.java",
           "dev/relay/internal/store/MigratorSql.java",
+          "dev/relay/internal/store/GrantCatalog.java",
           "dev/relay/internal/store/WorkerSql.java",
           "dev/relay/internal/admin/AdminSql.java",
           "dev/relay/internal/admin/PauseSql.java",

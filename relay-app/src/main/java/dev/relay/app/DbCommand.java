@@ -53,6 +53,14 @@ abstract class DbCommand implements Callable<Integer> {
    */
   void prepare() throws Exception {}
 
+  /**
+   * Whether the command needs the database after {@link #prepare()}; false when {@code prepare}
+   * already did all of it (printing generated SQL, say), so no database is opened.
+   */
+  boolean needsDatabase() {
+    return true;
+  }
+
   @Override
   public final Integer call() throws Exception {
     try {
@@ -62,6 +70,10 @@ abstract class DbCommand implements Callable<Integer> {
     }
     String url = jdbcUrl(spec.commandLine(), jdbcUrl);
     prepare();
+    if (!needsDatabase()) {
+      out().flush();
+      return ExitCodes.OK;
+    }
     try (Database db = Database.openPersistent(url, dataDirectory(), System.err)) {
       int code = run(db);
       out().flush();

@@ -5,8 +5,8 @@ import java.time.Duration;
 import picocli.CommandLine.Option;
 
 /**
- * The work filter shared by {@code list}, {@code redrive} and {@code cancel}; options combine with
- * AND.
+ * The work filter shared by {@code list}, {@code redrive}, {@code cancel} and {@code purge};
+ * options combine with AND.
  */
 final class FilterOptions {
   @Option(

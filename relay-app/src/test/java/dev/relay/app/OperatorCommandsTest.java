@@ -548,5 +548,81 @@ class OperatorCommandsTest {
       Cli.Result bad = Cli.run(on(db, "purge", "--retention", "soon"));
       assertThat(bad.exitCode()).as(bad.toString()).isEqualTo(2);
     }
+
+    @Test
+    void byFilterPurgesFinishedWorkPastItsHorizonAuditedAndRefusesTheRest(TestDatabase db)
+        throws Exception {
+      insert(db, "test-1", "mail", "test");
+      insert(db, "test-2", "mail", "test");
+      insert(db, "test-new", "mail", "test");
+      insert(db, "test-failed", "mail", "test");
+      insert(db, "prod-1", "mail", "default");
+      db.execute(
+          "UPDATE {schema}.outbox SET state = 'done', completed_at = clock_timestamp() - interval"
+              + " '2 days' WHERE work_id IN ('test-1', 'prod-1');"
+              + "UPDATE {schema}.outbox SET state = 'cancelled', completed_at = clock_timestamp()"
+              + " - interval '2 days' WHERE work_id = 'test-2';"
+              + "UPDATE {schema}.outbox SET state = 'done', completed_at = clock_timestamp()"
+              + " WHERE work_id = 'test-new'");
+      fail(db, "test-failed", "3 days");
+
+      JsonNode dry = json(Cli.run(on(db, "purge", "--queue", "test", "--dry-run", "--json")));
+      assertThat(dry.get("matching").asLong()).isEqualTo(4);
+      assertThat(dry.get("purged").asLong()).isEqualTo(2);
+      assertThat(dry.get("refused_not_finished").asLong()).isEqualTo(1);
+      assertThat(dry.get("refused_within_horizon").asLong()).isEqualTo(1);
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(5);
+
+      Cli.Result missing = Cli.run(on(db, "purge", "--queue", "test"));
+      assertThat(missing.exitCode()).as(missing.toString()).isEqualTo(2);
+      assertThat(missing.err()).contains("--actor");
+      Cli.Result mixed =
+          Cli.run(
+              on(
+                  db,
+                  "purge",
+                  "--queue",
+                  "test",
+                  "--retention",
+                  "1h",
+                  "--actor",
+                  "a",
+                  "--reason",
+                  "r"));
+      assertThat(mixed.exitCode()).as(mixed.toString()).isEqualTo(2);
+      assertThat(mixed.err()).contains("--retention applies to the retention purge");
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.bulk_operation")).isZero();
+
+      Cli.Result r =
+          Cli.run(on(db, "purge", "--queue", "test", "--actor", "mina", "--reason", "load test"));
+      assertThat(r.exitCode()).as("refusals exit 1: " + r).isEqualTo(1);
+      assertThat(r.out())
+          .startsWith("purged (bulk action 1): 2 of 4 matching items")
+          .contains("1 not done or cancelled, 1 ended within");
+      assertThat(
+              db.queryString(
+                  "SELECT string_agg(work_id, ',' ORDER BY work_id) FROM {schema}.outbox"))
+          .isEqualTo("prod-1,test-failed,test-new");
+      assertThat(
+              db.queryString(
+                  "SELECT string_agg(work_id || ' ' || actor || ' ' || reason, ','"
+                      + " ORDER BY work_id) FROM {schema}.purge_item_audit"))
+          .isEqualTo("test-1 mina load test,test-2 mina load test");
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.tombstone")).isEqualTo(2);
+      Cli.Result again =
+          Cli.run(
+              on(
+                  db,
+                  "enqueue",
+                  "--id",
+                  "test-1",
+                  "--kind",
+                  "mail",
+                  "--payload",
+                  "{\"id\": \"test-1\"}"));
+      assertThat(again.exitCode()).as(again.toString()).isZero();
+      assertThat(again.out()).contains("already");
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(3);
+    }
   }
 }

@@ -28,12 +28,12 @@ import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 
 /**
- * Bulk redrive and cancel of every item a work list's filter matches: a preview that counts what
- * would change and what would be refused (nothing written), then, for the operator, a confirmation
- * with a reason that stores the bulk action ({@link dev.relay.admin.Admin#startBulk}) and runs it
- * on a thread of the console ({@link dev.relay.admin.Admin#runBulk}), and a progress page read from
- * the stored action, so it survives a reload. The same admin calls as {@code relay redrive} and
- * {@code relay cancel} with filters, batch for batch.
+ * Bulk redrive, cancel and purge of every item a work list's filter matches: a preview that counts
+ * what would change and what would be refused (nothing written), then, for the operator, a
+ * confirmation with a reason that stores the bulk action ({@link dev.relay.admin.Admin#startBulk})
+ * and runs it on a thread of the console ({@link dev.relay.admin.Admin#runBulk}), and a progress
+ * page read from the stored action, so it survives a reload. The same admin calls as {@code relay
+ * redrive}, {@code relay cancel} and {@code relay purge} with filters, batch for batch.
  */
 @Controller
 @RequestMapping("${relay.console.path:/relay}")
@@ -170,22 +170,44 @@ final class BulkController implements DisposableBean {
   }
 
   private static String verb(BulkAction a) {
-    return a == BulkAction.REDRIVE ? "Redrive" : "Cancel";
+    return switch (a) {
+      case REDRIVE -> "Redrive";
+      case CANCEL -> "Cancel";
+      case PURGE -> "Purge";
+    };
+  }
+
+  private static String done(BulkAction a) {
+    return switch (a) {
+      case REDRIVE -> "redriven";
+      case CANCEL -> "cancelled";
+      case PURGE -> "purged (each leaves a tombstone)";
+    };
   }
 
   private static List<Count> counts(BulkAction a, BulkCounts c, boolean preview) {
     String would = preview ? "would be " : "";
     List<Count> counts = new ArrayList<>();
     counts.add(new Count(preview ? "Matching now" : "Handled so far", c.matching(), "matching"));
-    counts.add(
-        new Count(
-            would + (a == BulkAction.REDRIVE ? "redriven" : "cancelled"), c.changed(), "changed"));
+    counts.add(new Count(would + done(a), c.changed(), "changed"));
     if (a == BulkAction.CANCEL) {
       counts.add(
           new Count(
               would + "asked to stop (running; an in-flight call is not recalled)",
               c.requested(),
               "requested"));
+    }
+    if (a == BulkAction.PURGE) {
+      counts.add(
+          new Count(
+              "refused: running (a purge never touches running work)",
+              c.refusedRunning(),
+              "refused"));
+      counts.add(
+          new Count(
+              "refused: ended within the kind's deduplication horizon (kept as retention keeps it)",
+              c.refusedHorizon(),
+              "refused"));
     }
     if (a == BulkAction.REDRIVE) {
       counts.add(
@@ -201,9 +223,12 @@ final class BulkController implements DisposableBean {
     }
     counts.add(
         new Count(
-            a == BulkAction.REDRIVE
-                ? "refused: not failed (ready, done or cancelled)"
-                : "refused: already ended (done or cancelled)",
+            switch (a) {
+              case REDRIVE -> "refused: not failed (ready, done or cancelled)";
+              case CANCEL -> "refused: already ended (done or cancelled)";
+              case PURGE ->
+                  "refused: not done or cancelled (ready, or failed: redrive or cancel it first)";
+            },
             c.refusedState(),
             "refused"));
     if (!preview) {

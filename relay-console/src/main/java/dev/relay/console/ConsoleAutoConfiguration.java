@@ -62,9 +62,9 @@ public class ConsoleAutoConfiguration {
   static class Secured {
     @Bean
     @Order(Ordered.HIGHEST_PRECEDENCE + 50)
-    SecurityFilterChain relayConsoleSecurityFilterChain(HttpSecurity http, ConsoleProperties p)
-        throws Exception {
-      return ConsoleSecurity.chain(http, p);
+    SecurityFilterChain relayConsoleSecurityFilterChain(
+        HttpSecurity http, ConsoleProperties p, Console console) throws Exception {
+      return ConsoleSecurity.chain(http, p, console);
     }
 
     @Bean

@@ -14,6 +14,12 @@ import org.springframework.boot.context.properties.source.InvalidConfigurationPr
  * relay.console.loopback-read-only=false    # true: without Spring Security, a read-only console
  *                                           # answering loopback clients only
  * relay.console.refresh=5s                  # live parts of pages refresh this often; 0: off
+ * relay.console.sign-in.max-failures-per-user=5     # failed sign-ins per user name ...
+ * relay.console.sign-in.max-failures-per-address=20 # ... and per client address ...
+ * relay.console.sign-in.window=15m                  # ... in any window this long
+ * relay.console.sign-in.tracked=10000               # user names (and addresses) counted at most
+ * relay.console.session.idle-timeout=30m    # signed out after this long without a request
+ * relay.console.session.max-lifetime=12h    # signed out this long after signing in, whatever
  * </pre>
  */
 @ConfigurationProperties("relay.console")
@@ -26,6 +32,95 @@ public class ConsoleProperties {
   private int pageSize = 50;
   private Duration healthWindow = Duration.ofHours(1);
   private Duration refresh = Duration.ofSeconds(5);
+  private final SignIn signIn = new SignIn();
+  private final Session session = new Session();
+
+  /**
+   * The limits on failed sign-ins ({@code relay.console.sign-in.*}): after {@code
+   * max-failures-per-user} failures for one user name, or {@code max-failures-per-address} from one
+   * client address, within any {@code window}, further sign-ins for that name or from that address
+   * are refused with 429 until the oldest of those failures leaves the window, even with the right
+   * password.
+   */
+  public static class SignIn {
+    private int maxFailuresPerUser = 5;
+    private int maxFailuresPerAddress = 20;
+    private Duration window = Duration.ofMinutes(15);
+    private int tracked = 10_000;
+
+    /** Failed sign-ins for one user name within the window before it is refused (1-1000). */
+    public int getMaxFailuresPerUser() {
+      return maxFailuresPerUser;
+    }
+
+    /** Sets {@link #getMaxFailuresPerUser()}. Default 5. */
+    public void setMaxFailuresPerUser(int maxFailuresPerUser) {
+      this.maxFailuresPerUser = maxFailuresPerUser;
+    }
+
+    /** Failed sign-ins from one client address within the window before it is refused (1-1000). */
+    public int getMaxFailuresPerAddress() {
+      return maxFailuresPerAddress;
+    }
+
+    /** Sets {@link #getMaxFailuresPerAddress()}. Default 20. */
+    public void setMaxFailuresPerAddress(int maxFailuresPerAddress) {
+      this.maxFailuresPerAddress = maxFailuresPerAddress;
+    }
+
+    /** How long a failure counts (1 s to 1 day). Default 15 minutes. */
+    public Duration getWindow() {
+      return window;
+    }
+
+    /** Sets {@link #getWindow()}. */
+    public void setWindow(Duration window) {
+      this.window = window;
+    }
+
+    /**
+     * How many user names, and how many addresses, are counted at most (100-1,000,000); past that
+     * the one whose latest failure is oldest is let go. Default 10,000.
+     */
+    public int getTracked() {
+      return tracked;
+    }
+
+    /** Sets {@link #getTracked()}. */
+    public void setTracked(int tracked) {
+      this.tracked = tracked;
+    }
+  }
+
+  /**
+   * How long a console session lasts ({@code relay.console.session.*}): it ends after {@code
+   * idle-timeout} without a request of the user's (the pages' own live refresh does not count) and
+   * {@code max-lifetime} after signing in, whatever happened since.
+   */
+  public static class Session {
+    private Duration idleTimeout = Duration.ofMinutes(30);
+    private Duration maxLifetime = Duration.ofHours(12);
+
+    /** The longest a session may go without a request of the user's (1 s to 7 days). */
+    public Duration getIdleTimeout() {
+      return idleTimeout;
+    }
+
+    /** Sets {@link #getIdleTimeout()}. Default 30 minutes. */
+    public void setIdleTimeout(Duration idleTimeout) {
+      this.idleTimeout = idleTimeout;
+    }
+
+    /** The longest a session lasts after signing in (1 s to 30 days). Default 12 hours. */
+    public Duration getMaxLifetime() {
+      return maxLifetime;
+    }
+
+    /** Sets {@link #getMaxLifetime()}. */
+    public void setMaxLifetime(Duration maxLifetime) {
+      this.maxLifetime = maxLifetime;
+    }
+  }
 
   /** Whether the console is mounted at all (still only behind Spring Security). Default true. */
   public boolean isEnabled() {
@@ -117,6 +212,16 @@ public class ConsoleProperties {
     this.refresh = refresh;
   }
 
+  /** The limits on failed sign-ins. */
+  public SignIn getSignIn() {
+    return signIn;
+  }
+
+  /** How long a console session lasts. */
+  public Session getSession() {
+    return session;
+  }
+
   /** The path, checked; the page size, checked. */
   String mount() {
     check();
@@ -124,7 +229,8 @@ public class ConsoleProperties {
   }
 
   /**
-   * Checks the path, page size and refresh, naming the property and its value.
+   * Checks the path, page size, refresh, sign-in limits and session lifetimes, naming the property
+   * and its value.
    *
    * @throws InvalidConfigurationPropertyValueException for the first bad one
    */
@@ -147,6 +253,36 @@ public class ConsoleProperties {
         || (!refresh.isZero() && refresh.compareTo(Duration.ofSeconds(1)) < 0)) {
       throw new InvalidConfigurationPropertyValueException(
           "relay.console.refresh", refresh, "must be 0 (off) or at least 1s");
+    }
+    range("sign-in.max-failures-per-user", signIn.maxFailuresPerUser, 1, 1000);
+    range("sign-in.max-failures-per-address", signIn.maxFailuresPerAddress, 1, 1000);
+    range("sign-in.tracked", signIn.tracked, 100, 1_000_000);
+    range("sign-in.window", signIn.window, Duration.ofSeconds(1), Duration.ofDays(1), "1s and 1d");
+    range(
+        "session.idle-timeout",
+        session.idleTimeout,
+        Duration.ofSeconds(1),
+        Duration.ofDays(7),
+        "1s and 7d");
+    range(
+        "session.max-lifetime",
+        session.maxLifetime,
+        Duration.ofSeconds(1),
+        Duration.ofDays(30),
+        "1s and 30d");
+  }
+
+  private static void range(String name, int value, int min, int max) {
+    if (value < min || value > max) {
+      throw new InvalidConfigurationPropertyValueException(
+          "relay.console." + name, value, "must be between " + min + " and " + max);
+    }
+  }
+
+  private static void range(String name, Duration value, Duration min, Duration max, String text) {
+    if (value == null || value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+      throw new InvalidConfigurationPropertyValueException(
+          "relay.console." + name, value, "must be between " + text);
     }
   }
 }

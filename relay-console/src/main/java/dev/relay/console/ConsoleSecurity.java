@@ -2,12 +2,15 @@ package dev.relay.console;
 
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import java.time.InstantSource;
 import java.util.Set;
 import org.springframework.http.HttpMethod;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.config.annotation.web.configurers.HeadersConfigurer;
 import org.springframework.security.web.SecurityFilterChain;
+import org.springframework.security.web.access.intercept.AuthorizationFilter;
 import org.springframework.security.web.authentication.SavedRequestAwareAuthenticationSuccessHandler;
+import org.springframework.security.web.authentication.UsernamePasswordAuthenticationFilter;
 import org.springframework.security.web.csrf.CsrfToken;
 import org.springframework.security.web.savedrequest.DefaultSavedRequest;
 import org.springframework.security.web.savedrequest.HttpSessionRequestCache;
@@ -32,8 +35,15 @@ final class ConsoleSecurity {
 
   private ConsoleSecurity() {}
 
-  static SecurityFilterChain chain(HttpSecurity http, ConsoleProperties p) throws Exception {
+  /**
+   * The chain: roles per method, form login guarded by the sign-in limits ({@link SignInGuard}),
+   * sessions ended by {@link SessionLimits}, the CSP and no framing.
+   */
+  static SecurityFilterChain chain(HttpSecurity http, ConsoleProperties p, Console console)
+      throws Exception {
     String m = p.mount();
+    SignInGuard guard =
+        new SignInGuard(console, SignInThrottle.of(p.getSignIn(), InstantSource.system()));
     String viewer = p.getViewerRole();
     String operator = p.getOperatorRole();
     ConsolePagesCache cache = new ConsolePagesCache(m);
@@ -60,8 +70,12 @@ final class ConsoleSecurity {
             f ->
                 f.loginPage(m + "/login")
                     .loginProcessingUrl(m + "/login")
-                    .successHandler(signedIn)
+                    .successHandler(guard.successHandler(signedIn))
+                    .failureHandler(guard.failureHandler())
                     .permitAll())
+        .addFilterBefore(guard, UsernamePasswordAuthenticationFilter.class)
+        .addFilterBefore(
+            new SessionLimits(m, p.getSession(), InstantSource.system()), AuthorizationFilter.class)
         .logout(l -> l.logoutUrl(m + "/logout").logoutSuccessUrl(m + "/login?logout").permitAll())
         .headers(
             h ->

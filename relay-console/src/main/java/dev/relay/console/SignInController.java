@@ -38,7 +38,9 @@ final class SignInController {
         "Sign in",
         Map.of(
             "error", request.getParameter("error") != null,
-            "signedOut", request.getParameter("logout") != null),
+            "signedOut", request.getParameter("logout") != null,
+            "expired", request.getParameter("expired") != null,
+            "locked", ""),
         HttpStatus.OK);
   }
 

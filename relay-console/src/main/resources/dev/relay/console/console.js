@@ -40,7 +40,9 @@
       return;
     }
     busy = true;
-    fetch(window.location.href, {credentials: 'same-origin', cache: 'no-store', redirect: 'manual'})
+    // X-Relay-Live: this request is the page's, not the user's; it does not keep the session alive.
+    fetch(window.location.href, {credentials: 'same-origin', cache: 'no-store', redirect: 'manual',
+      headers: {'X-Relay-Live': '1'}})
       .then(function (response) {
         if (response.type === 'opaqueredirect') {
           throw new Error('signed out');

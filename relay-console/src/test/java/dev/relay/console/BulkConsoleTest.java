@@ -41,21 +41,7 @@ class BulkConsoleTest {
                           .with(VIEWER))
                   .andExpect(status().isOk()));
       assertThat(preview).contains("would be cancelled").doesNotContain("id=\"bulk-confirm\"");
-      mvc.perform(
-              post("/relay/bulk")
-                  .with(VIEWER)
-                  .with(csrf())
-                  .param("action", "cancel")
-                  .param("state", "failed")
-                  .param("reason", "viewer tries"))
-          .andExpect(status().isForbidden());
-      mvc.perform(
-              post("/relay/bulk")
-                  .with(OPERATOR)
-                  .param("action", "cancel")
-                  .param("state", "failed")
-                  .param("reason", "no token"))
-          .andExpect(status().isForbidden());
+      refusedToStart(mvc, "cancel", "state", "failed");
 
       assertThat(
               body(
@@ -79,7 +65,7 @@ class BulkConsoleTest {
           .contains("olderThan");
       assertThat(
               body(
-                  mvc.perform(operatorPost("/relay/bulk", "action", "purge", "reason", "x"))
+                  mvc.perform(operatorPost("/relay/bulk", "action", "delete", "reason", "x"))
                       .andExpect(status().isBadRequest())))
           .contains("not a bulk action");
       mvc.perform(operatorPost("/relay/bulk", "action", "cancel", "state", "failed", "reason", " "))
@@ -103,13 +89,7 @@ class BulkConsoleTest {
                   "<b>drop</b> them"))
           .andExpect(status().isSeeOther())
           .andExpect(header().string("Location", "/relay/bulk?id=1"));
-      org.awaitility.Awaitility.await()
-          .until(
-              () ->
-                  "done"
-                      .equals(
-                          db.queryString(
-                              "SELECT state FROM {schema}.bulk_operation WHERE id = 1")));
+      awaitDone(db, 1);
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'cancelled'"))
           .isEqualTo(2);
       String page = body(mvc.perform(get("/relay/bulk?id=1").with(VIEWER)));
@@ -119,5 +99,80 @@ class BulkConsoleTest {
           .doesNotContain("bulk-continue");
       assertThat(body(mvc.perform(get("/relay/bulk").with(VIEWER)))).contains("/relay/bulk?id=1");
     }
+  }
+
+  @Test
+  void operatorPurgesByFilterViewerCannotAndRefusedWorkStays(TestDatabase db) throws Exception {
+    db.execute(
+        "INSERT INTO {schema}.outbox (work_id, kind, payload, state, completed_at,"
+            + " claim_generation, attempts, outcome) VALUES"
+            + " ('junk-1', 'junk', '{}', 'done', now() - interval '2 days', 1, 1, 'delivered')");
+    ConsoleTest.failed(db, "junk-2", "junk", "{}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      assertThat(
+              body(
+                  mvc.perform(get("/relay/bulk/preview?action=purge&kind=junk").with(VIEWER))
+                      .andExpect(status().isOk())))
+          .contains("would be purged (each leaves a tombstone)")
+          .contains("refused: not done or cancelled")
+          .contains("It cannot be undone")
+          .doesNotContain("id=\"bulk-confirm\"");
+      refusedToStart(mvc, "purge", "kind", "junk");
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.bulk_operation")).isZero();
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(2);
+
+      mvc.perform(operatorPost("/relay/bulk", "action", "purge", "kind", "junk", "reason", "INC-5"))
+          .andExpect(status().isSeeOther())
+          .andExpect(header().string("Location", "/relay/bulk?id=1"));
+      awaitDone(db, 1);
+      assertThat(db.queryString("SELECT string_agg(work_id, ',') FROM {schema}.outbox"))
+          .isEqualTo("junk-2");
+      assertThat(
+              db.queryString(
+                  "SELECT work_id || ' ' || actor || ' ' || reason || ' ' || from_state"
+                      + " FROM {schema}.purge_item_audit"))
+          .isEqualTo("junk-1 olga INC-5 done");
+      assertThat(
+              db.queryString(
+                  "SELECT final_state || ' ' || last_generation || ' ' || outcome"
+                      + " FROM {schema}.tombstone WHERE work_id = 'junk-1'"))
+          .isEqualTo("done 1 delivered");
+      assertThat(body(mvc.perform(get("/relay/bulk?id=1").with(VIEWER))))
+          .contains("Purge by filter (bulk action 1)")
+          .containsPattern("purged \\(each leaves a tombstone\\)</th><td>1<")
+          .containsPattern("refused: not done or cancelled[^<]*</th><td>1<");
+    }
+  }
+
+  /** A viewer's start (with a token) and an operator's without a token: both 403. */
+  private static void refusedToStart(MockMvc mvc, String action, String filter, String value)
+      throws Exception {
+    mvc.perform(
+            post("/relay/bulk")
+                .with(VIEWER)
+                .with(csrf())
+                .param("action", action)
+                .param(filter, value)
+                .param("reason", "viewer tries"))
+        .andExpect(status().isForbidden());
+    mvc.perform(
+            post("/relay/bulk")
+                .with(OPERATOR)
+                .param("action", action)
+                .param(filter, value)
+                .param("reason", "no token"))
+        .andExpect(status().isForbidden());
+  }
+
+  /** Waits until bulk action {@code id}, run on the console's thread, is done. */
+  private static void awaitDone(TestDatabase db, long id) {
+    org.awaitility.Awaitility.await()
+        .until(
+            () ->
+                "done"
+                    .equals(
+                        db.queryString(
+                            "SELECT state FROM {schema}.bulk_operation WHERE id = " + id)));
   }
 }

@@ -32,6 +32,14 @@ public final class Chromium implements AutoCloseable {
 
   /** Starts it, or fails the test when Chromium or its driver is not installed. */
   public static Chromium start() throws IOException {
+    return start(new String[0]);
+  }
+
+  /**
+   * Starts it with {@code arguments} added to the usual ones (such as {@code
+   * --ignore-certificate-errors} for a test's self-signed certificate).
+   */
+  public static Chromium start(String... arguments) throws IOException {
     if (!Files.isExecutable(BINARY) || !Files.isExecutable(DRIVER)) {
       fail(
           "This browser test needs Chromium at "
@@ -60,6 +68,7 @@ public final class Chromium implements AutoCloseable {
         "--disable-sync",
         "--window-size=1280,1000",
         "--user-data-dir=" + profile);
+    options.addArguments(arguments);
     try {
       return new Chromium(profile, new ChromeDriver(service, options));
     } catch (RuntimeException e) {

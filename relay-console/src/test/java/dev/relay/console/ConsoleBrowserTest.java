@@ -3,25 +3,18 @@ package dev.relay.console;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.relay.Outcome;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
-import dev.relay.testkit.ManualWorker;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
-import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.NoAlertPresentException;
 import org.openqa.selenium.OutputType;
-import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
-import org.openqa.selenium.WebElement;
 import org.openqa.selenium.support.ui.ExpectedConditions;
-import org.openqa.selenium.support.ui.FluentWait;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
 /**
@@ -54,24 +47,6 @@ class ConsoleBrowserTest {
             + " 'business deadline passed', 'unknown' FROM generate_series(1, 9) g");
     ConsoleTest.registerKind(db, "order_ack");
     ConsoleTest.registerKind(db, "mail");
-    // A limited kind with live claims, and two schedules, one of them overdue.
-    db.execute(
-        "INSERT INTO {schema}.limiter (kind, max_running, max_running_per_group, rate_limit,"
-            + " rate_interval) VALUES ('mail', 4, 2, 60, interval '1 minute');"
-            // inserted ready, then claimed (only a local hand-off inserts a claim)
-            + "INSERT INTO {schema}.outbox (work_id, kind, payload, group_key)"
-            + " SELECT 'mail-run-' || g, 'mail', '{}', 'tenant-' || (g % 2)"
-            + " FROM generate_series(1, 3) g;"
-            + "UPDATE {schema}.outbox SET state = 'running', claimed_by = 'worker-1',"
-            + " lease_until = now() + interval '1 hour', claim_generation = 1, attempts = 1"
-            + " WHERE work_id LIKE 'mail-run-%';"
-            + "INSERT INTO {schema}.schedule_state (name, kind, definition, last_slot, next_slot,"
-            + " decided_at, decided_by, enqueued, skipped) VALUES"
-            + " ('nightly-report', 'report', 'cron \"0 2 * * *\" UTC missed=latest',"
-            + " now() - interval '19 hours', now() + interval '5 hours', now() - interval '19 hours',"
-            + " 'scheduler-1', 30, 0),"
-            + " ('mail-digest', 'mail', 'every PT15M missed=each(PT1H)', now() - interval '1 hour',"
-            + " now() - interval '45 minutes', now() - interval '1 hour', 'scheduler-2', 96, 3)");
     try (ConsoleApp app = ConsoleApp.start(db, "relay.console.refresh=1s");
         Chromium chromium = Chromium.start()) {
       use(chromium.web(), app, db);
@@ -88,7 +63,7 @@ class ConsoleBrowserTest {
       assertThat(web.findElements(By.cssSelector("svg.chart rect.done"))).isNotEmpty();
       assertThat(web.findElements(By.cssSelector("svg.chart rect.failed"))).isNotEmpty();
       screenshot(web, "overview");
-      overviewUpdatesItself(web, db);
+      ConsoleFlows.overviewUpdatesItself(web, base, db);
 
       web.findElement(By.linkText("Failures by reason")).click();
       wait.until(ExpectedConditions.titleContains("Failures by reason"));
@@ -102,32 +77,8 @@ class ConsoleBrowserTest {
           .contains("order_ack")
           .contains("park as failed");
       screenshot(web, "kinds");
-      web.findElement(By.linkText("Limits")).click();
-      wait.until(ExpectedConditions.titleContains("Limits"));
-      assertThat(web.findElement(By.cssSelector("table.limits")).getText())
-          .contains("3 of 4 running")
-          .contains("at most 2 per group; busiest: tenant-1 2 (at the limit), tenant-0 1");
-      screenshot(web, "limits");
-      web.findElement(By.linkText("Schedules")).click();
-      wait.until(ExpectedConditions.titleContains("Schedules"));
-      assertThat(web.findElement(By.cssSelector("table.schedules")).getText())
-          .contains("nightly-report")
-          .contains("every 15 min 0 s")
-          .containsPattern("overdue by \\d+ min");
-      screenshot(web, "schedules");
-      web.findElement(By.linkText("Search")).click();
-      wait.until(ExpectedConditions.titleContains("Search payloads"));
-      web.findElement(By.name("path")).sendKeys("note");
-      web.findElement(By.name("value")).sendKeys("<script>alert(1)</script>");
-      web.findElement(By.cssSelector("form.search button[type=submit]")).click();
-      wait.until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("p.searched")));
-      assertThat(web.findElements(By.cssSelector("table.search-results a")))
-          .extracting(WebElement::getText)
-          .containsExactly("order-9-ack");
-      assertThat(web.findElement(By.cssSelector("p.searched")).getText())
-          .contains("{\"note\":\"<script>alert(1)</script>\"}");
-      assertThatThrownBy(() -> web.switchTo().alert()).isInstanceOf(NoAlertPresentException.class);
-      screenshot(web, "search");
+      ConsoleFlows.limitsAndSchedules(web, base, db, name -> screenshot(web, name));
+      ConsoleFlows.searchPayload(web, base, db, name -> screenshot(web, name));
       // The charts read the rollup: let the maintenance leader fold what finished first.
       app.context().getBean(dev.relay.admin.Maintenance.class).runOnce();
       web.findElement(By.linkText("Charts")).click();
@@ -162,21 +113,8 @@ class ConsoleBrowserTest {
       screenshot(web, "item");
 
       // Pause a kind from the console, see it held while another kind is worked, resume it.
-      ManualWorker worker =
-          ManualWorker.builder(db.dataSource())
-              .schema(db.schema())
-              .handle("receipt", claim -> Outcome.done())
-              .handle("invoice", claim -> Outcome.done())
-              .build();
-      ConsolePauseFlow.pauseAndResume(
-          web,
-          base,
-          db,
-          ConsoleApp.OPERATOR,
-          "receipt",
-          "invoice",
-          worker::runNext,
-          name -> screenshot(web, name));
+      ConsolePauseFlow.pauseAndResumeWithManualWorker(
+          web, base, db, ConsoleApp.OPERATOR, name -> screenshot(web, name));
 
       web.findElement(By.cssSelector("form.logout button")).click();
       wait.until(ExpectedConditions.presenceOfElementLocated(By.id("login")));
@@ -187,57 +125,25 @@ class ConsoleBrowserTest {
 
   /** Opens the console, signs in as the operator with the form, and lands on the overview. */
   static void signIn(WebDriver web, String base) {
-    WebDriverWait wait = new WebDriverWait(web, Duration.ofSeconds(30));
-    web.get(base + "/relay");
-    wait.until(ExpectedConditions.presenceOfElementLocated(By.id("login")));
-    web.findElement(By.name("username")).sendKeys(ConsoleApp.OPERATOR);
-    web.findElement(By.name("password")).sendKeys(ConsoleApp.OPERATOR_PASSWORD);
-    web.findElement(By.cssSelector("#login button[type=submit]")).click();
-    wait.until(ExpectedConditions.titleContains("Overview"));
+    ConsoleFlows.signIn(web, base, ConsoleApp.OPERATOR, ConsoleApp.OPERATOR_PASSWORD);
   }
 
   /**
-   * Work that appears and completes while the overview is open shows there without a reload: the
-   * console's script swaps in the fresh counts. A mark left on the window proves the page was not
-   * loaded again.
-   */
-  private static void overviewUpdatesItself(WebDriver web, TestDatabase db) throws Exception {
-    ((JavascriptExecutor) web).executeScript("window.relayNotReloaded = true;");
-    // Not yet eligible, so no worker claims it: the overview shows it ready.
-    db.execute(
-        "INSERT INTO {schema}.outbox (work_id, kind, payload, available_at)"
-            + " VALUES ('live-1', 'live_check', '{}', now() + interval '1 day')");
-    By row = By.xpath("//main//tr[td[2][text()='live_check']]");
-    // The row is swapped while it is read: read it again then.
-    FluentWait<WebDriver> live =
-        new WebDriverWait(web, Duration.ofSeconds(30))
-            .ignoring(StaleElementReferenceException.class);
-    live.until(w -> cell(w, row, 2).equals("1"));
-    db.execute(
-        "UPDATE {schema}.outbox SET state = 'done', completed_at = now(), attempts = 1,"
-            + " claim_generation = 1, first_attempt_at = now() WHERE work_id = 'live-1'");
-    live.until(w -> cell(w, row, 12).equals("1") && cell(w, row, 2).equals("0"));
-    assertThat(((JavascriptExecutor) web).executeScript("return window.relayNotReloaded === true;"))
-        .isEqualTo(true);
-    assertThat(web.findElement(By.id("live-status")).getText()).contains("Live");
-  }
-
-  /** The text of cell {@code i} (from 0) of the first row that {@code row} finds, or "". */
-  private static String cell(WebDriver web, By row, int i) {
-    List<WebElement> rows = web.findElements(row);
-    return rows.isEmpty() ? "" : rows.get(0).findElements(By.tagName("td")).get(i).getText();
-  }
-
-  /**
-   * Saves the page as {@code target/console-screenshots/<name>.png}: the pictures in
-   * docs/console.md come from here.
+   * Saves the page as {@code target/console-screenshots/<name>.png}, and with {@code
+   * -Drelay.docs.update=true} also as {@code docs/images/console-<name>.png}: the pictures in
+   * docs/console.md are regenerated this way.
    */
   static void screenshot(WebDriver web, String name) {
     try {
+      byte[] png = ((TakesScreenshot) web).getScreenshotAs(OutputType.BYTES);
       Path dir = Path.of("target", "console-screenshots");
       Files.createDirectories(dir);
-      Files.write(
-          dir.resolve(name + ".png"), ((TakesScreenshot) web).getScreenshotAs(OutputType.BYTES));
+      Files.write(dir.resolve(name + ".png"), png);
+      if (Boolean.getBoolean("relay.docs.update")) {
+        Path docs = Path.of("..", "docs", "images");
+        assertThat(docs).as("docs/images beside this module").isDirectory();
+        Files.write(docs.resolve("console-" + name + ".png"), png);
+      }
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException(e);
     }

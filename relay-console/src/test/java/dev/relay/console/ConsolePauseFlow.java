@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.relay.Outbox;
+import dev.relay.Outcome;
 import dev.relay.Work;
 import dev.relay.test.TestDatabase;
+import dev.relay.testkit.ManualWorker;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.function.Consumer;
@@ -93,6 +95,22 @@ public final class ConsolePauseFlow {
                 "SELECT string_agg(action || ' ' || kind || ' ' || actor, ', ' ORDER BY id)"
                     + " FROM {schema}.pause_audit"))
         .isEqualTo("pause " + held + " " + user + ", resume " + held + " " + user);
+  }
+
+  /**
+   * Runs the flow with kinds {@code receipt} (paused) and {@code invoice}, which a manual worker of
+   * the test runs to done: for an application whose own workers run neither.
+   */
+  public static void pauseAndResumeWithManualWorker(
+      WebDriver web, String base, TestDatabase db, String user, Consumer<String> screenshot)
+      throws Exception {
+    ManualWorker worker =
+        ManualWorker.builder(db.dataSource())
+            .schema(db.schema())
+            .handle("receipt", claim -> Outcome.done())
+            .handle("invoice", claim -> Outcome.done())
+            .build();
+    pauseAndResume(web, base, db, user, "receipt", "invoice", worker::runNext, screenshot);
   }
 
   private static String state(TestDatabase db, String workId) throws Exception {

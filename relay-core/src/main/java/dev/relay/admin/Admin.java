@@ -118,9 +118,20 @@ public final class Admin {
    * done/cancelled summary, ordered by queue and kind, measured at one instant of the database
    * clock. It never scans the whole work table: ready, running and failed counts (with the oldest
    * eligible age, expired leases and blocked keys) are exact, read through partial indexes whose
-   * cost grows with unfinished and failed work only; completions within the window are a range of
-   * an index. Done and cancelled counts come from the summary that {@link Maintenance} refreshes on
-   * every run (or {@link #refreshSummary()}), as of {@link QueueHealth#finishedCountsAsOf()}.
+   * cost grows with unfinished and failed work only. Done and cancelled counts come from the
+   * summary that {@link Maintenance} refreshes on every run (or {@link #refreshSummary()}), as of
+   * {@link QueueHealth#finishedCountsAsOf()}.
+   *
+   * <p>The window's completions, failures by reason and percentiles count the work that ended
+   * within it, read from the charts' rollup (see {@link #charts}) as far as the maintenance
+   * leader's fold has reached, and from the work table before the rollup's first whole bucket in
+   * the window (under a minute for windows up to 3 hours; 15 minutes up to 26 hours; an hour up to
+   * 8 days) and after the fold's position (a minute or two behind a running leader). So their cost
+   * follows the rollup's rows and the work not folded yet, not the work in the window; without a
+   * maintenance leader the whole window is read from the table (an index range). Work counted by
+   * the rollup stays counted once purged, and a failure redriven later still counts as a failure.
+   * Percentiles are the rollup histogram's (nearest rank, within {@code 9.05 %} of a value in the
+   * same bin; see {@link Charts}).
    *
    * @param window how far back failures and completion times are counted (1 s to 365 days)
    */
@@ -132,9 +143,10 @@ public final class Admin {
   /**
    * Work done and failed per minute over {@code window}, on the database clock: one entry per
    * minute from the window's start (rounded down to the minute) to the current, partial minute,
-   * oldest first, minutes without any as zeros. For a chart of the last hour. It reads a range of
-   * the index of finished work, so its cost grows with the work that ended within the window, never
-   * with the table. Purged work is no longer counted.
+   * oldest first, minutes without any as zeros. For a chart of the last hour. Counted as {@link
+   * #health}'s window: from the rollup's 1-minute tier as far as the maintenance leader's fold has
+   * reached (it keeps 3 hours), from the work table before it and after the fold's position; so its
+   * cost follows the rollup's rows and the work not folded yet, never the table.
    *
    * @param window how far back (1 min to 24 h)
    */
@@ -490,8 +502,10 @@ public final class Admin {
    * Counts what a bulk {@code action} over {@code filter} would do now, without locking or changing
    * anything: per item the checks the action makes ({@link #redrive(String, RedriveRequest)}:
    * running, not failed unless {@code force}, past the kind's deduplication horizon; {@link
-   * #cancel(String, String, String)}: ready and failed at once, running by request, ended refused).
-   * Reads the filter's items as the work list does, at most {@link #MAX_BULK_PREVIEW} of them.
+   * #cancel(String, String, String)}: ready and failed at once, running by request, ended refused;
+   * {@link BulkAction#PURGE}: done and cancelled work that ended longer ago than its kind's
+   * horizon, the rest refused). Reads the filter's items as the work list does, at most {@link
+   * #MAX_BULK_PREVIEW} of them.
    *
    * @throws InvalidAdminRequestException for a bad filter (nothing is read)
    */
@@ -511,7 +525,10 @@ public final class Admin {
    * before this call is handled once, oldest first, in batches of {@link #BULK_BATCH}: each batch
    * is one transaction that locks each item's row and checks it as the single-item action does (a
    * refusal is counted, not thrown), writes one audit row per item with {@code actor} and {@code
-   * reason}, and moves the stored cursor and counts. Never overrides the deduplication horizon.
+   * reason}, and moves the stored cursor and counts. Never overrides the deduplication horizon. A
+   * purge ({@link BulkAction#PURGE}) leaves a tombstone per item exactly as the retention purge
+   * does, with a {@code purge_item_audit} row per item; it needs the operator role's right to
+   * delete work, as {@link Maintenance} does.
    *
    * @param force for a redrive, also redrive work that is not failed (never running work)
    * @throws InvalidAdminRequestException for a bad filter, an empty or too long actor or reason

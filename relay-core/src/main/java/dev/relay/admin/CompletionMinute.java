@@ -8,8 +8,9 @@ import java.time.Instant;
  * minutes without any as zeros.
  *
  * @param minute the start of the minute
- * @param done work that became {@code done} within it (still in the table: purged work is gone)
- * @param failed work that became {@code failed} within it and is still failed (a redriven item
- *     counts where it ends next)
+ * @param done work that became {@code done} within it (once folded into the charts' rollup, see
+ *     {@link Admin#completionsPerMinute}, purged work stays counted)
+ * @param failed work that became {@code failed} within it (once folded, a failure redriven since
+ *     still counts; before, only work still failed)
  */
 public record CompletionMinute(Instant minute, long done, long failed) {}

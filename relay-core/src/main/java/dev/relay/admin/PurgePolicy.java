@@ -12,7 +12,9 @@ import java.time.Duration;
  * for an operator. Each purged item leaves a tombstone, kept for {@code identityHorizon}, so a late
  * producer retry is still recognised. Attempt history, redrive and cancel audit rows and {@code
  * supersedes} links go after {@code historyRetention}, but only once their work is purged or ended
- * {@code done} or {@code cancelled}: the evidence of failed or unfinished work stays.
+ * {@code done} or {@code cancelled}: the evidence of failed or unfinished work stays. The purge
+ * audit and a bulk purge's per-item audit ({@link BulkAction#PURGE}) go after {@code
+ * historyRetention} too.
  *
  * <pre>{@code
  * PurgePolicy p = PurgePolicy.DEFAULT.withWorkRetention(Duration.ofDays(3));

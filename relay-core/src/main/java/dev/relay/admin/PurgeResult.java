@@ -8,7 +8,8 @@ package dev.relay.admin;
  * @param work done and cancelled work purged (each left a tombstone)
  * @param tombstones tombstones purged after the identity horizon
  * @param attempts attempt-history rows purged
- * @param audits redrive audit, cancel audit and supersedes rows purged
+ * @param audits redrive audit, cancel audit, supersedes, purge audit and bulk purge audit rows
+ *     purged
  * @param complete whether everything eligible was purged (false when a table hit {@code
  *     maxBatches}; the next run continues)
  */

@@ -25,10 +25,12 @@ import java.util.Map;
  * @param blockedKeys ordering keys held by a failed item: nothing behind it runs until it is
  *     redriven or cancelled
  * @param failuresByReason over the window: work that ended failed, counted by its {@code
- *     last_error_kind} ({@code unknown} when none was recorded)
+ *     last_error_kind} ({@code unknown} when none was recorded); from the rollup where folded (see
+ *     {@link Admin#health}), so a failure redriven since still counts
  * @param completedInWindow work completed ({@code done}) within the window
  * @param completionP50 median creation-to-completion time of the work done within the window, or
- *     {@code null} when none was
+ *     {@code null} when none was: the nearest rank in the rollup's latency histogram, reported as
+ *     its bin's middle (within 9.05 % of every time in that bin; 0.5 ms under a millisecond)
  * @param completionP95 95th percentile of the same, or {@code null}
  * @param finishedCountsAsOf when {@code done} and {@code cancelled} were counted (the last summary
  *     refresh by {@link Maintenance} or {@link Admin#refreshSummary()}), or {@code null} if the

@@ -3,6 +3,10 @@ package dev.relay.admin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.relay.EnqueueResult;
+import dev.relay.Outbox;
+import dev.relay.Work;
+import dev.relay.WorkConflictException;
 import dev.relay.internal.admin.AdminStore;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.Timeouts;
@@ -17,11 +21,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
- * Bulk redrive and cancel by filter through the admin API on real PostgreSQL: the preview counts
- * what would change and what would be refused and changes nothing; the run handles every matching
- * item once, in batches, with one audit row per item; a second run (after a crash, or at the same
- * time) continues after the last committed batch; work created after the start is not part of it; a
- * worker claiming meanwhile never gets an item the bulk cancelled; bad filters change nothing.
+ * Bulk redrive, cancel and purge by filter through the admin API on real PostgreSQL: the preview
+ * counts what would change and what would be refused and changes nothing; the run handles every
+ * matching item once, in batches, with one audit row per item (a purge also a tombstone that keeps
+ * the ID's identity); a second run (after a crash, or at the same time) continues after the last
+ * committed batch; work created after the start is not part of it; a worker claiming meanwhile
+ * never gets an item the bulk cancelled; bad filters change nothing.
  */
 @RelayDatabaseTest
 class BulkTest {
@@ -193,6 +198,99 @@ class BulkTest {
   }
 
   @Test
+  void aBulkPurgeTombstonesAndAuditsFinishedWorkAndRefusesTheRest(TestDatabase db)
+      throws Exception {
+    // Kind p: 250 done and 5 cancelled two days ago (past the 24 h default horizon), 4 done just
+    // now (within it), 3 failed, 1 ready, 1 running; kind q: done long ago, outside the filter.
+    db.execute(
+        "INSERT INTO {schema}.outbox (work_id, kind, payload, state, created_at, completed_at,"
+            + " first_attempt_at, attempts, claim_generation, outcome)"
+            + " SELECT 'old-' || g, 'p', jsonb_build_object('n', g), 'done',"
+            + " now() - interval '3 days' + g * interval '1 millisecond',"
+            + " now() - interval '2 days', now() - interval '3 days', 2, 2, 'delivered'"
+            + " FROM generate_series(1, 250) g;"
+            + "INSERT INTO {schema}.outbox (work_id, kind, payload, state, created_at,"
+            + " completed_at) SELECT 'dropped-' || g, 'p', '{}', 'cancelled',"
+            + " now() - interval '3 days', now() - interval '2 days' FROM generate_series(1, 5) g;"
+            + "INSERT INTO {schema}.outbox (work_id, kind, payload, state, completed_at,"
+            + " first_attempt_at, attempts, claim_generation)"
+            + " SELECT 'fresh-' || g, 'p', '{}', 'done', now(), now(), 1, 1"
+            + " FROM generate_series(1, 4) g;"
+            + "INSERT INTO {schema}.outbox (work_id, kind, payload, state, completed_at,"
+            + " first_attempt_at, attempts, claim_generation)"
+            + " VALUES ('q-old', 'q', '{}', 'done', now() - interval '9 days', now(), 1, 1);"
+            + "INSERT INTO {schema}.outbox (work_id, kind, payload)"
+            + " VALUES ('waiting', 'p', '{}'), ('run', 'p', '{}');"
+            + "UPDATE {schema}.outbox SET state = 'running', claimed_by = 'w1',"
+            + " lease_until = now() + interval '1 hour', claim_generation = 1, attempts = 1,"
+            + " first_attempt_at = now() WHERE work_id = 'run'");
+    failed(db, "stuck", "p", 3, "now() - interval '3 days'");
+    db.execute(
+        "UPDATE {schema}.outbox SET completed_at = now() - interval '2 days'"
+            + " WHERE work_id LIKE 'stuck-%'");
+    Admin admin = Admin.create(db.dataSource(), db.schema());
+    WorkFilter p = WorkFilter.all().kind("p");
+
+    BulkCounts expected = new BulkCounts(264, 255, 0, 1, 4, 4, 0);
+    assertThat(admin.bulkPreview(p, BulkAction.PURGE, true).counts()).isEqualTo(expected);
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.tombstone")).isZero();
+
+    BulkProgress started = admin.startBulk(p, BulkAction.PURGE, true, "olga", "junk of INC-50");
+    assertThat(started.force()).as("force means nothing to a purge").isFalse();
+    BulkProgress done = admin.runBulk(started.id());
+    assertThat(done.state()).isEqualTo("done");
+    assertThat(done.counts()).isEqualTo(expected);
+    assertThat(done.batches()).isEqualTo(2); // 200, 64
+
+    // Gone, each with a tombstone holding its identity and one audit row with the shared reason.
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE kind = 'p'")).isEqualTo(9);
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM {schema}.tombstone t WHERE t.work_id LIKE 'old-%'"
+                    + " AND t.final_state = 'done' AND t.last_generation = 2"
+                    + " AND t.outcome = 'delivered' AND t.payload_digest ="
+                    + " {schema}.payload_digest(jsonb_build_object('n',"
+                    + " substring(t.work_id FROM 5)::int))"))
+        .isEqualTo(250);
+    assertThat(
+            db.queryLong("SELECT count(*) FROM {schema}.tombstone WHERE final_state = 'cancelled'"))
+        .isEqualTo(5);
+    assertThat(
+            db.queryLong(
+                "SELECT count(DISTINCT work_id) FROM {schema}.purge_item_audit WHERE actor = 'olga'"
+                    + " AND reason = 'junk of INC-50' AND bulk_id = "
+                    + started.id()))
+        .isEqualTo(255);
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.purge_item_audit")).isEqualTo(255);
+    // Refused items and other kinds untouched.
+    assertThat(
+            db.queryString(
+                "SELECT string_agg(work_id || ' ' || state, ', ' ORDER BY work_id)"
+                    + " FROM {schema}.outbox WHERE work_id NOT LIKE 'fresh-%'"))
+        .isEqualTo(
+            "q-old done, run running, stuck-1 failed, stuck-2 failed, stuck-3 failed,"
+                + " waiting ready");
+
+    // The identity outlives the row: a late producer retry is recognised, a new payload refused.
+    Outbox outbox = Outbox.builder().schema(db.schema()).build();
+    try (Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      assertThat(outbox.enqueue(c, Work.of("old-7", "p", "{\"n\": 7}")).status())
+          .isEqualTo(EnqueueResult.Status.ALREADY_ENQUEUED);
+      assertThatThrownBy(() -> outbox.enqueue(c, Work.of("old-8", "p", "{\"n\": 9}")))
+          .isInstanceOf(WorkConflictException.class)
+          .hasMessageContaining("old-8");
+      c.rollback();
+    }
+
+    // The per-item audit goes after the history retention, like the purge audit.
+    db.execute("UPDATE {schema}.purge_item_audit SET purged_at = now() - interval '31 days'");
+    assertThat(admin.purge(PurgePolicy.DEFAULT, true).audits()).isGreaterThanOrEqualTo(255);
+    admin.purge(PurgePolicy.DEFAULT, false);
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.purge_item_audit")).isZero();
+  }
+
+  @Test
   void badInputIsRefusedByNameAndNothingIsStoredOrChanged(TestDatabase db) throws Exception {
     failed(db, "f", "a", 3, "now()");
     Admin admin = Admin.create(db.dataSource(), db.schema());
@@ -211,7 +309,7 @@ class BulkTest {
             () -> admin.startBulk(WorkFilter.all(), BulkAction.CANCEL, false, "olga", " "))
         .isInstanceOf(InvalidAdminRequestException.class)
         .hasMessageContaining("reason");
-    assertThatThrownBy(() -> BulkAction.of("purge"))
+    assertThatThrownBy(() -> BulkAction.of("delete"))
         .isInstanceOf(InvalidAdminRequestException.class)
         .hasMessageContaining("action");
     assertThatThrownBy(() -> admin.runBulk(42))

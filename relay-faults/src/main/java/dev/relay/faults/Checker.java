@@ -30,7 +30,14 @@ final class Checker {
     NO_LOWER_GENERATION_OUTCOME("no outcome recorded by a generation below the last claim's"),
     KEYED_IN_SEQUENCE("keyed items applied in sequence, each once"),
     FENCE_MONOTONIC("the fenced resource never accepted a lower token after a higher one"),
-    NO_EXPIRED_RUNNING("nothing remains running with an expired lease after recovery");
+    NO_EXPIRED_RUNNING("nothing remains running with an expired lease after recovery"),
+    REDRIVE_PAST_HORIZON_AUDITED(
+        "no redrive past the horizon, nor rerun of failed work, without an audit saying so"),
+    NO_RUN_PAST_HORIZON("no work ran after its deadline or deduplication horizon passed"),
+    CANCELLED_STAYS_CANCELLED("a cancelled row never becomes done nor runs again unredriven"),
+    TOMBSTONE_HOLDS("no purged ID reused: not stored again, another payload refused"),
+    OPERATOR_AUDITED("every operator action audited once under its tag, refusals not at all"),
+    RECOVERY_PROGRESSES("recovery kept finishing work until none was open (not stuck)");
 
     final String text;
 
@@ -43,7 +50,8 @@ final class Checker {
   record Result(
       Map<String, Long> figures,
       Map<Scenario.Fault, Integer> faults,
-      Map<Invariant, List<String>> violations) {
+      Map<Invariant, List<String>> violations,
+      Recovery.Report recovery) {
     boolean ok() {
       return violations.values().stream().allMatch(List::isEmpty);
     }
@@ -53,6 +61,10 @@ final class Checker {
     }
 
     void print(PrintStream out) {
+      if (recovery != null) {
+        out.println("== " + recovery.summary());
+        recovery.holding().forEach(l -> out.println("  " + l));
+      }
       out.println("== figures");
       figures.forEach((k, v) -> out.printf("  %-40s %d%n", k, v));
       out.println("== faults injected");
@@ -80,11 +92,27 @@ final class Checker {
       String lastErrorKind,
       String key,
       Long sequence,
-      boolean expiredRunning) {}
+      boolean expiredRunning,
+      OperatorInvariants.RowTimes times) {}
+
+  /**
+   * What the harness recorded besides the database.
+   *
+   * @param txs the producer's transactions
+   * @param reuses the producer's enqueues of purged IDs
+   * @param actions the operator's actions
+   * @param recovery how the recovery wait ended, or {@code null} when there was none
+   */
+  record History(
+      List<Producer.Tx> txs,
+      List<Producer.Reuse> reuses,
+      List<Operator.Action> actions,
+      Recovery.Report recovery) {}
 
   private final Connection c;
   private final Connection receiver;
   private final List<Producer.Tx> txs;
+  private final History history;
   private final Map<Scenario.Fault, Integer> faults;
 
   /**
@@ -92,14 +120,11 @@ final class Checker {
    * @param receiver the receiver's database ({@code fx} tables but {@code fx.business}); {@code c}
    *     itself unless the receiver runs on a server of its own
    */
-  Checker(
-      Connection c,
-      Connection receiver,
-      List<Producer.Tx> txs,
-      Map<Scenario.Fault, Integer> faults) {
+  Checker(Connection c, Connection receiver, History history, Map<Scenario.Fault, Integer> faults) {
     this.c = c;
     this.receiver = receiver;
-    this.txs = txs;
+    this.txs = history.txs();
+    this.history = history;
     this.faults = faults;
   }
 
@@ -111,11 +136,26 @@ final class Checker {
     Map<String, Row> rows = new HashMap<>();
     query(
         "SELECT work_id, state, claim_generation, (result->>'generation')::bigint, last_error_kind,"
-            + " ordering_key, sequence, state = 'running' AND lease_until <= clock_timestamp()"
+            + " ordering_key, sequence, state = 'running' AND lease_until <= clock_timestamp(),"
+            + MICROS.formatted("first_attempt_at")
+            + ", "
+            + MICROS.formatted("horizon_start")
+            + ", "
+            + MICROS.formatted("deadline")
+            + ", "
+            + MICROS.formatted("claimed_at")
             + " FROM relay.outbox",
         r -> {
           Long rg = r.getObject(4) == null ? null : r.getLong(4);
           Long seq = r.getObject(7) == null ? null : r.getLong(7);
+          OperatorInvariants.RowTimes times =
+              new OperatorInvariants.RowTimes(
+                  r.getString(2),
+                  r.getLong(3),
+                  micros(r, 9),
+                  micros(r, 10),
+                  micros(r, 11),
+                  micros(r, 12));
           rows.put(
               r.getString(1),
               new Row(
@@ -126,36 +166,75 @@ final class Checker {
                   r.getString(5),
                   r.getString(6),
                   seq,
-                  r.getBoolean(8)));
+                  r.getBoolean(8),
+                  times));
         });
     Map<String, List<Long>> raw = new HashMap<>();
+    List<OperatorInvariants.RawCall> calls = new ArrayList<>();
     queryReceiver(
-        "SELECT work_id, generation FROM fx.raw_effect ORDER BY id",
-        r -> raw.computeIfAbsent(r.getString(1), k -> new ArrayList<>()).add(r.getLong(2)));
+        "SELECT work_id, generation, "
+            + MICROS.formatted("claimed_at")
+            + " FROM fx.raw_effect ORDER BY id",
+        r -> {
+          raw.computeIfAbsent(r.getString(1), k -> new ArrayList<>()).add(r.getLong(2));
+          calls.add(new OperatorInvariants.RawCall(r.getString(1), r.getLong(2), micros(r, 3)));
+        });
     Map<String, Long> inbox = new HashMap<>();
     queryReceiver(
         "SELECT work_id, count(*) FROM fx.inbox_effect GROUP BY work_id",
         r -> inbox.put(r.getString(1), r.getLong(2)));
     Map<String, Map<Long, Set<String>>> attempts = new HashMap<>();
+    Map<String, Map<Long, Long>> attemptClaims = new HashMap<>();
     Map<String, Long> endings = new TreeMap<>();
     query(
-        "SELECT work_id, generation, ending FROM relay.attempt",
+        "SELECT work_id, generation, ending, "
+            + MICROS.formatted("claimed_at")
+            + ", error_kind FROM relay.attempt",
         r -> {
           attempts
               .computeIfAbsent(r.getString(1), k -> new HashMap<>())
               .computeIfAbsent(r.getLong(2), k -> new HashSet<>())
               .add(r.getString(3));
-          endings.merge(r.getString(3), 1L, Long::sum);
+          Long at = micros(r, 4);
+          if (at != null) {
+            attemptClaims
+                .computeIfAbsent(r.getString(1), k -> new HashMap<>())
+                .put(r.getLong(2), at);
+          }
+          String ending = r.getString(3);
+          if (r.getString(5) != null && ending.equals("failed")) {
+            ending += " (" + r.getString(5) + ")";
+          }
+          endings.merge(ending, 1L, Long::sum);
         });
     Set<String> business = new HashSet<>();
     query("SELECT tx_id FROM fx.business", r -> business.add(r.getString(1)));
 
     Map<String, Long> figures = new LinkedHashMap<>();
+    Map<String, OperatorInvariants.RowTimes> times = new HashMap<>();
+    rows.forEach((id, row) -> times.put(id, row.times()));
+    OperatorInvariants ops =
+        new OperatorInvariants(
+            times, calls, attempts, attemptClaims, history.actions(), history.reuses(), v, figures);
+    ops.check(c);
+    Map<String, OperatorInvariants.Tombstone> tombstones = ops.tombstones();
+    Set<String> cancelAudited = new HashSet<>();
+    ops.cancels().forEach(k -> cancelAudited.add(k.workId()));
+    Map<String, Set<Long>> redrivenFrom = new HashMap<>();
+    ops.redrives()
+        .forEach(
+            d ->
+                redrivenFrom
+                    .computeIfAbsent(d.workId(), k -> new HashSet<>())
+                    .add(d.fromGeneration()));
     Set<String> expected = new HashSet<>(); // committed, or uncertain and present
     long uncertainPresent = 0;
     long uncertainAbsent = 0;
     for (Producer.Tx tx : txs) {
-      long present = tx.workIds().stream().filter(rows::containsKey).count();
+      long present =
+          tx.workIds().stream()
+              .filter(id -> rows.containsKey(id) || tombstones.containsKey(id))
+              .count();
       figures.merge("transactions " + tx.status().name().toLowerCase(), 1L, Long::sum);
       switch (tx.status()) {
         case COMMITTED -> {
@@ -181,7 +260,10 @@ final class Checker {
         }
         default -> {
           for (String id : tx.workIds()) {
-            if (rows.containsKey(id) || raw.containsKey(id) || inbox.containsKey(id)) {
+            if (rows.containsKey(id)
+                || tombstones.containsKey(id)
+                || raw.containsKey(id)
+                || inbox.containsKey(id)) {
               v.get(Invariant.ROLLED_BACK_NEVER_DELIVERED)
                   .add(id + " of " + tx.status().name().toLowerCase() + " " + tx.id());
             }
@@ -194,6 +276,15 @@ final class Checker {
     }
     figures.put("uncertain transactions found committed", uncertainPresent);
     figures.put("uncertain transactions found absent", uncertainAbsent);
+    // The operator's replacements are committed work too (uncertain ones if they were stored).
+    for (Operator.Action a : history.actions()) {
+      if (a.op() == Operator.Op.SUPERSEDE
+          && (a.status() == Operator.Status.OK
+              || a.status() == Operator.Status.UNCERTAIN
+                  && (rows.containsKey(a.newWorkId()) || tombstones.containsKey(a.newWorkId())))) {
+        expected.add(a.newWorkId());
+      }
+    }
     figures.put("items committed", (long) expected.size());
     if (expected.isEmpty()) {
       v.get(Invariant.COMMITTED_DONE).add("nothing was committed: the run exercised nothing");
@@ -201,24 +292,35 @@ final class Checker {
 
     long failedWithEvidence = 0;
     long done = 0;
+    long cancelledByOperator = 0;
+    long purged = 0;
     for (String id : expected) {
       Row row = rows.get(id);
-      if (row == null) {
+      String state;
+      if (row != null) {
+        state = row.state();
+      } else if (tombstones.containsKey(id)) {
+        state = tombstones.get(id).finalState();
+        purged++;
+      } else {
         v.get(Invariant.COMMITTED_DONE).add(id + ": committed but missing");
         continue;
       }
-      if (row.state().equals("done")) {
+      if (state.equals("done")) {
         done++;
-      } else if (row.state().equals("failed")
+      } else if (row != null
+          && state.equals("failed")
           && row.lastErrorKind() != null
-          && attempts.containsKey(id)) {
+          && (attempts.containsKey(id) || row.lastErrorKind().equals("deadline"))) {
         failedWithEvidence++;
+      } else if (state.equals("cancelled") && cancelAudited.contains(id)) {
+        cancelledByOperator++;
       } else {
-        v.get(Invariant.COMMITTED_DONE).add(id + ": " + row.state());
+        v.get(Invariant.COMMITTED_DONE).add(id + ": " + state + (row == null ? " (purged)" : ""));
       }
       long effects = inbox.getOrDefault(id, 0L);
-      if (row.state().equals("done") ? effects != 1 : effects > 1) {
-        v.get(Invariant.INBOX_EXACTLY_ONCE).add(id + ": " + effects + " effects, " + row.state());
+      if (state.equals("done") ? effects != 1 : effects > 1) {
+        v.get(Invariant.INBOX_EXACTLY_ONCE).add(id + ": " + effects + " effects, " + state);
       }
     }
     for (String id : inbox.keySet()) {
@@ -228,6 +330,8 @@ final class Checker {
     }
     figures.put("items done", done);
     figures.put("items failed with evidence", failedWithEvidence);
+    figures.put("items cancelled by the operator (audited)", cancelledByOperator);
+    figures.put("items purged (tombstone)", purged);
 
     long rawTotal = 0;
     long repeats = 0;
@@ -237,14 +341,20 @@ final class Checker {
       rawTotal += gens.size();
       repeats += gens.size() - 1;
       Row row = rows.get(id);
+      Long last =
+          row != null
+              ? Long.valueOf(row.generation())
+              : tombstones.containsKey(id) ? tombstones.get(id).lastGeneration() : null;
       Set<Long> seen = new HashSet<>();
       for (long g : gens) {
         String why = null;
         if (!seen.add(g)) {
           why = "two calls under generation " + g;
-        } else if (row == null || g > row.generation()) {
+        } else if (last == null || g > last) {
           why = "call under generation " + g + " beyond the row's";
-        } else if (g < row.generation() && !explained(attempts, id, g)) {
+        } else if (g < last
+            && !explained(attempts, id, g)
+            && !redrivenFrom.getOrDefault(id, Set.of()).contains(g)) {
           why = "call under generation " + g + " with no attempt record that explains it";
         }
         if (why != null) {
@@ -283,11 +393,28 @@ final class Checker {
     queryReceiver(
         "SELECT ordering_key, sequence FROM fx.applied_order ORDER BY id",
         r -> applied.computeIfAbsent(r.getString(1), k -> new ArrayList<>()).add(r.getLong(2)));
+    Set<String> appliedIds = new HashSet<>();
+    Map<String, String[]> appliedPurged = new HashMap<>(); // purged work ID -> key, sequence
+    queryReceiver(
+        "SELECT ordering_key, sequence, work_id FROM fx.applied_order",
+        r -> {
+          appliedIds.add(r.getString(3));
+          if (tombstones.containsKey(r.getString(3))) {
+            appliedPurged.put(r.getString(3), new String[] {r.getString(1), r.getString(2)});
+          }
+        });
+    // Per key: the sequences of done items, and of items that ended otherwise (cancelled while
+    // running, failed after a lost lease) or were purged but whose effect the receiver applied.
     Map<String, List<Long>> committedKeys = new TreeMap<>();
     for (String id : expected) {
       Row row = rows.get(id);
-      if (row != null && row.key() != null && row.state().equals("done")) {
+      if (row != null
+          && row.key() != null
+          && (row.state().equals("done") || appliedIds.contains(id))) {
         committedKeys.computeIfAbsent(row.key(), k -> new ArrayList<>()).add(row.sequence());
+      } else if (row == null && appliedPurged.containsKey(id)) {
+        String[] ks = appliedPurged.get(id);
+        committedKeys.computeIfAbsent(ks[0], k -> new ArrayList<>()).add(Long.parseLong(ks[1]));
       }
     }
     long keyedApplied = 0;
@@ -320,7 +447,19 @@ final class Checker {
     queryReceiver(
         "SELECT count(*) FROM fx.fence_refused",
         r -> figures.put("fenced writes refused (lower token)", r.getLong(1)));
-    return new Result(figures, faults, v);
+    Recovery.Report recovery = history.recovery();
+    if (recovery != null && recovery.verdict() == Recovery.Verdict.STUCK) {
+      v.get(Invariant.RECOVERY_PROGRESSES).add(recovery.summary());
+      v.get(Invariant.RECOVERY_PROGRESSES).addAll(recovery.holding());
+    }
+    return new Result(figures, faults, v, recovery);
+  }
+
+  /** A timestamp column in microseconds since the epoch (null stays null). */
+  private static final String MICROS = "(extract(epoch FROM %1$s) * 1000000)::bigint";
+
+  private static Long micros(ResultSet r, int column) throws SQLException {
+    return r.getObject(column) == null ? null : r.getLong(column);
   }
 
   /**

@@ -29,9 +29,10 @@ import picocli.CommandLine.TypeConversionException;
     header = "Runs the fault-injection suite and checks every invariant.",
     description = {
       "Starts its own PostgreSQL and worker processes, injects faults for --minutes (worker kills"
-          + " and pauses, dropped connections, PostgreSQL crashes and restarts), then checks every"
-          + " invariant and prints each verdict. Re-running a seed with the same options repeats"
-          + " the fault schedule. See docs/reliability.md.",
+          + " and pauses, dropped connections, PostgreSQL crashes and restarts; with --hosts also"
+          + " partitions, packet loss and latency; with --clock-jumps jumps of the database"
+          + " clock), then checks every invariant and prints each verdict. Re-running a seed with"
+          + " the same options repeats the fault schedule. See docs/reliability.md.",
       ""
     },
     exitCodeListHeading = "%nExit codes:%n",
@@ -92,6 +93,28 @@ public final class FaultsCommand implements Callable<Integer> {
           "id-reuse-recover: a probe where one worker name is reused after a SIGKILL and the"
               + " replacement's first claim COMMIT reply is lost.")
   String scenario;
+
+  @Option(
+      names = "--hosts",
+      description =
+          "Run PostgreSQL and each worker as hosts in network namespaces of their own (root, ip"
+              + " and nft needed) and add partitions one way and both ways, packet loss and"
+              + " latency to the faults.")
+  boolean hosts;
+
+  @Option(
+      names = "--clock-jumps",
+      description =
+          "Jump the database clock about one lease forwards and backwards while workers run"
+              + " (Debian's libfaketime needed).")
+  boolean clockJumps;
+
+  @Option(
+      names = "--no-operator",
+      description =
+          "Run without the seeded operator (redrive, cancel, supersede, pause and resume, purge"
+              + " through the admin API) and with a one-hour deduplication horizon instead of 30 s.")
+  boolean noOperator;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -156,6 +179,12 @@ public final class FaultsCommand implements Callable<Integer> {
     if (scenario != null && !scenario.equals("id-reuse-recover")) {
       throw usage("--scenario takes id-reuse-recover, was '" + scenario + "'");
     }
+    if (hosts && Hosts.unavailable() != null) {
+      throw usage("--hosts cannot run here: " + Hosts.unavailable());
+    }
+    if (clockJumps && FaultClock.unavailable() != null) {
+      throw usage("--clock-jumps cannot run here: " + FaultClock.unavailable());
+    }
     long s = seed != null ? seed : System.nanoTime() % 1_000_000;
     long faultMillis = (long) (minutes * 60_000);
     int n = items != null ? items : (int) Math.max(200, Math.round(minutes * 600));
@@ -165,8 +194,17 @@ public final class FaultsCommand implements Callable<Integer> {
     }
     Scenario.Config config = Scenario.Config.defaults(s, faultMillis, workers, n);
     config = configFor(config, mode);
+    if (noOperator) {
+      config = config.withOperator(false);
+    }
     if (scenario != null) {
       config = idReuseRecover(config);
+    }
+    if (hosts) {
+      config = onHosts(config);
+    }
+    if (clockJumps) {
+      config = withClockJumps(config);
     }
     Checker.Result result;
     try (Scenario run = new Scenario(config, System.out)) {
@@ -211,22 +249,44 @@ public final class FaultsCommand implements Callable<Integer> {
     return base.withMode(
             base.mode(), EnumSet.of(Scenario.Fault.RESTART_WITH_LOST_CLAIM_REPLY), 0, 1000)
         .withWorkers(1)
-        .withLease(12_000);
+        .withLease(12_000)
+        .withOperator(false);
+  }
+
+  /** The same run on hosts of their own, with partitions, packet loss and latency added. */
+  static Scenario.Config onHosts(Scenario.Config base) {
+    Set<Scenario.Fault> f = EnumSet.noneOf(Scenario.Fault.class);
+    f.addAll(base.faults());
+    f.addAll(Scenario.NETWORK_FAULTS);
+    return base.withTopology(Scenario.Topology.HOSTS, f);
+  }
+
+  /** The same run with jumps of the database clock added. */
+  static Scenario.Config withClockJumps(Scenario.Config base) {
+    Set<Scenario.Fault> f = EnumSet.noneOf(Scenario.Fault.class);
+    f.addAll(base.faults());
+    f.add(Scenario.Fault.CLOCK_JUMP);
+    return base.withTopology(base.topology(), f);
   }
 
   /** The settings each mode runs with; the unsafe ones add the faults that expose them. */
   static Scenario.Config configFor(Scenario.Config base, WorkerMain.Mode mode) {
     return switch (mode) {
       case SAFE -> base;
+      // The unsafe modes keep the run the checker must flag as it was: no operator.
       // Done before the effect: kills between the two lose effects.
       case ACK_FIRST ->
           base.withMode(
-              mode, EnumSet.of(Scenario.Fault.KILL_WORKER, Scenario.Fault.DROP_CONNECTIONS), 60, 0);
+                  mode,
+                  EnumSet.of(Scenario.Fault.KILL_WORKER, Scenario.Fault.DROP_CONNECTIONS),
+                  60,
+                  0)
+              .withOperator(false);
       // Naive completion by worker name: a frozen worker replaced under the same ID. One worker,
       // so that the replacement (same name) is the one that takes the frozen worker's claims over.
       case UNGUARDED -> {
         Set<Scenario.Fault> f = EnumSet.of(Scenario.Fault.PAUSE_AND_REPLACE);
-        yield base.withMode(mode, f, 0, 1000).withWorkers(1);
+        yield base.withMode(mode, f, 0, 1000).withWorkers(1).withOperator(false);
       }
     };
   }

@@ -14,7 +14,9 @@ final class FxSql {
       CREATE TABLE IF NOT EXISTS fx.raw_effect (
           id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
           work_id text NOT NULL, generation bigint NOT NULL, worker text NOT NULL,
-          pid bigint NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
+          pid bigint NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp(),
+          -- when the claim behind the call was made, for the checker (NULL when unknown)
+          claimed_at timestamptz);
       -- The effect behind Relay's inbox: written in the inbox's transaction, once per message.
       CREATE TABLE IF NOT EXISTS fx.inbox_effect (
           id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -44,6 +46,20 @@ final class FxSql {
 
   static final String RAW =
       "INSERT INTO fx.raw_effect (work_id, generation, worker, pid) VALUES (?, ?, ?, ?)";
+
+  /**
+   * The raw record with the time of the claim behind the call, read from Relay's row while it still
+   * carries that generation (NULL once another claim took it over; the checker then uses the
+   * attempt history). Only where the receiver shares Relay's server: an oracle's peek for the
+   * checker's horizon and deadline invariant, nothing a receiver would do.
+   */
+  static final String RAW_WITH_CLAIM =
+      """
+      INSERT INTO fx.raw_effect (work_id, generation, worker, pid, claimed_at)
+      VALUES (?, ?, ?, ?, (SELECT claimed_at FROM relay.outbox
+                            WHERE work_id = ? AND claim_generation = ?))
+      """;
+
   static final String SLOW =
       "SELECT pg_sleep((SELECT slow_ms FROM fx.control WHERE id = 1) / 1000.0)";
   static final String INBOX_EFFECT =

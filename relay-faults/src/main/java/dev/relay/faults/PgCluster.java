@@ -6,11 +6,13 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -24,6 +26,11 @@ import java.util.stream.Collectors;
  * kills a postmaster nor restarts one on the same directory. As root, every server command runs
  * under {@code unshare -U}, as zonky does: PostgreSQL refuses to run as root, and in an unmapped
  * user namespace both the process and the root-owned data directory appear as the overflow user.
+ *
+ * <p>By default the server listens on 127.0.0.1 of the harness's network namespace; a {@link
+ * Placement} puts it on a host of its own ({@link Hosts}: its commands run under {@code ip netns
+ * exec}, it listens only on that host's address and trusts the run's network) and can give the
+ * server process an environment of its own ({@link FaultClock}'s libfaketime).
  *
  * <p>Not thread-safe: one harness thread drives it. {@link #close()} stops the server and deletes
  * the directory.
@@ -42,7 +49,21 @@ final class PgCluster implements AutoCloseable {
   private final Path bin;
   private final int port;
   private final boolean root;
+  private final Placement placement;
   private String extraOptions = "";
+
+  /**
+   * Where and how the server runs.
+   *
+   * @param host the one address it listens on, and the harness connects to
+   * @param prefix the words before every server command, such as {@code ip netns exec <ns>}
+   * @param trustedNetwork a network (CIDR) whose clients it trusts besides 127.0.0.1, or null
+   * @param environment added to the server process's environment (not initdb's)
+   */
+  record Placement(
+      String host, List<String> prefix, String trustedNetwork, Map<String, String> environment) {
+    static final Placement LOCAL = new Placement("127.0.0.1", List.of(), null, Map.of());
+  }
 
   /**
    * The machine's PostgreSQL 15 binaries (Debian's {@code postgresql-15}), which include {@code
@@ -50,8 +71,9 @@ final class PgCluster implements AutoCloseable {
    */
   static final Path SYSTEM_PG15 = Path.of("/usr/lib/postgresql/15/bin");
 
-  private PgCluster(Path dir, Path bin, int port) {
+  private PgCluster(Path dir, Path bin, int port, Placement placement) {
     this.dir = dir;
+    this.placement = placement;
     this.data = dir.resolve("data");
     this.log = dir.resolve("postgres.log");
     this.bin = bin;
@@ -64,10 +86,22 @@ final class PgCluster implements AutoCloseable {
     return start(parent, EmbeddedServer.binaries());
   }
 
+  /** As {@link #start(Path)}, placed as {@code placement} says. */
+  static PgCluster start(Path parent, Placement placement)
+      throws IOException, InterruptedException {
+    return start(parent, EmbeddedServer.binaries(), placement);
+  }
+
   /** As {@link #start(Path)}, with the binaries in {@code bin}. */
   static PgCluster start(Path parent, Path bin) throws IOException, InterruptedException {
+    return start(parent, bin, Placement.LOCAL);
+  }
+
+  /** As {@link #start(Path, Path)}, placed as {@code placement} says. */
+  static PgCluster start(Path parent, Path bin, Placement placement)
+      throws IOException, InterruptedException {
     Path dir = Files.createTempDirectory(parent, "pg-");
-    PgCluster cluster = new PgCluster(dir, bin, freePort());
+    PgCluster cluster = new PgCluster(dir, bin, freePort(), placement);
     cluster.run(
         List.of(
             bin.resolve("initdb").toString(),
@@ -79,7 +113,14 @@ final class PgCluster implements AutoCloseable {
             "UTF-8",
             "-D",
             cluster.data.toString()),
-        120);
+        120,
+        false);
+    if (placement.trustedNetwork() != null) {
+      Files.writeString(
+          cluster.data.resolve("pg_hba.conf"),
+          "host all all " + placement.trustedNetwork() + " trust\n",
+          StandardOpenOption.APPEND);
+    }
     cluster.startServer();
     return cluster;
   }
@@ -95,7 +136,9 @@ final class PgCluster implements AutoCloseable {
     String options =
         "-p "
             + port
-            + " -c listen_addresses=127.0.0.1 -c unix_socket_directories="
+            + " -c listen_addresses="
+            + placement.host()
+            + " -c unix_socket_directories="
             + dir
             + DURABLE
             + " -c max_connections=200 -c shared_buffers=64MB"
@@ -116,7 +159,8 @@ final class PgCluster implements AutoCloseable {
                 "-o",
                 options,
                 "start"),
-            180);
+            180,
+            true);
         awaitConnectable();
         return;
       } catch (IOException e) {
@@ -129,7 +173,7 @@ final class PgCluster implements AutoCloseable {
 
   private void awaitConnectable() throws IOException, InterruptedException {
     for (int i = 0; i < 120; i++) {
-      try (Connection c = DriverManager.getConnection(jdbcUrl(port))) {
+      try (Connection c = DriverManager.getConnection(jdbcUrl())) {
         if (c.isValid(10)) {
           return;
         }
@@ -148,7 +192,7 @@ final class PgCluster implements AutoCloseable {
    */
   PgCluster standby(Path parent, int replicationPort) throws IOException, InterruptedException {
     Path standbyDir = Files.createTempDirectory(parent, "standby-");
-    PgCluster standby = new PgCluster(standbyDir, bin, freePort());
+    PgCluster standby = new PgCluster(standbyDir, bin, freePort(), Placement.LOCAL);
     standby.run(
         List.of(
             bin.resolve("pg_basebackup").toString(),
@@ -165,14 +209,18 @@ final class PgCluster implements AutoCloseable {
             "stream",
             "-c",
             "fast"),
-        300);
+        300,
+        false);
     standby.startServer();
     return standby;
   }
 
   /** Promotes this standby and waits until it accepts writes. */
   void promote() throws IOException, InterruptedException {
-    run(List.of(bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-w", "promote"), 180);
+    run(
+        List.of(bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-w", "promote"),
+        180,
+        false);
     for (int i = 0; i < 240; i++) {
       try (Connection c = DriverManager.getConnection(jdbcUrl());
           var s = c.createStatement();
@@ -220,7 +268,8 @@ final class PgCluster implements AutoCloseable {
       run(
           List.of(
               bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-m", "immediate", "stop"),
-          60);
+          60,
+          false);
     } catch (IOException | InterruptedException e) {
       if (e instanceof InterruptedException) {
         Thread.currentThread().interrupt();
@@ -233,36 +282,54 @@ final class PgCluster implements AutoCloseable {
   }
 
   static String jdbcUrl(int port) {
-    return "jdbc:postgresql://127.0.0.1:"
+    return jdbcUrl("127.0.0.1", port);
+  }
+
+  static String jdbcUrl(String host, int port) {
+    return "jdbc:postgresql://"
+        + host
+        + ":"
         + port
         + "/postgres?user=postgres&sslmode=disable&gssEncMode=disable&connectTimeout=10";
   }
 
   String jdbcUrl() {
-    return jdbcUrl(port);
+    return jdbcUrl(placement.host(), port);
+  }
+
+  /** The address the server listens on. */
+  String host() {
+    return placement.host();
   }
 
   Path log() {
     return log;
   }
 
-  private void run(List<String> command, int timeoutSeconds)
+  /** Runs a command of the server's, with the server's environment if {@code server}. */
+  private void run(List<String> command, int timeoutSeconds, boolean server)
       throws IOException, InterruptedException {
-    List<String> full = new ArrayList<>();
+    List<String> full = new ArrayList<>(placement.prefix());
     if (root) {
       full.add("unshare");
       full.add("-U");
     }
     full.addAll(command);
     Path out = dir.resolve("pg_ctl.out");
-    Process p =
+    ProcessBuilder builder =
         new ProcessBuilder(full)
             .redirectErrorStream(true)
-            .redirectOutput(ProcessBuilder.Redirect.appendTo(out.toFile()))
-            .start();
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(out.toFile()));
+    if (server) {
+      builder.environment().putAll(placement.environment());
+    }
+    Process p = builder.start();
     if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
       p.destroyForcibly();
       throw new IOException("timed out: " + full);
+    }
+    if (server && placement.environment().containsKey("FAKETIME_TIMESTAMP_FILE")) {
+      FaultClock.releaseShared(p.pid());
     }
     if (p.exitValue() != 0) {
       throw new IOException("failed (" + p.exitValue() + "): " + full + "; see " + out);

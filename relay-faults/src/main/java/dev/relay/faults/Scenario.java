@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
@@ -60,8 +61,29 @@ final class Scenario implements AutoCloseable {
     /** Not scheduled: a worker's hook killed its own process after the receiver's acceptance. */
     SELF_KILL_AFTER_EFFECT,
     /** Not scheduled: the producer's proxy lost a COMMIT reply. */
-    LOST_COMMIT_REPLY
+    LOST_COMMIT_REPLY,
+    /**
+     * {@link Topology#HOSTS} only: a worker host's outbound or inbound traffic (drawn from the
+     * seed) dropped by nftables for one to two and a half leases, then healed.
+     */
+    PARTITION_ONE_WAY,
+    /** {@link Topology#HOSTS} only: a worker host cut off both ways, then healed. */
+    PARTITION_BOTH_WAYS,
+    /** {@link Topology#HOSTS} only: 10-40 % of a worker host's packets dropped at random. */
+    PACKET_LOSS,
+    /** 50-400 ms each way on every worker connection, added by the workers' proxy. */
+    LATENCY,
+    /**
+     * The database clock jumps about one lease forwards or backwards (libfaketime), then back to
+     * the real time.
+     */
+    CLOCK_JUMP
   }
+
+  /** The faults that {@code --hosts} adds: partitions, packet loss and latency. */
+  static final Set<Fault> NETWORK_FAULTS =
+      EnumSet.of(
+          Fault.PARTITION_ONE_WAY, Fault.PARTITION_BOTH_WAYS, Fault.PACKET_LOSS, Fault.LATENCY);
 
   /** How the workers reach PostgreSQL. */
   enum Topology {
@@ -78,7 +100,14 @@ final class Scenario implements AutoCloseable {
      */
     FAILOVER_SYNC,
     /** As {@link #FAILOVER_SYNC}, with the standby asynchronous. */
-    FAILOVER_ASYNC;
+    FAILOVER_ASYNC,
+    /**
+     * PostgreSQL and each worker on a host of their own: network namespaces on a bridge ({@link
+     * Hosts}), PostgreSQL listening only on its host's address. The workers' Relay connections go
+     * through the proxy on the harness's address, their receiver connections straight to the
+     * database host; partitions and packet loss cut a worker host's one interface.
+     */
+    HOSTS;
 
     boolean failover() {
       return this == FAILOVER_SYNC || this == FAILOVER_ASYNC;
@@ -100,7 +129,15 @@ final class Scenario implements AutoCloseable {
       int baseSlowMillis,
       long leaseMillis,
       long recoveryMillis,
-      Topology topology) {
+      Topology topology,
+      boolean operator,
+      long dedupHorizonMillis) {
+    /** The deduplication horizon of runs with the operator: short, so that work outlives it. */
+    static final long OPERATOR_HORIZON_MILLIS = 30_000;
+
+    /** The horizon of runs without the operator: longer than any run, as before the operator. */
+    static final long DEFAULT_HORIZON_MILLIS = 3_600_000;
+
     static Config defaults(long seed, long faultMillis, int workers, int items) {
       return new Config(
           seed,
@@ -113,7 +150,27 @@ final class Scenario implements AutoCloseable {
           0,
           3000,
           Math.max(90_000, faultMillis),
-          Topology.DIRECT);
+          Topology.DIRECT,
+          true,
+          OPERATOR_HORIZON_MILLIS);
+    }
+
+    /** The same run with or without the seeded operator (and its short horizon). */
+    Config withOperator(boolean on) {
+      return new Config(
+          seed,
+          faultMillis,
+          workers,
+          items,
+          mode,
+          faults,
+          killPermille,
+          baseSlowMillis,
+          leaseMillis,
+          recoveryMillis,
+          topology,
+          on,
+          on ? OPERATOR_HORIZON_MILLIS : DEFAULT_HORIZON_MILLIS);
     }
 
     Config withLease(long leaseMs) {
@@ -128,7 +185,9 @@ final class Scenario implements AutoCloseable {
           baseSlowMillis,
           leaseMs,
           recoveryMillis,
-          topology);
+          topology,
+          operator,
+          dedupHorizonMillis);
     }
 
     Config withWorkers(int w) {
@@ -143,7 +202,9 @@ final class Scenario implements AutoCloseable {
           baseSlowMillis,
           leaseMillis,
           recoveryMillis,
-          topology);
+          topology,
+          operator,
+          dedupHorizonMillis);
     }
 
     Config withMode(WorkerMain.Mode m, Set<Fault> f, int permille, int baseSlow) {
@@ -158,7 +219,9 @@ final class Scenario implements AutoCloseable {
           baseSlow,
           leaseMillis,
           recoveryMillis,
-          topology);
+          topology,
+          operator,
+          dedupHorizonMillis);
     }
 
     /** The same run in another topology, with the faults that belong to it. */
@@ -174,7 +237,9 @@ final class Scenario implements AutoCloseable {
           baseSlowMillis,
           leaseMillis,
           recoveryMillis,
-          t);
+          t,
+          operator && !t.failover(),
+          operator && !t.failover() ? dedupHorizonMillis : DEFAULT_HORIZON_MILLIS);
     }
   }
 
@@ -194,17 +259,21 @@ final class Scenario implements AutoCloseable {
   private boolean failedOver;
   private LoopbackProxy workerProxy;
   private LoopbackProxy producerProxy;
+  private LoopbackProxy operatorProxy;
   private volatile boolean recovering;
   private String workerUrl;
   private String listenUrl;
   private String receiverUrl;
   private Thread monitor;
   private final AtomicInteger unexpectedExits = new AtomicInteger();
+  private Hosts hosts; // Topology.HOSTS
+  private FaultClock clock; // with CLOCK_JUMP
+  private Disruptions disruptions;
 
   Scenario(Config config, PrintStream out) throws IOException {
     this.config = config;
     this.out = out;
-    this.dir = Files.createTempDirectory("relay-faults-");
+    this.dir = Files.createTempDirectory("relay-faults-" + ProcessHandle.current().pid() + "-");
     for (Fault f : Fault.values()) {
       injected.put(f, new AtomicInteger());
     }
@@ -241,6 +310,8 @@ final class Scenario implements AutoCloseable {
             case SLOW_RECEIVER -> 3000 + r.nextInt(3000);
             case RESTART_WITH_LOST_CLAIM_REPLY -> 1000 + r.nextInt(1000);
             case FAILOVER -> 2000 + r.nextInt(1000);
+            case PARTITION_ONE_WAY, PARTITION_BOTH_WAYS, PACKET_LOSS, LATENCY, CLOCK_JUMP ->
+                Disruptions.duration(f, config.leaseMillis(), r);
             default -> 0;
           };
       if (f == Fault.FAILOVER && events.stream().anyMatch(x -> x.fault() == Fault.FAILOVER)) {
@@ -255,16 +326,50 @@ final class Scenario implements AutoCloseable {
   Checker.Result run() throws Exception {
     List<Event> events = schedule(config);
     out.printf(
-        "relay-faults: seed %d, mode %s, %d workers, %d items, %d s of faults, %d scheduled%n",
+        "relay-faults: seed %d, mode %s, %d workers, %d items, %d s of faults, %d scheduled%s%n",
         config.seed(),
         config.mode().arg(),
         config.workers(),
         config.items(),
         config.faultMillis() / 1000,
-        events.size());
+        events.size(),
+        config.operator()
+            ? ", with the operator (horizon " + config.dedupHorizonMillis() / 1000 + " s)"
+            : "");
     out.println("reproduce: FaultsCommand --seed " + config.seed() + " (same settings)");
     Topology topology = config.topology();
-    pg = topology.failover() ? PgCluster.start(dir, PgCluster.SYSTEM_PG15) : PgCluster.start(dir);
+    for (Fault f : config.faults()) {
+      if (Disruptions.needsHosts(f) && topology != Topology.HOSTS) {
+        throw new IllegalArgumentException(
+            f.name().toLowerCase(Locale.ROOT)
+                + " needs the workers on hosts of their own (--hosts)");
+      }
+    }
+    int swept = Hosts.sweepStale();
+    if (swept > 0) {
+      out.println("removed " + swept + " network namespaces of runs whose harness is gone");
+    }
+    PgCluster.Placement placement = PgCluster.Placement.LOCAL;
+    if (topology == Topology.HOSTS) {
+      hosts = Hosts.create(config.workers());
+      out.println(hosts);
+      placement =
+          new PgCluster.Placement(
+              hosts.database(), hosts.exec(Hosts.DATABASE), hosts.cidr(), Map.of());
+    }
+    if (config.faults().contains(Fault.CLOCK_JUMP)) {
+      clock = FaultClock.create(dir);
+      placement =
+          new PgCluster.Placement(
+              placement.host(),
+              placement.prefix(),
+              placement.trustedNetwork(),
+              clock.environment());
+    }
+    pg =
+        topology.failover()
+            ? PgCluster.start(dir, PgCluster.SYSTEM_PG15, placement)
+            : PgCluster.start(dir, placement);
     prepare(pg);
     String receiverUrl = pg.jdbcUrl();
     if (topology.failover()) {
@@ -273,9 +378,14 @@ final class Scenario implements AutoCloseable {
       prepare(receiverPg);
       receiverUrl = receiverPg.jdbcUrl();
     }
-    workerProxy = LoopbackProxy.start("127.0.0.1", pg.port());
-    producerProxy = LoopbackProxy.start("127.0.0.1", pg.port());
-    String workerUrl = PgCluster.jdbcUrl(workerProxy.port()) + "&socketTimeout=30";
+    String proxyHost = hosts != null ? hosts.harness() : "127.0.0.1";
+    workerProxy = LoopbackProxy.start(proxyHost, pg.host(), pg.port());
+    producerProxy = LoopbackProxy.start(pg.host(), pg.port());
+    // The operator's own proxy: to PostgreSQL's address, as the producer's.
+    operatorProxy = config.operator() ? LoopbackProxy.start(pg.host(), pg.port()) : null;
+    disruptions =
+        new Disruptions(hosts, workerProxy, clock, config.seed(), config.leaseMillis(), out);
+    String workerUrl = PgCluster.jdbcUrl(proxyHost, workerProxy.port()) + "&socketTimeout=30";
     String listenUrl = workerUrl;
     if (topology == Topology.PGBOUNCER) {
       // server_login_retry: after a crash of PostgreSQL, retry its login soon (default 15 s).
@@ -312,8 +422,20 @@ final class Scenario implements AutoCloseable {
             config.items(),
             config.faultMillis() * 7 / 10,
             Math.max(2, config.items() / 25));
+    if (config.operator()) {
+      producer.withOperator(config.faultMillis());
+    }
     Thread producing = new Thread(producer, "faults-producer");
     producing.start();
+    Operator operator = null;
+    Thread operating = null;
+    if (config.operator()) {
+      PGSimpleDataSource ods = new PGSimpleDataSource();
+      ods.setUrl(PgCluster.jdbcUrl(operatorProxy.port()) + "&socketTimeout=30");
+      operator = new Operator(ods, config.seed() * 104_729 + 3, 1500);
+      operating = new Thread(operator, "faults-operator");
+      operating.start();
+    }
 
     long t0 = System.nanoTime();
     int skipped = 0;
@@ -342,10 +464,16 @@ final class Scenario implements AutoCloseable {
     producing.join(TimeUnit.MINUTES.toMillis(5));
     producer.stop();
     producing.join();
+    if (operating != null) {
+      operator.stop();
+      operating.join();
+    }
 
-    // Recovery: no more faults; every worker runs; wait until nothing is ready or running.
+    // Recovery: no more faults; every worker runs; the operator lifts its pauses and resolves
+    // failed work; wait while work keeps finishing, until nothing is ready or running.
     recovering = true;
     workerProxy.stall(false);
+    disruptions.undoAll(config.workers());
     for (Slot s : slots) {
       s.resume();
       s.ensureRunning(0);
@@ -353,9 +481,44 @@ final class Scenario implements AutoCloseable {
     try (Connection c = connectDirect()) {
       setSlow(c, 0);
     }
-    boolean settled = awaitSettled(config.recoveryMillis());
-    out.println(
-        settled ? "recovery: all work settled" : "recovery: timed out with work still open");
+    Thread sweeping = null;
+    if (operator != null) {
+      Operator op = operator;
+      sweeping =
+          new Thread(
+              () -> {
+                while (!Thread.currentThread().isInterrupted()) {
+                  op.sweep();
+                  try {
+                    Thread.sleep(2000);
+                  } catch (InterruptedException e) {
+                    return;
+                  }
+                }
+              },
+              "faults-operator-sweep");
+      sweeping.start();
+    }
+    Recovery recovery =
+        new Recovery(this::connectDirect, config.leaseMillis(), out, this::workersUp);
+    Recovery.Report report =
+        recovery.await(
+            config.recoveryMillis(),
+            config.recoveryMillis() + Math.max(600_000, config.recoveryMillis()));
+    out.println(report.summary());
+    report.holding().forEach(l -> out.println("    " + l));
+    if (sweeping != null) {
+      sweeping.interrupt();
+      sweeping.join();
+      operator.finalPurge(75_000);
+      producer.reusePurged(20);
+      List<Operator.Action> actions = operator.history();
+      out.println("operator: " + actions.size() + " actions");
+      actions.stream()
+          .filter(x -> x.status() == Operator.Status.UNCERTAIN)
+          .limit(5)
+          .forEach(x -> out.println("    uncertain " + x.tag() + " " + x.op() + ": " + x.detail()));
+    }
     Thread.sleep(1500); // let ack-first's late effects land, if any
     monitor.interrupt();
     for (Slot s : slots) {
@@ -369,7 +532,17 @@ final class Scenario implements AutoCloseable {
     try (Connection c = connectDirect();
         Connection rc =
             receiverPg == null ? null : DriverManager.getConnection(receiverPg.jdbcUrl())) {
-      return new Checker(c, rc == null ? c : rc, producer.log(), counts()).check();
+      Checker.History history =
+          new Checker.History(
+              producer.log(),
+              producer.reuses(),
+              operator == null ? List.of() : operator.history(),
+              report);
+      Checker.Result result = new Checker(c, rc == null ? c : rc, history, counts()).check();
+      // What the network and clock faults did (directions, sizes) goes with the figures.
+      Map<String, Long> figures = new java.util.LinkedHashMap<>(result.figures());
+      figures.putAll(disruptions.figures());
+      return new Checker.Result(figures, result.faults(), result.violations(), result.recovery());
     }
   }
 
@@ -427,24 +600,16 @@ final class Scenario implements AutoCloseable {
     return m;
   }
 
-  private boolean awaitSettled(long timeoutMillis) throws InterruptedException {
-    long end = System.nanoTime() + timeoutMillis * 1_000_000;
-    while (System.nanoTime() < end) {
-      try (Connection c = connectDirect();
-          Statement s = c.createStatement();
-          ResultSet r =
-              s.executeQuery(
-                  "SELECT count(*) FROM relay.outbox WHERE state IN ('ready', 'running')")) {
-        r.next();
-        if (r.getLong(1) == 0) {
-          return true;
+  /** Whether every worker slot has a live process (the recovery report's first question). */
+  private boolean workersUp() {
+    for (Slot slot : slots) {
+      synchronized (slot) {
+        if (slot.process == null || !slot.process.isAlive()) {
+          return false;
         }
-      } catch (SQLException e) {
-        // retry
       }
-      Thread.sleep(500);
     }
-    return false;
+    return true;
   }
 
   private Connection connectDirect() throws SQLException {
@@ -464,7 +629,9 @@ final class Scenario implements AutoCloseable {
         "  +%5.1fs %s%s%n",
         e.atMillis() / 1000.0,
         e.fault(),
-        e.fault().name().contains("WORKER") || e.fault() == Fault.PAUSE_AND_REPLACE
+        e.fault().name().contains("WORKER")
+                || e.fault() == Fault.PAUSE_AND_REPLACE
+                || Disruptions.needsHosts(e.fault())
             ? " w" + e.worker()
             : "");
     injected.get(e.fault()).incrementAndGet();
@@ -515,6 +682,8 @@ final class Scenario implements AutoCloseable {
         }
       }
       case FAILOVER -> failover(e.durationMillis());
+      case PARTITION_ONE_WAY, PARTITION_BOTH_WAYS, PACKET_LOSS, LATENCY, CLOCK_JUMP ->
+          disruptions.inject(e);
       case RESTART_WITH_LOST_CLAIM_REPLY -> {
         // Kill the worker while it holds claims with most of their lease left.
         awaitHolding(slot.id(), 15_000, config.leaseMillis() / 2);
@@ -675,7 +844,8 @@ final class Scenario implements AutoCloseable {
 
     synchronized void launch(int permille) throws IOException {
       launches++;
-      List<String> cmd = new ArrayList<>(command(permille));
+      List<String> cmd = new ArrayList<>(hosts != null ? hosts.exec(id()) : List.of());
+      cmd.addAll(command(permille));
       if (!listenUrl.equals(workerUrl)) {
         cmd.add("--listen-url");
         cmd.add(listenUrl);
@@ -716,7 +886,11 @@ final class Scenario implements AutoCloseable {
           "--concurrency",
           "4",
           "--parent-pid",
-          Long.toString(ProcessHandle.current().pid()));
+          Long.toString(ProcessHandle.current().pid()),
+          "--dedup-horizon-ms",
+          Long.toString(config.dedupHorizonMillis()),
+          "--receiver-reads-claims",
+          Boolean.toString(receiverPg == null));
     }
 
     /** Waits until the current process printed that its Relay started. */
@@ -805,6 +979,9 @@ final class Scenario implements AutoCloseable {
     if (producerProxy != null) {
       producerProxy.close();
     }
+    if (operatorProxy != null) {
+      operatorProxy.close();
+    }
     if (bouncer != null) {
       bouncer.close();
       bouncer = null;
@@ -822,6 +999,10 @@ final class Scenario implements AutoCloseable {
     standby = null;
     lostPrimary = null;
     receiverPg = null;
+    if (hosts != null) {
+      hosts.close(); // after the server's own stop: whatever still runs there is killed
+      hosts = null;
+    }
     if (!Boolean.getBoolean("faults.keep")) {
       Files2.deleteTree(dir);
     }

@@ -23,6 +23,8 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 
 /**
  * One worker process of the fault suite: a Relay runtime whose handler calls the recording
@@ -101,23 +103,33 @@ public final class WorkerMain {
   private final Fence fence = Fence.create();
   private final KeyedHistory history = KeyedHistory.create();
   private final long pid = ProcessHandle.current().pid();
+  private final boolean readsClaims;
 
   private WorkerMain(
-      String workerId, Mode mode, int killPermille, long seed, HikariDataSource pool) {
+      String workerId,
+      Mode mode,
+      int killPermille,
+      long seed,
+      HikariDataSource pool,
+      boolean readsClaims) {
     this.workerId = workerId;
     this.mode = mode;
     this.killPermille = killPermille;
     this.random = new Random(seed);
     this.receiverPool = pool;
+    this.readsClaims = readsClaims;
   }
 
   /**
    * Runs a worker until SIGTERM or until its parent process ends.
    *
    * @param args {@code --url U [--listen-url U] --receiver-url U --worker-id W --mode M --seed S
-   *     --kill-permille K --lease-ms L --concurrency C --parent-pid P}; {@code --listen-url} is the
-   *     direct connection for LISTEN when {@code --url} goes through PgBouncer (default: {@code
-   *     --url})
+   *     --kill-permille K --lease-ms L --concurrency C --parent-pid P [--dedup-horizon-ms H]
+   *     [--receiver-reads-claims true]}; {@code --listen-url} is the direct connection for LISTEN
+   *     when {@code --url} goes through PgBouncer (default: {@code --url}); {@code
+   *     --dedup-horizon-ms} the kind's deduplication horizon (default one hour); {@code
+   *     --receiver-reads-claims} makes the receiver record each call's claim time from Relay's row
+   *     (only where it shares Relay's server)
    * @throws Exception on a start-up failure
    */
   public static void main(String[] args) throws Exception {
@@ -131,49 +143,66 @@ public final class WorkerMain {
     Duration lease = Duration.ofMillis(Long.parseLong(a.getOrDefault("lease-ms", "3000")));
     int concurrency = Integer.parseInt(a.getOrDefault("concurrency", "4"));
     long parentPid = Long.parseLong(a.getOrDefault("parent-pid", "0"));
+    Duration horizon =
+        Duration.ofMillis(Long.parseLong(a.getOrDefault("dedup-horizon-ms", "3600000")));
+    boolean readsClaims = Boolean.parseBoolean(a.getOrDefault("receiver-reads-claims", "false"));
     watchParent(parentPid);
 
     HikariDataSource relayPool = pool(url, "relay-" + workerId, concurrency + 4);
     HikariDataSource receiverPool =
         pool(a.get("receiver-url"), "receiver-" + workerId, concurrency + 2);
-    WorkerMain worker = new WorkerMain(workerId, mode, killPermille, seed, receiverPool);
+    WorkerMain worker =
+        new WorkerMain(workerId, mode, killPermille, seed, receiverPool, readsClaims);
     KindPolicy policy =
         KindPolicy.DEFAULT
             .withBackoff(Duration.ofMillis(50), Duration.ofSeconds(1))
             .withMaxAttempts(1000)
-            .withMaxElapsed(Duration.ofHours(1))
-            .withDedupHorizon(Duration.ofHours(1))
+            // Relay refuses a retry window longer than the horizon when unknown outcomes are
+            // retried.
+            .withMaxElapsed(
+                horizon.compareTo(Duration.ofHours(1)) < 0 ? horizon : Duration.ofHours(1))
+            .withDedupHorizon(horizon)
             // Short enough that a slow receiver (SLOW_RECEIVER) passes it and the lease lapses.
             .withMaxRunTime(lease.multipliedBy(3).dividedBy(4));
-    Relay relay =
-        Relay.builder(relayPool)
-            .workerId(workerId)
-            .handle(KIND, policy, worker::handle)
-            .lease(lease)
-            .concurrency(concurrency)
-            .bufferSize(concurrency)
-            .batchSize(concurrency)
-            .pollInterval(Duration.ofMillis(200))
-            .shutdownGrace(Duration.ofSeconds(3))
-            .listenConnections(() -> DriverManager.getConnection(listenUrl))
-            .listener(RECOVERY_LOG)
-            .build();
+    Supplier<Relay> build =
+        () ->
+            Relay.builder(relayPool)
+                .workerId(workerId)
+                .handle(KIND, policy, worker::handle)
+                .lease(lease)
+                .concurrency(concurrency)
+                .bufferSize(concurrency)
+                .batchSize(concurrency)
+                .pollInterval(Duration.ofMillis(200))
+                .shutdownGrace(Duration.ofSeconds(3))
+                .listenConnections(() -> DriverManager.getConnection(listenUrl))
+                .listener(RECOVERY_LOG)
+                .build();
+    AtomicReference<Relay> current = new AtomicReference<>();
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(
             new Thread(
                 () -> {
-                  relay.close();
+                  Relay r = current.get();
+                  if (r != null) {
+                    r.close();
+                  }
                   relayPool.close();
                   receiverPool.close();
                   stopped.countDown();
                 }));
     while (true) {
+      // A failed start closes its runtime: each attempt needs a new one. (Retrying start() on
+      // the closed one kept a live process that never claimed: the stuck recoveries of seed
+      // 538019 under load, docs/reliability.md.)
+      Relay relay = build.get();
+      current.set(relay);
       try {
         relay.start(); // registers the kind: may fail while PostgreSQL restarts
         break;
       } catch (RuntimeException e) {
-        System.err.println("start failed, retrying: " + e);
+        System.err.println("start failed, retrying with a new runtime: " + e);
         Thread.sleep(500);
       }
     }
@@ -272,11 +301,16 @@ public final class WorkerMain {
   private Outcome deliver(Claim claim, Item item) throws SQLException {
     try (Connection c = receiverPool.getConnection()) {
       c.setAutoCommit(true);
-      try (PreparedStatement ps = c.prepareStatement(FxSql.RAW)) {
+      try (PreparedStatement ps =
+          c.prepareStatement(readsClaims ? FxSql.RAW_WITH_CLAIM : FxSql.RAW)) {
         ps.setString(1, claim.workId());
         ps.setLong(2, claim.generation());
         ps.setString(3, workerId);
         ps.setLong(4, pid);
+        if (readsClaims) {
+          ps.setString(5, claim.workId());
+          ps.setLong(6, claim.generation());
+        }
         ps.executeUpdate();
       }
       c.setAutoCommit(false);

@@ -8,6 +8,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -25,9 +26,22 @@ class FaultSuiteTest {
   void safeWorkersKeepEveryInvariantUnderAllFaults() throws Exception {
     Checker.Result r = run(WorkerMain.Mode.SAFE, SEED, 30_000, 3, 150);
     assertThat(r.violations()).allSatisfy((inv, list) -> assertThat(list).as(inv.name()).isEmpty());
-    assertThat(r.figures().get("items committed")).isEqualTo(r.figures().get("items done"));
+    // Every committed item done, or ended by the operator (cancelled, audited) or failed with
+    // evidence after the last sweep.
+    assertThat(r.figures().get("items committed"))
+        .isEqualTo(
+            r.figures().get("items done")
+                + r.figures().get("items cancelled by the operator (audited)")
+                + r.figures().get("items failed with evidence"));
     assertThat(r.faults().get(Scenario.Fault.CRASH_POSTGRES)).isPositive();
     assertThat(r.faults().get(Scenario.Fault.PAUSE_AND_REPLACE)).isPositive();
+    // The operator acted through the admin API while the faults ran.
+    assertThat(
+            r.figures().entrySet().stream()
+                .filter(e -> e.getKey().startsWith("operator ") && e.getKey().endsWith(" ok"))
+                .mapToLong(Map.Entry::getValue)
+                .sum())
+        .isPositive();
   }
 
   @Test
@@ -77,7 +91,8 @@ class FaultSuiteTest {
         FaultsCommand.configFor(Scenario.Config.defaults(seed, faultMillis, workers, items), mode));
   }
 
-  private static Checker.Result run(Scenario.Config config) throws Exception {
+  /** Runs a scenario, prints its report, and checks that nothing it started is left behind. */
+  static Checker.Result run(Scenario.Config config) throws Exception {
     ByteArrayOutputStream buffer = new ByteArrayOutputStream();
     PrintStream out = new PrintStream(buffer, true, StandardCharsets.UTF_8);
     Checker.Result result;
@@ -89,9 +104,15 @@ class FaultSuiteTest {
       System.out.print(buffer.toString(StandardCharsets.UTF_8));
     }
     result.print(System.out);
-    // Everything the run started is gone: worker JVMs, PostgreSQL, its data directory.
+    // Everything the run started is gone: worker JVMs, PostgreSQL, its data directory, and the
+    // network namespaces of its hosts, if it had any.
     assertThat(ProcessHandle.current().children().filter(ProcessHandle::isAlive)).isEmpty();
     assertThat(Files.exists(dir)).isFalse();
+    if (config.topology() == Scenario.Topology.HOSTS) {
+      Process list = new ProcessBuilder(Hosts.tool("ip"), "netns", "list").start();
+      assertThat(new String(list.getInputStream().readAllBytes(), StandardCharsets.UTF_8))
+          .doesNotContain(Hosts.PREFIX + ProcessHandle.current().pid() + "-");
+    }
     return result;
   }
 }

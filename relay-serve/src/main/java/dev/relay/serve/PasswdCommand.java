@@ -26,6 +26,9 @@ import picocli.CommandLine.ParentCommand;
       ""
     })
 final class PasswdCommand implements Callable<Integer> {
+  /** The longest password bcrypt reads, in UTF-8 bytes. */
+  static final int MAX_BYTES = 72;
+
   @ParentCommand ServeMain main;
 
   @Override
@@ -34,6 +37,18 @@ final class PasswdCommand implements Callable<Integer> {
     try {
       if (password == null || password.length == 0) {
         throw new ServeMain.ServeFailure(ServeMain.USAGE, "no password given", null);
+      }
+      int bytes = new String(password).getBytes(StandardCharsets.UTF_8).length;
+      if (bytes > MAX_BYTES) {
+        // Found by ServeFuzzTest: Spring Security's encoder throws IllegalArgumentException here.
+        throw new ServeMain.ServeFailure(
+            ServeMain.USAGE,
+            "the password is "
+                + bytes
+                + " bytes in UTF-8; bcrypt reads at most "
+                + MAX_BYTES
+                + " bytes: choose a shorter one",
+            null);
       }
       main.out().println(new BCryptPasswordEncoder().encode(new String(password)));
       main.out().flush();

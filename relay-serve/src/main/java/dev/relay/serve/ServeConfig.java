@@ -155,14 +155,25 @@ final class ServeConfig {
                 new OriginTrackedMapPropertySource(
                     "relay serve config " + file, json.properties()));
       } else {
+        if (!isProperties(file)) {
+          YamlCheck.check(text, file.toString());
+        }
         for (PropertySource<?> s : read(file)) {
           env.getPropertySources().addLast(s);
         }
       }
     } catch (IllegalArgumentException e) {
       throw new Refused(e.getMessage(), e);
-    } catch (IOException | IllegalStateException e) {
-      throw new Refused(file + " cannot be read as YAML or properties: " + e.getMessage(), e);
+    } catch (IOException | RuntimeException e) {
+      // The loaders' own refusals (SnakeYAML's YAMLException, a broken unicode escape) are no
+      // IllegalArgumentException: still a file that cannot be read, never a stack trace.
+      throw new Refused(
+          file
+              + " cannot be read as "
+              + (isProperties(file) ? "properties" : "YAML")
+              + ": "
+              + e.getMessage(),
+          e);
     }
     env.getPropertySources().addLast(new MapPropertySource(DEFAULTS, defaults(env)));
     try {
@@ -183,11 +194,14 @@ final class ServeConfig {
             && JsonConfig.looksLikeJson(text));
   }
 
+  private static boolean isProperties(Path file) {
+    return file.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".properties");
+  }
+
   private static List<PropertySource<?>> read(Path file) throws IOException {
-    String name = file.getFileName().toString().toLowerCase(Locale.ROOT);
     FileSystemResource resource = new FileSystemResource(file);
     List<PropertySource<?>> sources =
-        name.endsWith(".properties")
+        isProperties(file)
             ? new PropertiesPropertySourceLoader().load("relay serve config " + file, resource)
             : new YamlPropertySourceLoader().load("relay serve config " + file, resource);
     for (PropertySource<?> s : sources) {
@@ -214,13 +228,19 @@ final class ServeConfig {
     Binder binder = Binder.get(env);
     int concurrency;
     Duration grace;
+    Duration idle;
     try {
       concurrency = binder.bind("relay.concurrency", Integer.class).orElse(8);
       grace = binder.bind("relay.shutdown-grace", Duration.class).orElse(Duration.ofSeconds(30));
+      idle =
+          binder
+              .bind("relay.console.session.idle-timeout", Duration.class)
+              .orElse(Duration.ofMinutes(30));
     } catch (BindException e) {
       // reported with every other binding failure, when the properties are bound
       concurrency = 8;
       grace = Duration.ofSeconds(30);
+      idle = Duration.ofMinutes(30);
     }
     Map<String, Object> p = new LinkedHashMap<>();
     p.put("server.address", DEFAULT_BIND);
@@ -228,9 +248,17 @@ final class ServeConfig {
     p.put("server.shutdown", "graceful");
     // The console's session cookie: SameSite=Lax (a cross-site POST never carries it; a link from
     // an alert still opens the page signed in). Tomcat marks it Secure on a request that came over
-    // TLS, also through a TLS-terminating proxy on the same host or network (X-Forwarded-Proto).
+    // TLS, also through a TLS-terminating proxy, but only one named in
+    // server.tomcat.remoteip.internal-proxies: by default no proxy is trusted, so a client cannot
+    // forge X-Forwarded-For (to dodge the sign-in limits per address) or X-Forwarded-Proto.
     p.put("server.servlet.session.cookie.same-site", "lax");
     p.put("server.forward-headers-strategy", "native");
+    p.put("server.tomcat.remoteip.internal-proxies", "");
+    // The console ends an idle session itself (relay.console.session.idle-timeout); the container
+    // keeps it a minute longer (its timeout counts whole minutes), never less.
+    if (!idle.isNegative()) {
+      p.put("server.servlet.session.timeout", idle.plusMinutes(1).toString());
+    }
     p.put("spring.main.banner-mode", "off");
     // What the first request needs (the console, Actuator's endpoints, security) is made on it;
     // ServeApplication names what must start at once.
@@ -460,7 +488,12 @@ final class ServeConfig {
   }
 
   private static ConfigurationProperty property(StandardEnvironment env, String name) {
-    ConfigurationPropertyName n = ConfigurationPropertyName.of(name);
+    // A key of the file may not be a valid property name ("relay." alone): then it has no value
+    // to show, and the message still names it (found by ServeFuzzTest).
+    ConfigurationPropertyName n = ConfigurationPropertyName.ofIfValid(name);
+    if (n == null) {
+      return null;
+    }
     for (ConfigurationPropertySource s : ConfigurationPropertySources.get(env)) {
       ConfigurationProperty p = s.getConfigurationProperty(n);
       if (p != null) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.relay.Outbox;
 import dev.relay.Work;
 import dev.relay.console.Chromium;
+import dev.relay.console.ConsoleFlows;
 import dev.relay.console.ConsolePauseFlow;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
@@ -32,8 +33,10 @@ import org.springframework.security.crypto.bcrypt.BCrypt;
  * The console as {@code relay serve} serves it, in a real headless Chromium (Debian's {@code
  * chromium} and {@code chromium-driver}): the browser's own requests (its {@code /favicon.ico})
  * must not send sign-in to an error page; pausing a kind from the console holds it from serve's own
- * workers until resumed. Without Chromium the test fails, saying how to install it: it is never
- * skipped.
+ * workers until resumed; the overview updates by itself, payload search, the limits and schedules
+ * pages, a bulk redrive of 1,000 failed items and a bulk purge, each from a filtered list with its
+ * preview ({@code ConsoleFlows}, the console's own browser flows). Without Chromium the test fails,
+ * saying how to install it: it is never skipped.
  */
 @RelayDatabaseTest
 class ServeConsoleBrowserTest {
@@ -53,6 +56,7 @@ class ServeConsoleBrowserTest {
           shutdown-grace: 5s
           kinds: {tick: {handler: log}, receipt: {handler: log}, invoice: {handler: log}}
           console:
+            refresh: 1s
             users: [{name: olga, hash: '%s', role: operator}]
         """
             .formatted(BCrypt.hashpw("s3cret-op", BCrypt.gensalt(4))));
@@ -69,6 +73,12 @@ class ServeConsoleBrowserTest {
         // Pause from the console with serve's own workers running: they claim nothing of it.
         ConsolePauseFlow.pauseAndResume(
             chromium.web(), base, db, "olga", "receipt", "invoice", kind -> {}, name -> {});
+        // The console's other flows, as in its own browser tests, against serve.
+        ConsoleFlows.overviewUpdatesItself(chromium.web(), base, db);
+        ConsoleFlows.searchPayload(chromium.web(), base, db, name -> {});
+        ConsoleFlows.limitsAndSchedules(chromium.web(), base, db, name -> {});
+        ConsoleFlows.bulkRedrive(chromium.web(), base, db, "olga", name -> {});
+        ConsoleFlows.bulkPurge(chromium.web(), base, db, "olga", name -> {});
       }
       sessionCookie(base);
     }
@@ -115,15 +125,21 @@ class ServeConsoleBrowserTest {
   }
 
   /**
-   * The session cookie over HTTP: {@code SameSite=Lax}, and {@code Secure} when a TLS-terminating
-   * proxy on the same host says the request came over HTTPS.
+   * The session cookie over HTTP: {@code SameSite=Lax}, {@code HttpOnly}, and not {@code Secure},
+   * also when a client says {@code X-Forwarded-Proto: https}: no proxy is trusted unless configured
+   * (a trusted TLS proxy in front: {@link ServeBehindProxyTest}).
    */
   private static void sessionCookie(String base) throws Exception {
     HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     List<String> plain = cookies(client, base, null);
     assertThat(plain).singleElement().asString().contains("SameSite=Lax").doesNotContain("Secure");
-    List<String> tls = cookies(client, base, "https");
-    assertThat(tls).singleElement().asString().contains("SameSite=Lax").contains("Secure");
+    List<String> forged = cookies(client, base, "https");
+    assertThat(forged)
+        .singleElement()
+        .asString()
+        .contains("SameSite=Lax")
+        .contains("HttpOnly")
+        .doesNotContain("Secure");
     HttpResponse<Void> favicon =
         client.send(
             HttpRequest.newBuilder(URI.create(base + "/favicon.ico")).build(),

@@ -27,7 +27,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A TCP proxy on 127.0.0.1 in front of a PostgreSQL server, for fault tests: it can cut every
- * connection, stall traffic, or let a {@code COMMIT} happen at the server and lose its reply.
+ * connection, stall traffic, delay it, or let a {@code COMMIT} happen at the server and lose its
+ * reply.
  *
  * <pre>{@code
  * try (LoopbackProxy proxy = LoopbackProxy.start(db.host(), db.port());
@@ -42,9 +43,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>It reads the PostgreSQL protocol only as far as it must to find commits and their replies, so
  * clients must not encrypt: {@link TestDatabase#jdbcUrlVia} disables SSL. An SSL or GSS connection
- * that the server accepts is relayed opaquely, and its commits are not recognised. It does not
- * delay or reorder bytes, and it does not reconnect anything it closed; connections made after a
- * fault are relayed normally. Each connection uses two threads; close the proxy after the test.
+ * that the server accepts is relayed opaquely, and its commits are not recognised. It delays bytes
+ * only when asked ({@link #latency}), never reorders them, and does not reconnect anything it
+ * closed; connections made after a fault are relayed normally. Each connection uses two threads;
+ * close the proxy after the test.
  */
 public final class LoopbackProxy implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LoopbackProxy.class);
@@ -67,10 +69,11 @@ public final class LoopbackProxy implements AutoCloseable {
   private long dropsRequested; // guarded by dropLock
   private long dropsDone; // guarded by dropLock
   private volatile boolean closed;
+  private volatile long latencyNanos;
 
-  private LoopbackProxy(String targetHost, int targetPort) throws IOException {
+  private LoopbackProxy(String bindHost, String targetHost, int targetPort) throws IOException {
     this.target = new InetSocketAddress(targetHost, targetPort);
-    this.listener = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"));
+    this.listener = new ServerSocket(0, 50, InetAddress.getByName(bindHost));
   }
 
   /**
@@ -83,9 +86,34 @@ public final class LoopbackProxy implements AutoCloseable {
    * @throws IOException if no port can be bound
    */
   public static LoopbackProxy start(String targetHost, int targetPort) throws IOException {
-    LoopbackProxy proxy = new LoopbackProxy(targetHost, targetPort);
+    return start("127.0.0.1", targetHost, targetPort);
+  }
+
+  /**
+   * Starts a proxy on another local address than 127.0.0.1, on a free port: for clients that cannot
+   * reach this machine's loopback, such as processes in another network namespace that reach this
+   * one over a veth pair.
+   *
+   * @param bindHost a local address of this machine to listen on
+   * @param targetHost the server's host
+   * @param targetPort the server's port
+   * @return the running proxy
+   * @throws IOException if the address cannot be bound
+   */
+  public static LoopbackProxy start(String bindHost, String targetHost, int targetPort)
+      throws IOException {
+    LoopbackProxy proxy = new LoopbackProxy(bindHost, targetHost, targetPort);
     daemon(proxy::acceptLoop, "loopback-proxy-" + proxy.port()).start();
     return proxy;
+  }
+
+  /**
+   * The address the proxy listens on.
+   *
+   * @return the address, {@code 127.0.0.1} unless the proxy was started on another
+   */
+  public String host() {
+    return listener.getInetAddress().getHostAddress();
   }
 
   /**
@@ -152,6 +180,25 @@ public final class LoopbackProxy implements AutoCloseable {
       stalled = on;
       stallLock.notifyAll();
     }
+  }
+
+  /**
+   * Delays traffic in both directions from now on, as a long network path does (this proxy can
+   * stand in where the kernel has no {@code netem}). A message that arrives while the proxy waits
+   * for nothing in that direction is relayed {@code oneWay} after it was read; messages that were
+   * already buffered behind it leave with it, so a request and its reply each take one delay and a
+   * round trip takes two. Messages held when the latency is lowered still wait out the delay they
+   * were given. {@link Duration#ZERO} turns it off; {@link #stall} and the other faults still
+   * apply.
+   *
+   * @param oneWay the delay per direction, zero or positive
+   * @throws IllegalArgumentException if {@code oneWay} is negative
+   */
+  public void latency(Duration oneWay) {
+    if (oneWay.isNegative()) {
+      throw new IllegalArgumentException("latency must be zero or positive, was " + oneWay);
+    }
+    latencyNanos = oneWay.toNanos();
   }
 
   /**
@@ -258,16 +305,19 @@ public final class LoopbackProxy implements AutoCloseable {
       try {
         DataInputStream in = new DataInputStream(new BufferedInputStream(client.getInputStream()));
         OutputStream out = server.getOutputStream();
+        Pace pace = new Pace();
         // Startup packets have no type byte. An SSL or GSS request gets a one-byte answer,
         // after which the client either sends a new startup packet or starts encrypting.
         while (true) {
+          pace.beforeRead(in);
           int length = in.readInt();
           byte[] frame = readFrame(in, -1, length);
+          pace.afterRead();
           clientBytes.addAndGet(frame.length);
           int code = length >= 8 ? ByteBuffer.wrap(frame, 4, 4).getInt() : 0;
           boolean negotiation = code == SSL_REQUEST || code == GSSENC_REQUEST;
           serverExpects.put(negotiation ? EXPECT_BYTE : EXPECT_MESSAGES);
-          relay(out, frame);
+          relay(out, frame, pace);
           if (!negotiation) {
             break;
           }
@@ -276,19 +326,21 @@ public final class LoopbackProxy implements AutoCloseable {
             return;
           }
           if (answer == 'S' || answer == 'G') {
-            relayOpaquely(in, out);
+            relayOpaquely(in, out, pace);
             return;
           }
         }
         while (true) {
+          pace.beforeRead(in);
           int type = in.read();
           if (type < 0) {
             return;
           }
           byte[] frame = readFrame(in, type, in.readInt());
+          pace.afterRead();
           clientBytes.addAndGet(frame.length);
           noticeCommit(type, frame);
-          relay(out, frame);
+          relay(out, frame, pace);
         }
       } catch (IOException e) {
         LOG.trace("Client side ended", e);
@@ -303,6 +355,7 @@ public final class LoopbackProxy implements AutoCloseable {
       try {
         DataInputStream in = new DataInputStream(new BufferedInputStream(server.getInputStream()));
         OutputStream out = client.getOutputStream();
+        Pace pace = new Pace();
         while (true) {
           int expected = serverExpects.take();
           if (expected == STOP) {
@@ -311,23 +364,27 @@ public final class LoopbackProxy implements AutoCloseable {
           if (expected == EXPECT_MESSAGES) {
             break;
           }
+          pace.beforeRead(in);
           int answer = in.read();
           if (answer < 0) {
             return;
           }
-          relay(out, new byte[] {(byte) answer});
+          pace.afterRead();
+          relay(out, new byte[] {(byte) answer}, pace);
           negotiationAnswers.put(answer);
           if (answer == 'S' || answer == 'G') {
-            relayOpaquely(in, out);
+            relayOpaquely(in, out, pace);
             return;
           }
         }
         while (true) {
+          pace.beforeRead(in);
           int type = in.read();
           if (type < 0) {
             return;
           }
           byte[] frame = readFrame(in, type, in.readInt());
+          pace.afterRead();
           if (dropCommitReply && type == 'C' && cString(frame, 5).equals("COMMIT")) {
             // The server has committed; the client never learns it.
             dropCommitReply = false;
@@ -343,7 +400,7 @@ public final class LoopbackProxy implements AutoCloseable {
             dropCommitReply = false;
             rearm();
           }
-          relay(out, frame);
+          relay(out, frame, pace);
         }
       } catch (IOException e) {
         LOG.trace("Server side ended", e);
@@ -385,15 +442,24 @@ public final class LoopbackProxy implements AutoCloseable {
       }
     }
 
-    private void relay(OutputStream out, byte[] bytes) throws IOException, InterruptedException {
+    private void relay(OutputStream out, byte[] bytes, Pace pace)
+        throws IOException, InterruptedException {
+      pace.awaitDue();
       awaitRelaying();
       out.write(bytes);
     }
 
-    private void relayOpaquely(InputStream in, OutputStream out)
+    private void relayOpaquely(InputStream in, OutputStream out, Pace pace)
         throws IOException, InterruptedException {
       byte[] buffer = new byte[8192];
-      for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
+      while (true) {
+        pace.beforeRead(in);
+        int n = in.read(buffer);
+        if (n < 0) {
+          return;
+        }
+        pace.afterRead();
+        pace.awaitDue();
         awaitRelaying();
         out.write(buffer, 0, n);
       }
@@ -423,6 +489,34 @@ public final class LoopbackProxy implements AutoCloseable {
         // Closed before the commit's reply came: the armed drop waits for the next commit.
         dropCommitReply = false;
         rearm();
+      }
+    }
+  }
+
+  /**
+   * When a message of one direction may leave under {@link #latency}: one delay after it was read
+   * if nothing was waiting to be read before it, else with the message it was buffered behind. Used
+   * by that direction's thread only.
+   */
+  private final class Pace {
+    private boolean fresh;
+    private long due;
+
+    void beforeRead(InputStream in) throws IOException {
+      fresh = in.available() == 0; // the latency may be set while this thread waits to read
+    }
+
+    void afterRead() {
+      long latency = latencyNanos;
+      if (fresh && latency > 0) {
+        due = System.nanoTime() + latency;
+      }
+    }
+
+    void awaitDue() throws InterruptedException {
+      long left = due - System.nanoTime();
+      if (left > 0) {
+        TimeUnit.NANOSECONDS.sleep(left);
       }
     }
   }

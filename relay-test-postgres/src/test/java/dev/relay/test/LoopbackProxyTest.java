@@ -118,6 +118,36 @@ class LoopbackProxyTest {
     assertThat(db.queryString("SELECT string_agg(v, ',') FROM {schema}.t")).isEqualTo("committed");
   }
 
+  @Test
+  void latencyDelaysEachDirectionUntilTurnedOff(TestDatabase db) throws SQLException {
+    try (Connection connection = viaProxy(db, "")) {
+      assertThat(query(connection, "SELECT 'warm'")).isEqualTo("warm");
+      proxy.latency(Duration.ofMillis(250));
+      long start = System.nanoTime();
+      assertThat(query(connection, "SELECT 'slow'")).isEqualTo("slow");
+      // The query and its answer were each held one delay: a round trip takes two, at least.
+      assertThat(Duration.ofNanos(System.nanoTime() - start))
+          .isGreaterThanOrEqualTo(Duration.ofMillis(500));
+      proxy.latency(Duration.ZERO);
+      assertThat(query(connection, "SELECT 'fast again'")).isEqualTo("fast again");
+    }
+    assertThatThrownBy(() -> proxy.latency(Duration.ofMillis(-1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("latency");
+  }
+
+  @Test
+  void listensOnAnotherLocalAddressWhenAsked(TestDatabase db) throws Exception {
+    try (LoopbackProxy other = LoopbackProxy.start("127.0.0.2", db.host(), db.port());
+        Connection connection =
+            DriverManager.getConnection(db.jdbcUrlVia("127.0.0.2", other.port()))) {
+      assertThat(other.host()).isEqualTo("127.0.0.2");
+      assertThat(query(connection, "SELECT 'via 127.0.0.2'")).isEqualTo("via 127.0.0.2");
+      assertThat(other.connectionsAccepted()).isEqualTo(1);
+    }
+    assertThat(proxy.host()).isEqualTo("127.0.0.1");
+  }
+
   private Connection viaProxy(TestDatabase db, String extraParameters) throws SQLException {
     return DriverManager.getConnection(db.jdbcUrlVia("127.0.0.1", proxy.port()) + extraParameters);
   }

@@ -24,6 +24,15 @@ final class AdminSql {
    * an operation may touch, and the limit.
    */
   private static String filterWhere(SchemaName schema) {
+    return filterConditions(schema)
+        + """
+         ORDER BY o.created_at, o.work_id
+         LIMIT ?
+        """;
+  }
+
+  /** The WHERE clause of {@link #filterWhere}, without its order and limit. */
+  private static String filterConditions(SchemaName schema) {
     return """
          WHERE (?::text IS NULL OR o.state = ?::text)
            AND (?::text IS NULL OR o.kind = ?::text)
@@ -45,10 +54,38 @@ final class AdminSql {
         + """
            AND (?::timestamptz IS NULL OR (o.created_at, o.work_id) > (?::timestamptz, ?::text))
            AND (?::text[] IS NULL OR o.state = ANY (?::text[]))
-         ORDER BY o.created_at, o.work_id
-         LIMIT ?
         """;
   }
+
+  /**
+   * The work that ended done or failed in two ranges of {@code completed_at}, each a range of
+   * {@code outbox_finished_idx}: {@code [start, headEnd)}, and after the position {@code (at, id)}
+   * in (completed_at, work_id) order up to {@code end}. Parameters: start, headEnd, at, at, id,
+   * end.
+   */
+  private static final String LIVE_RANGES =
+      """
+      SELECT o.queue, o.kind, o.state, o.last_error_kind, o.created_at, o.completed_at
+        FROM ${relay_schema}.outbox o
+       WHERE o.state IN ('done', 'failed')
+         AND o.completed_at >= ?::timestamptz AND o.completed_at < ?::timestamptz
+      UNION ALL
+      SELECT o.queue, o.kind, o.state, o.last_error_kind, o.created_at, o.completed_at
+        FROM ${relay_schema}.outbox o
+       WHERE o.state IN ('done', 'failed')
+         AND o.completed_at >= ?::timestamptz
+         AND (o.completed_at, o.work_id) > (?::timestamptz, ?::text)
+         AND o.completed_at <= ?::timestamptz
+      """;
+
+  /**
+   * {@link LatencyHistogram#bin} of the row {@code l}'s creation-to-completion time: 0 under a
+   * millisecond, else {@code min(127, 1 + floor(4 log2(ms)))} on the time in whole microseconds.
+   */
+  private static final String LATENCY_BIN =
+      "CASE WHEN l.completed_at - l.created_at < interval '1 millisecond' THEN 0"
+          + " ELSE least(127, 1 + floor(4 * ln((extract(epoch FROM l.completed_at - l.created_at)"
+          + " * 1000000)::int8 / 1000.0::float8) / ln(2::float8)))::int END";
 
   /** The columns of a {@link dev.relay.admin.WorkItem}, from the outbox row {@code o}. */
   private static String itemColumns(SchemaName schema) {
@@ -67,13 +104,26 @@ final class AdminSql {
   final String listWork;
 
   /**
+   * {@link #listWork} for a filter on ready or running work: the same parameters and rows, read
+   * through the partial claim index ({@code outbox_claim_idx}, ready and running rows only). Ready
+   * work is the newest, so {@link #listWork}'s walk of {@code outbox_created_idx} from the oldest
+   * row passes every finished row before it finds a page (5.6 s at 5M rows). Here the MATERIALIZED
+   * CTE reads the matching unfinished rows (its WHERE repeats the index's predicate verbatim, so
+   * the planner may use it, and the CTE keeps it from walking the creation order instead), keeps
+   * the first page's keys by a top-N sort, and fetches those rows by primary key: its cost follows
+   * the unfinished work, never the table.
+   */
+  final String listBacklog;
+
+  /**
    * A bulk action's candidates: the filter's items in (created_at, work_id) order after the cursor,
-   * with their state and whether their kind's deduplication horizon has passed (parameter 1: the
+   * with their state, whether their kind's deduplication horizon has passed since the first attempt
+   * (a redrive's test) and whether they ended within it (a purge's test) (parameters 1 and 2: the
    * default horizon in milliseconds, for kinds without a registered policy; then the filter's).
    */
   final String bulkCandidates;
 
-  /** The candidates of {@link #bulkCandidates}, counted per state and horizon (a preview). */
+  /** The candidates of {@link #bulkCandidates}, counted per state and horizon tests (a preview). */
   final String bulkPreview;
 
   /** A new bulk action; returns its row. */
@@ -92,6 +142,17 @@ final class AdminSql {
   final String bulkProgress;
 
   /**
+   * A bulk purge of one item whose row the transaction already locked ({@link #lockWork}), so the
+   * clock is sampled after the wait: if it is done or cancelled and ended longer ago than its
+   * kind's deduplication horizon (the retention purge's rule, without the retention), it leaves a
+   * tombstone as {@link #purgeWork} writes it and a {@code purge_item_audit} row, and the row is
+   * deleted, all in one statement. Deletes nothing otherwise (the caller names the refusal). A
+   * concurrent enqueue of the ID meets the row lock and, after the commit, the tombstone.
+   * Parameters: the work ID, the default horizon in milliseconds, the bulk action, actor, reason.
+   */
+  final String purgeItem;
+
+  /**
    * A payload search, bounded: the newest items created within the window (and, optionally, before
    * its far end), at most the scan cap of them whatever their kind, read newest first through
    * {@code outbox_created_idx}; then, among those, the ones of the kind, queue and state asked
@@ -102,16 +163,38 @@ final class AdminSql {
    */
   final String searchPayload;
 
+  /** The database clock, sampled once for a read that runs several statements. */
+  final String clock;
+
   /**
-   * Per (queue, kind): counts by state, expired leases, the oldest eligible moment and
-   * creation-to-completion percentiles over the window. The clock is sampled once, in a
-   * materialized CTE, so every column is measured against the same instant; it is returned so that
-   * {@link #failuresByReason} uses the same instant. Never scans the whole work table: ready and
-   * running work through the partial claim index, failed and recently done work through the partial
-   * index of finished work; done and cancelled counts come from {@code finished_summary}, returned
-   * with its refresh time.
+   * Per (queue, kind): counts by state, expired leases and the oldest eligible moment, at the
+   * instant given (parameter 1, sampled by {@link #clock}), for every pair with unfinished or
+   * failed work, a row in the summary, or one of the pairs given (parameters 2 and 3: queues and
+   * kinds, the pairs with work finished in the window). Never scans the whole work table: ready and
+   * running work through the partial claim index, failed work index-only through {@code
+   * outbox_failed_counts_idx} (V23); done and cancelled counts come from {@code finished_summary},
+   * returned with its refresh time. Completions within the window are not read here: {@link
+   * RollupSql#windowTotals} and {@link #windowLive}.
    */
   final String health;
+
+  /**
+   * Work that ended done or failed in the parts of a window the rollup does not hold, counted per
+   * (queue, kind, state, failure reason, latency bin): from the window's start up to the rollup's
+   * first whole bucket (less than one bucket), and after the fold's position up to the window's end
+   * (the work not folded yet: a minute or two behind a running maintenance leader, the whole window
+   * without one). Two ranges of the partial index of finished work on {@code (state,
+   * completed_at)}: the cost follows the rows in those ranges, never the table. The latency bin is
+   * {@link LatencyHistogram#bin}'s, computed on the database (a time exactly on a bin's edge may
+   * fall on the other side of it, as doubles round). Parameters: those of {@link #LIVE_RANGES}.
+   */
+  final String windowLive;
+
+  /**
+   * Work done and failed per minute in the same two ranges as {@link #windowLive} (parameters
+   * alike): the minutes of a chart the rollup's 1-minute tier does not hold yet.
+   */
+  final String minutesLive;
 
   /** Refresh, step one: one refresher at a time; readers (ACCESS SHARE) are not blocked. */
   final String lockSummary;
@@ -128,22 +211,10 @@ final class AdminSql {
   /** Who purged or dry-ran a purge, why, under which policy, and the counts. */
   final String auditPurge;
 
-  /** Work that ended failed within the window, counted per (queue, kind, last_error_kind). */
-  final String failuresByReason;
-
-  /**
-   * Work done and failed per minute of the window, every minute listed (zeros included), oldest
-   * first, on the database clock sampled once. A range of the partial index of finished work on
-   * {@code (state, completed_at)}: its cost grows with the work that ended within the window, never
-   * with the table. The first minute starts at the window's start rounded down to the minute; the
-   * last one is the current, partial minute.
-   */
-  final String completionsPerMinute;
-
   /**
    * Failed work counted per (queue, kind, last_error_kind), largest groups first. Reads failed work
-   * only, through a partial index ({@code state = 'failed'}): its cost grows with failed work,
-   * never with the table.
+   * only, index-only through {@code outbox_failed_counts_idx} (V23, partial: {@code state =
+   * 'failed'}): its cost grows with failed work, never with the table.
    */
   final String failureGroups;
 
@@ -274,6 +345,14 @@ final class AdminSql {
   /** Dry run of {@link #purgePurgeAudit}. */
   final String countPurgeAudit;
 
+  /**
+   * A bulk purge's per-item audit rows past the history retention, one batch (the work is gone).
+   */
+  final String purgePurgeItemAudit;
+
+  /** Dry run of {@link #purgePurgeItemAudit}. */
+  final String countPurgeItemAudit;
+
   private static final PerSchema<AdminSql> CATALOG = new PerSchema<>(AdminSql::new);
 
   /** The statements for {@code schema}, composed once per schema and shared. */
@@ -288,6 +367,27 @@ final class AdminSql {
                 + itemColumns(schema)
                 + " FROM ${relay_schema}.outbox o"
                 + filterWhere(schema));
+    listBacklog =
+        schema.inject(
+            """
+            WITH backlog AS MATERIALIZED (
+                SELECT o.created_at, o.work_id
+                  FROM ${relay_schema}.outbox o
+            """
+                + filterConditions(schema)
+                + """
+                   AND o.state IN ('ready', 'running')
+            ), page AS (
+                SELECT b.work_id FROM backlog b ORDER BY b.created_at, b.work_id LIMIT ?
+            )
+            SELECT
+            """
+                + itemColumns(schema)
+                + """
+              FROM ${relay_schema}.outbox o
+             WHERE o.work_id = ANY (ARRAY(SELECT p.work_id FROM page p))
+             ORDER BY o.created_at, o.work_id
+            """);
     bulkCandidates =
         schema.inject(
             """
@@ -295,15 +395,18 @@ final class AdminSql {
                    o.first_attempt_at IS NOT NULL
                    AND coalesce(o.horizon_start, o.first_attempt_at)
                        + coalesce(k.dedup_horizon, ? * interval '1 millisecond')
-                       <= clock_timestamp() AS past_horizon
+                       <= clock_timestamp() AS past_horizon,
+                   o.completed_at
+                       > clock_timestamp() - coalesce(k.dedup_horizon, ? * interval '1 millisecond')
+                       AS ended_within_horizon
               FROM ${relay_schema}.outbox o
               LEFT JOIN ${relay_schema}.kind k ON k.kind = o.kind
             """
                 + filterWhere(schema));
     bulkPreview =
-        "SELECT c.state, c.past_horizon, count(*) AS n FROM ("
+        "SELECT c.state, c.past_horizon, c.ended_within_horizon, count(*) AS n FROM ("
             + bulkCandidates
-            + ") c GROUP BY c.state, c.past_horizon";
+            + ") c GROUP BY c.state, c.past_horizon, c.ended_within_horizon";
     String bulkColumns =
         """
         id, action, force, f_state, f_kind, f_queue, f_ordering_key,
@@ -384,12 +487,11 @@ final class AdminSql {
              ORDER BY o.created_at DESC, o.work_id DESC
              LIMIT ?
             """);
+    clock = "SELECT clock_timestamp() AS now";
     health =
         schema.inject(
             """
-            WITH k AS MATERIALIZED (
-                SELECT clock_timestamp() AS now, ? * interval '1 millisecond' AS win
-            ),
+            WITH k AS MATERIALIZED (SELECT ?::timestamptz AS now),
             -- unfinished work, through the partial claim index (its predicate, verbatim)
             live AS (
                 SELECT o.queue, o.kind,
@@ -416,27 +518,11 @@ final class AdminSql {
                  WHERE o.state = 'failed'
                  GROUP BY o.queue, o.kind
             ),
-            -- work done within the window: a range of the same index. The bound repeats the
-            -- window (second parameter) on statement_timestamp(), which the planner can evaluate
-            -- for its estimate; k.now - k.win is opaque to it and was planned as a third of the
-            -- table (a sequential scan of 5M rows, 2.5 s in the bench). k.now still filters.
-            recent AS (
-                SELECT o.queue, o.kind, count(*) AS completed_in_window,
-                       percentile_cont(0.5) WITHIN GROUP
-                           (ORDER BY extract(epoch FROM o.completed_at - o.created_at)) AS p50_s,
-                       percentile_cont(0.95) WITHIN GROUP
-                           (ORDER BY extract(epoch FROM o.completed_at - o.created_at)) AS p95_s
-                  FROM ${relay_schema}.outbox o, k
-                 WHERE o.state = 'done' AND o.completed_at > k.now - k.win
-                   AND o.completed_at > statement_timestamp() - ? * interval '1 millisecond'
-                                        - interval '1 second'
-                 GROUP BY o.queue, o.kind
-            ),
             pairs AS (
                 SELECT queue, kind FROM live
                 UNION SELECT queue, kind FROM failed
-                UNION SELECT queue, kind FROM recent
                 UNION SELECT queue, kind FROM ${relay_schema}.finished_summary
+                UNION SELECT queue, kind FROM unnest(?::text[], ?::text[]) AS w(queue, kind)
             )
             SELECT p.queue, p.kind, k.now,
                    coalesce(l.ready, 0) AS ready, coalesce(l.running, 0) AS running,
@@ -445,16 +531,46 @@ final class AdminSql {
                    coalesce(l.expired_leases, 0) AS expired_leases,
                    coalesce(f.blocked_keys, 0) AS blocked_keys,
                    extract(epoch FROM k.now - l.eligible_since) AS oldest_eligible_s,
-                   coalesce(r.completed_in_window, 0) AS completed_in_window, r.p50_s, r.p95_s,
                    (SELECT as_of FROM ${relay_schema}.finished_summary_refresh) AS summary_as_of
               FROM pairs p
               CROSS JOIN k
               LEFT JOIN live l ON l.queue = p.queue AND l.kind = p.kind
               LEFT JOIN failed f ON f.queue = p.queue AND f.kind = p.kind
-              LEFT JOIN recent r ON r.queue = p.queue AND r.kind = p.kind
               LEFT JOIN ${relay_schema}.finished_summary s
                      ON s.queue = p.queue AND s.kind = p.kind
              ORDER BY p.queue, p.kind
+            """);
+    windowLive =
+        schema.inject(
+            """
+            SELECT l.queue, l.kind, l.state,
+                   CASE WHEN l.state = 'failed' THEN coalesce(l.last_error_kind, 'unknown') END
+                       AS reason,
+                   CASE WHEN l.state = 'done' THEN
+            """
+                + LATENCY_BIN
+                + """
+                 END AS bin,
+                   count(*) AS n
+              FROM (
+            """
+                + LIVE_RANGES
+                + """
+            ) l
+             GROUP BY 1, 2, 3, 4, 5
+            """);
+    minutesLive =
+        schema.inject(
+            """
+            SELECT date_trunc('minute', l.completed_at) AS minute,
+                   count(*) FILTER (WHERE l.state = 'done') AS done,
+                   count(*) FILTER (WHERE l.state = 'failed') AS failed
+              FROM (
+            """
+                + LIVE_RANGES
+                + """
+            ) l
+             GROUP BY 1
             """);
     lockSummary = schema.inject("LOCK TABLE ${relay_schema}.finished_summary IN EXCLUSIVE MODE");
     clearSummary = schema.inject("DELETE FROM ${relay_schema}.finished_summary");
@@ -481,43 +597,6 @@ final class AdminSql {
             INSERT INTO ${relay_schema}.purge_audit
                    (actor, reason, dry_run, policy, work, tombstones, attempts, audits, complete)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """);
-    failuresByReason =
-        schema.inject(
-            """
-            SELECT queue, kind, coalesce(last_error_kind, 'unknown') AS reason, count(*) AS n
-              FROM ${relay_schema}.outbox
-             WHERE state = 'failed'
-               AND completed_at > ?::timestamptz - ? * interval '1 millisecond'
-             GROUP BY 1, 2, 3
-            """);
-    completionsPerMinute =
-        schema.inject(
-            """
-            WITH k AS MATERIALIZED (
-                SELECT clock_timestamp() AS now,
-                       date_trunc('minute', clock_timestamp() - ? * interval '1 millisecond')
-                           AS since
-            ),
-            counted AS (
-                SELECT date_trunc('minute', o.completed_at) AS minute,
-                       count(*) FILTER (WHERE o.state = 'done') AS done,
-                       count(*) FILTER (WHERE o.state = 'failed') AS failed
-                  FROM ${relay_schema}.outbox o, k
-                 WHERE o.state IN ('done', 'failed') AND o.completed_at >= k.since
-                   -- the same bound on statement_timestamp(), which the planner can estimate
-                   -- (k.since is opaque to it): so it reads the index range, not the table
-                   AND o.completed_at >= date_trunc('minute', statement_timestamp()
-                                                    - ? * interval '1 millisecond')
-                                        - interval '1 minute'
-                 GROUP BY 1
-            )
-            SELECT m.minute, coalesce(c.done, 0) AS done, coalesce(c.failed, 0) AS failed
-              FROM k
-             CROSS JOIN generate_series(k.since, date_trunc('minute', k.now), interval '1 minute')
-                        AS m(minute)
-              LEFT JOIN counted c ON c.minute = m.minute
-             ORDER BY m.minute
             """);
     failureGroups =
         schema.inject(
@@ -695,6 +774,19 @@ final class AdminSql {
            AND o.completed_at < (SELECT clock_timestamp())
                                 - coalesce(k.dedup_horizon, ? * interval '1 millisecond')
         """;
+    // The tombstone of each row of a purge's `doomed` CTE (its work ID, kind, payload, generation,
+    // state and outcome): the one shape of a tombstone, for the retention and the bulk purge.
+    String tombstonesOfDoomed =
+        """
+        tombs AS (
+            INSERT INTO ${relay_schema}.tombstone
+                   (work_id, kind, payload_digest, last_generation, final_state, outcome)
+            SELECT d.work_id, d.kind, ${relay_schema}.payload_digest(d.payload),
+                   d.claim_generation, d.state, d.outcome
+              FROM doomed d
+                ON CONFLICT (work_id) DO NOTHING
+        )
+        """;
     purgeWork =
         schema.inject(
             "WITH doomed AS MATERIALIZED (\n SELECT o.work_id, o.kind, o.payload,"
@@ -707,20 +799,40 @@ final class AdminSql {
                  ORDER BY o.state, o.completed_at
                  LIMIT ?
                    FOR UPDATE OF o SKIP LOCKED
-                ), tombs AS (
-                    INSERT INTO ${relay_schema}.tombstone
-                           (work_id, kind, payload_digest, last_generation, final_state, outcome)
-                    SELECT d.work_id, d.kind, ${relay_schema}.payload_digest(d.payload),
-                           d.claim_generation, d.state, d.outcome
-                      FROM doomed d
-                        ON CONFLICT (work_id) DO NOTHING
-                )
+                ),
+                """
+                + tombstonesOfDoomed
+                + """
                 -- = ANY (ARRAY(...)): a primary-key lookup whatever the row estimate; a join with
                 -- the CTE let a generic plan (LIMIT ? guessed large) scan the whole table per batch
                 DELETE FROM ${relay_schema}.outbox o
                  WHERE o.work_id = ANY (ARRAY(SELECT d.work_id FROM doomed d))
                 """);
     countPurgeableWork = schema.inject("SELECT count(*)\n" + purgeablePredicate);
+    purgeItem =
+        schema.inject(
+            """
+            WITH doomed AS MATERIALIZED (
+                SELECT o.work_id, o.kind, o.payload, o.claim_generation, o.state, o.outcome
+                  FROM ${relay_schema}.outbox o
+                  LEFT JOIN ${relay_schema}.kind k ON k.kind = o.kind
+                 WHERE o.work_id = ?
+                   AND o.state IN ('done', 'cancelled')
+                   AND o.completed_at < (SELECT clock_timestamp())
+                                        - coalesce(k.dedup_horizon, ? * interval '1 millisecond')
+            ),
+            """
+                + tombstonesOfDoomed
+                + """
+            , audit AS (
+                INSERT INTO ${relay_schema}.purge_item_audit
+                       (work_id, bulk_id, actor, reason, from_state, last_generation, outcome)
+                SELECT d.work_id, ?::int8, ?::text, ?::text, d.state, d.claim_generation, d.outcome
+                  FROM doomed d
+            )
+            DELETE FROM ${relay_schema}.outbox o
+             WHERE o.work_id = ANY (ARRAY(SELECT d.work_id FROM doomed d))
+            """);
     purgeTombstones = agePurge(schema, "tombstone", "work_id", "purged_at");
     countTombstones = ageCount(schema, "tombstone", "purged_at");
     longestCatchUp =
@@ -742,6 +854,8 @@ final class AdminSql {
     countSupersedes = historyCount(schema, "supersedes", "created_at", "supersedes_work_id");
     purgePurgeAudit = agePurge(schema, "purge_audit", "id", "requested_at");
     countPurgeAudit = ageCount(schema, "purge_audit", "requested_at");
+    purgePurgeItemAudit = agePurge(schema, "purge_item_audit", "id", "purged_at");
+    countPurgeItemAudit = ageCount(schema, "purge_item_audit", "purged_at");
   }
 
   /**

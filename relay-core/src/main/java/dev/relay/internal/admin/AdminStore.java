@@ -64,12 +64,12 @@ public final class AdminStore {
     this.store = new WorkStore(schema, timeouts);
     Outbox outbox = Outbox.builder().schema(schema.sql()).build();
     this.pauses = new PauseOperation(schema, timeouts);
-    this.health = new HealthQueries(sql, timeouts, pauses);
+    this.health = new HealthQueries(sql, RollupSql.of(schema), timeouts, pauses);
     this.queries = new WorkQueries(sql, timeouts);
     this.redrive = new RedriveOperation(sql, timeouts, schema);
     this.supersede = new SupersedeOperation(sql, timeouts, store, outbox);
     this.retention = new Retention(sql, timeouts);
-    this.overview = new OverviewQueries(sql, timeouts);
+    this.overview = new OverviewQueries(sql, RollupSql.of(schema), timeouts);
     this.bulk = new BulkOperations(sql, timeouts, redrive, store);
     this.rollup =
         new RollupFold(schema, timeouts, RollupFold.DEFAULT_LAG, RollupFold.DEFAULT_BATCH);

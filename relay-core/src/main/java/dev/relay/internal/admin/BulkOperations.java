@@ -28,13 +28,14 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Redrive and cancel over many items, in bounded batches: each batch is one transaction that takes
- * each item's row lock and checks it exactly as the single-item action does ({@link
- * RedriveOperation#redriveIn}, {@link WorkStore#cancelInTransaction}), with one audit row per item.
- * The filtered forms of {@code Admin.redrive} and {@code Admin.cancel} (and so {@code relay
- * redrive} and {@code relay cancel} with filters) run their selected IDs through {@link #redrive}
- * and {@link #cancel}; a stored bulk action ({@code bulk_operation}) also moves its cursor and
- * counts in the batch's transaction, so what it reports is exactly what was committed.
+ * Redrive, cancel and purge over many items, in bounded batches: each batch is one transaction that
+ * takes each item's row lock and checks it exactly as the single-item action does ({@link
+ * RedriveOperation#redriveIn}, {@link WorkStore#cancelInTransaction}; a purge as the retention
+ * purge judges an item, {@link AdminSql#purgeItem}), with one audit row per item. The filtered
+ * forms of {@code Admin.redrive} and {@code Admin.cancel} (and so {@code relay redrive} and {@code
+ * relay cancel} with filters) run their selected IDs through {@link #redrive} and {@link #cancel};
+ * a stored bulk action ({@code bulk_operation}) also moves its cursor and counts in the batch's
+ * transaction, so what it reports is exactly what was committed.
  */
 final class BulkOperations {
   private final AdminSql sql;
@@ -61,9 +62,25 @@ final class BulkOperations {
 
   /**
    * What the action would do to an item in {@code state}, in the order the single-item action
-   * checks: the preview's judgement, made again under the row lock by the run.
+   * checks: the preview's judgement, made again under the row lock by the run. {@code pastHorizon}:
+   * the kind's deduplication horizon has passed since the first attempt (a redrive's test); {@code
+   * endedWithinHorizon}: the item ended less than that horizon ago (a purge's test).
    */
-  static Fate judge(BulkAction action, boolean force, String state, boolean pastHorizon) {
+  static Fate judge(
+      BulkAction action,
+      boolean force,
+      String state,
+      boolean pastHorizon,
+      boolean endedWithinHorizon) {
+    if (action == BulkAction.PURGE) {
+      if (state.equals(WorkState.RUNNING.sql())) {
+        return Fate.REFUSED_RUNNING;
+      }
+      if (!state.equals(WorkState.DONE.sql()) && !state.equals(WorkState.CANCELLED.sql())) {
+        return Fate.REFUSED_STATE;
+      }
+      return endedWithinHorizon ? Fate.REFUSED_HORIZON : Fate.CHANGED;
+    }
     if (action == BulkAction.CANCEL) {
       if (state.equals(WorkState.READY.sql()) || state.equals(WorkState.FAILED.sql())) {
         return Fate.CHANGED;
@@ -162,12 +179,18 @@ final class BulkOperations {
         tx -> {
           Tally t = new Tally();
           try (PreparedStatement ps = tx.prepareStatement(sql.bulkPreview)) {
-            ps.setLong(1, KindPolicy.DEFAULT_DEDUP_HORIZON.toMillis());
-            int i = WorkQueries.bindFilter(tx, ps, 2, filter, null, null);
+            int i = bindHorizons(ps);
+            i = WorkQueries.bindFilter(tx, ps, i, filter, null, null);
             ps.setInt(i, cap + 1);
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
-                Fate f = judge(action, force, rs.getString("state"), rs.getBoolean("past_horizon"));
+                Fate f =
+                    judge(
+                        action,
+                        force,
+                        rs.getString("state"),
+                        rs.getBoolean("past_horizon"),
+                        rs.getBoolean("ended_within_horizon"));
                 long n = rs.getLong("n");
                 t.handled += n;
                 t.fates[f.ordinal()] += n;
@@ -246,8 +269,8 @@ final class BulkOperations {
           List<Cursor> items = new ArrayList<>();
           boolean last = false;
           try (PreparedStatement ps = tx.prepareStatement(sql.bulkCandidates)) {
-            ps.setLong(1, KindPolicy.DEFAULT_DEDUP_HORIZON.toMillis());
-            int i = WorkQueries.bindFilter(tx, ps, 2, p.filter(), after, null);
+            int i = bindHorizons(ps);
+            i = WorkQueries.bindFilter(tx, ps, i, p.filter(), after, null);
             ps.setInt(i, batch);
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
@@ -298,8 +321,18 @@ final class BulkOperations {
         });
   }
 
+  /** Binds the default horizon of {@link AdminSql#bulkCandidates}' two tests; the next index. */
+  private static int bindHorizons(PreparedStatement ps) throws SQLException {
+    ps.setLong(1, KindPolicy.DEFAULT_DEDUP_HORIZON.toMillis());
+    ps.setLong(2, KindPolicy.DEFAULT_DEDUP_HORIZON.toMillis());
+    return 3;
+  }
+
   private Fate apply(Connection tx, BulkProgress p, String workId, RedriveRequest request)
       throws SQLException {
+    if (p.action() == BulkAction.PURGE) {
+      return purge(tx, p, workId);
+    }
     if (p.action() == BulkAction.CANCEL) {
       return switch (store.cancelInTransaction(tx, workId, p.actor(), p.reason()).result()) {
         case "cancelled" -> Fate.CHANGED;
@@ -320,6 +353,37 @@ final class BulkOperations {
         : r.refusal() == RedriveRefusedException.Reason.PAST_DEDUP_HORIZON
             ? Fate.REFUSED_HORIZON
             : Fate.REFUSED_STATE;
+  }
+
+  /**
+   * Purges one item of bulk action {@code p} in the batch's transaction: lock its row (waiting for
+   * a worker or an enqueue that holds it, within the lock timeout), judge its state, and only then,
+   * in a later statement that samples the clock, tombstone, audit and delete it if it ended longer
+   * ago than its kind's horizon.
+   */
+  private Fate purge(Connection tx, BulkProgress p, String workId) throws SQLException {
+    String state;
+    try (PreparedStatement ps = tx.prepareStatement(sql.lockWork)) {
+      ps.setString(1, workId);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return Fate.GONE;
+        }
+        state = rs.getString("state");
+      }
+    }
+    Fate f = judge(BulkAction.PURGE, false, state, false, false);
+    if (f != Fate.CHANGED) {
+      return f;
+    }
+    try (PreparedStatement ps = tx.prepareStatement(sql.purgeItem)) {
+      ps.setString(1, workId);
+      ps.setLong(2, KindPolicy.DEFAULT_DEDUP_HORIZON.toMillis());
+      ps.setLong(3, p.id());
+      BoundText.bind(ps, 4, p.actor());
+      BoundText.bind(ps, 5, p.reason());
+      return ps.executeUpdate() == 1 ? Fate.CHANGED : Fate.REFUSED_HORIZON;
+    }
   }
 
   /** A bulk action's row, or {@code null}. */

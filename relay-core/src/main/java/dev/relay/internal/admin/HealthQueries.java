@@ -2,6 +2,7 @@ package dev.relay.internal.admin;
 
 import dev.relay.admin.Pause;
 import dev.relay.admin.QueueHealth;
+import dev.relay.internal.jdbc.BoundText;
 import dev.relay.internal.jdbc.Timeouts;
 import dev.relay.internal.jdbc.Tx;
 import java.sql.Connection;
@@ -24,29 +25,51 @@ import java.util.Map;
 final class HealthQueries {
   private final Timeouts timeouts;
   private final AdminSql sql;
+  private final RollupSql rollup;
   private final PauseOperation pauses;
 
-  HealthQueries(AdminSql sql, Timeouts timeouts, PauseOperation pauses) {
+  HealthQueries(AdminSql sql, RollupSql rollup, Timeouts timeouts, PauseOperation pauses) {
     this.sql = sql;
+    this.rollup = rollup;
     this.timeouts = timeouts;
     this.pauses = pauses;
   }
 
-  /** Health per (queue, kind), measured at one instant of the database clock. */
+  /**
+   * Health per (queue, kind), measured at one instant of the database clock; the window's
+   * completions, percentiles and failures from {@link FinishedWindow} (the rollup and the work
+   * table around it).
+   */
   public List<QueueHealth> health(Connection c, Duration window) {
     return Tx.run(
         c,
         timeouts,
         "queue health",
         tx -> {
+          OffsetDateTime now;
+          try (PreparedStatement ps = tx.prepareStatement(sql.clock);
+              ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            now = rs.getObject("now", OffsetDateTime.class);
+          }
+          Instant end = now.toInstant();
+          Map<FinishedWindow.Pair, FinishedWindow.Counts> finished =
+              new FinishedWindow(end.minus(window), end, false).pairs(tx, sql, rollup);
           List<HealthRow> rows = new ArrayList<>();
-          OffsetDateTime now = null;
           try (PreparedStatement ps = tx.prepareStatement(sql.health)) {
-            ps.setLong(1, window.toMillis());
-            ps.setLong(2, window.toMillis());
+            ps.setObject(1, now);
+            // the pairs with work finished in the window, as two arrays: queues and kinds
+            List<FinishedWindow.Pair> pairs = List.copyOf(finished.keySet());
+            ps.setArray(
+                2,
+                BoundText.textArray(
+                    tx, pairs.stream().map(FinishedWindow.Pair::queue).toArray(String[]::new)));
+            ps.setArray(
+                3,
+                BoundText.textArray(
+                    tx, pairs.stream().map(FinishedWindow.Pair::kind).toArray(String[]::new)));
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
-                now = rs.getObject("now", OffsetDateTime.class);
                 rows.add(
                     new HealthRow(
                         rs.getString("queue"),
@@ -58,27 +81,8 @@ final class HealthQueries {
                         rs.getLong("cancelled"),
                         AdminRows.seconds(rs, "oldest_eligible_s"),
                         rs.getLong("expired_leases"),
-                        rs.getLong("completed_in_window"),
-                        AdminRows.seconds(rs, "p50_s"),
-                        AdminRows.seconds(rs, "p95_s"),
                         rs.getLong("blocked_keys"),
                         AdminRows.instant(rs, "summary_as_of")));
-              }
-            }
-          }
-          Map<String, Map<String, Long>> failures = new HashMap<>();
-          if (now != null) {
-            try (PreparedStatement ps = tx.prepareStatement(sql.failuresByReason)) {
-              ps.setObject(1, now);
-              ps.setLong(2, window.toMillis());
-              try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                  failures
-                      .computeIfAbsent(
-                          rs.getString("queue") + "\u0000" + rs.getString("kind"),
-                          k -> new LinkedHashMap<>())
-                      .put(rs.getString("reason"), rs.getLong("n"));
-                }
               }
             }
           }
@@ -96,6 +100,9 @@ final class HealthQueries {
           List<Pause> inForce = pauses.inForce(tx);
           List<QueueHealth> result = new ArrayList<>();
           for (HealthRow r : rows) {
+            FinishedWindow.Counts w =
+                finished.getOrDefault(
+                    new FinishedWindow.Pair(r.queue(), r.kind()), new FinishedWindow.Counts());
             result.add(
                 new QueueHealth(
                     r.queue(),
@@ -108,10 +115,10 @@ final class HealthQueries {
                     r.oldestEligible() == null ? Duration.ZERO : r.oldestEligible(),
                     r.expiredLeases(),
                     r.blockedKeys(),
-                    failures.getOrDefault(r.queue() + "\u0000" + r.kind(), Map.of()),
-                    r.completedInWindow(),
-                    r.p50(),
-                    r.p95(),
+                    w.failures,
+                    w.done,
+                    LatencyHistogram.quantile(w.bins, 0.5),
+                    LatencyHistogram.quantile(w.bins, 0.95),
                     r.summaryAsOf(),
                     blocked.getOrDefault(r.queue() + "\u0000" + r.kind(), Map.of()),
                     pausedSince(inForce, r.queue(), r.kind())));
@@ -164,9 +171,6 @@ final class HealthQueries {
       long cancelled,
       Duration oldestEligible,
       long expiredLeases,
-      long completedInWindow,
-      Duration p50,
-      Duration p95,
       long blockedKeys,
       Instant summaryAsOf) {}
 }

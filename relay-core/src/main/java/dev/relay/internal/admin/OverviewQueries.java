@@ -12,8 +12,11 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.TreeMap;
 
 /**
  * The console's overview reads beside queue health: completions and failures per minute, failed
@@ -22,30 +25,40 @@ import java.util.List;
  */
 final class OverviewQueries {
   private final AdminSql sql;
+  private final RollupSql rollup;
   private final Timeouts timeouts;
 
-  OverviewQueries(AdminSql sql, Timeouts timeouts) {
+  OverviewQueries(AdminSql sql, RollupSql rollup, Timeouts timeouts) {
     this.sql = sql;
+    this.rollup = rollup;
     this.timeouts = timeouts;
   }
 
+  /**
+   * Every minute from the window's start (rounded down to the minute) to the current one, on one
+   * sample of the database clock, counted by {@link FinishedWindow}: the rollup's 1-minute tier
+   * where the fold has reached, the work table around it.
+   */
   List<CompletionMinute> completionsPerMinute(Connection c, Duration window) {
     return Tx.run(
         c,
         timeouts,
         "completions per minute",
         tx -> {
+          Instant now;
+          try (PreparedStatement ps = tx.prepareStatement(sql.clock);
+              ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            now = AdminRows.instant(rs, "now");
+          }
+          Instant since = now.minus(window).truncatedTo(ChronoUnit.MINUTES);
+          Instant last = now.truncatedTo(ChronoUnit.MINUTES);
+          TreeMap<Instant, long[]> counted =
+              new FinishedWindow(since, now, true).minutes(tx, sql, rollup);
           List<CompletionMinute> result = new ArrayList<>();
-          try (PreparedStatement ps = tx.prepareStatement(sql.completionsPerMinute)) {
-            ps.setLong(1, window.toMillis());
-            ps.setLong(2, window.toMillis());
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                result.add(
-                    new CompletionMinute(
-                        AdminRows.instant(rs, "minute"), rs.getLong("done"), rs.getLong("failed")));
-              }
-            }
+          for (Instant m = since; !m.isAfter(last); m = m.plus(1, ChronoUnit.MINUTES)) {
+            long[] v = counted.getOrDefault(m, new long[2]);
+            result.add(new CompletionMinute(m, v[0], v[1]));
           }
           return result;
         });

@@ -45,7 +45,8 @@ final class Retention {
                 count(tx, sql.countRedriveAudit, history)
                     + count(tx, sql.countCancelAudit, history)
                     + count(tx, sql.countSupersedes, history)
-                    + count(tx, sql.countPurgeAudit, history);
+                    + count(tx, sql.countPurgeAudit, history)
+                    + count(tx, sql.countPurgeItemAudit, history);
             return new PurgeResult(true, work, tombs, attempts, audits, true);
           });
     }
@@ -58,7 +59,8 @@ final class Retention {
         batches(c, "purge redrive audit", sql.purgeRedriveAudit, p, complete, history)
             + batches(c, "purge cancel audit", sql.purgeCancelAudit, p, complete, history)
             + batches(c, "purge supersedes", sql.purgeSupersedes, p, complete, history)
-            + batches(c, "purge purge audit", sql.purgePurgeAudit, p, complete, history);
+            + batches(c, "purge purge audit", sql.purgePurgeAudit, p, complete, history)
+            + batches(c, "purge purge item audit", sql.purgePurgeItemAudit, p, complete, history);
     return new PurgeResult(false, work, tombs, attempts, audits, complete[0]);
   }
 

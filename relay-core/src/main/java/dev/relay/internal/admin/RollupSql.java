@@ -82,6 +82,24 @@ final class RollupSql {
    */
   final String pairs;
 
+  /**
+   * A window's finished work per (queue, kind) from one tier's buckets from the first one given,
+   * with the fold's position, in one statement, so that both come from one snapshot (a fold that
+   * commits meanwhile moves both or neither, and the work after the position is read from the work
+   * table). One row per (queue, kind) and measure: {@code done} (its count in {@code n}), {@code
+   * bin} (the latency histogram's non-zero bins: {@code bin} and its count), {@code failed} (per
+   * {@code reason}); a single row of NULL measure when the window has no buckets, and no row when
+   * the watermark row is missing. Parameters: span, from.
+   */
+  final String windowTotals;
+
+  /**
+   * The 1-minute tier's buckets from the first one given, done and failed summed per minute over
+   * every queue and kind, with the fold's position, in one statement as {@link #windowTotals}; a
+   * single row of NULL minute when there is none. Parameter: from.
+   */
+  final String windowMinutes;
+
   private static final PerSchema<RollupSql> CATALOG = new PerSchema<>(RollupSql::new);
 
   static RollupSql of(SchemaName schema) {
@@ -178,6 +196,52 @@ final class RollupSql {
                    (last_completed_at, last_work_id, folded_through)
             VALUES (clock_timestamp() - interval '8 days', '', clock_timestamp() - interval '8 days')
                 ON CONFLICT (only_row) DO NOTHING
+            """);
+    windowTotals =
+        schema.inject(
+            """
+            WITH w AS MATERIALIZED (
+                SELECT last_completed_at, last_work_id FROM ${relay_schema}.rollup_watermark
+            ),
+            r AS MATERIALIZED (
+                SELECT r.queue, r.kind, r.done, r.failed, r.failures, r.latency
+                  FROM ${relay_schema}.rollup r
+                 WHERE r.span_s = ? AND r.bucket_start >= ?
+            ),
+            t AS (
+                SELECT r.queue, r.kind, 'done' AS measure, NULL::int AS bin, NULL::text AS reason,
+                       sum(r.done)::int8 AS n
+                  FROM r GROUP BY r.queue, r.kind
+                UNION ALL
+                SELECT r.queue, r.kind, 'bin', (h.i - 1)::int, NULL, sum(h.n)::int8
+                  FROM r, unnest(r.latency) WITH ORDINALITY AS h(n, i)
+                 WHERE h.n > 0
+                 GROUP BY r.queue, r.kind, h.i
+                UNION ALL
+                SELECT r.queue, r.kind, 'failed', NULL, e.key, sum(e.value::bigint)::int8
+                  FROM r, jsonb_each_text(r.failures) AS e
+                 WHERE r.failed > 0
+                 GROUP BY r.queue, r.kind, e.key
+            )
+            SELECT w.last_completed_at, w.last_work_id, t.queue, t.kind, t.measure, t.bin,
+                   t.reason, t.n
+              FROM w LEFT JOIN t ON true
+            """);
+    windowMinutes =
+        schema.inject(
+            """
+            WITH w AS MATERIALIZED (
+                SELECT last_completed_at, last_work_id FROM ${relay_schema}.rollup_watermark
+            ),
+            m AS (
+                SELECT r.bucket_start AS minute, sum(r.done)::int8 AS done,
+                       sum(r.failed)::int8 AS failed
+                  FROM ${relay_schema}.rollup r
+                 WHERE r.span_s = 60 AND r.bucket_start >= ?
+                 GROUP BY r.bucket_start
+            )
+            SELECT w.last_completed_at, w.last_work_id, m.minute, m.done, m.failed
+              FROM w LEFT JOIN m ON true
             """);
     String window =
         """

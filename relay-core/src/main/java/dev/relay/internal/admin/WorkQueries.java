@@ -38,7 +38,7 @@ final class WorkQueries {
         "list work",
         tx -> {
           List<WorkItem> items = new ArrayList<>();
-          try (PreparedStatement ps = tx.prepareStatement(sql.listWork)) {
+          try (PreparedStatement ps = tx.prepareStatement(listStatement(filter))) {
             int i = bindFilter(tx, ps, filter, after, null);
             ps.setInt(i, limit + 1);
             try (ResultSet rs = ps.executeQuery()) {
@@ -58,6 +58,17 @@ final class WorkQueries {
   }
 
   /**
+   * The list statement for {@code filter}: through the claim index when it asks for ready or
+   * running work (unfinished work is the newest, and walking the creation order from the oldest row
+   * would pass every finished row first), the creation-order walk otherwise.
+   */
+  private String listStatement(WorkFilter filter) {
+    return "ready".equals(filter.state()) || "running".equals(filter.state())
+        ? sql.listBacklog
+        : sql.listWork;
+  }
+
+  /**
    * The IDs matching {@code filter} in one of {@code states}, oldest first, at most {@code limit}.
    */
   public List<String> select(Connection c, WorkFilter filter, List<String> states, int limit) {
@@ -67,7 +78,7 @@ final class WorkQueries {
         "select work",
         tx -> {
           List<String> ids = new ArrayList<>();
-          try (PreparedStatement ps = tx.prepareStatement(sql.listWork)) {
+          try (PreparedStatement ps = tx.prepareStatement(listStatement(filter))) {
             int i = bindFilter(tx, ps, filter, null, states);
             ps.setInt(i, limit);
             try (ResultSet rs = ps.executeQuery()) {

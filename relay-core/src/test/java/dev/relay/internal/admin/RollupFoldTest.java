@@ -9,6 +9,7 @@ import dev.relay.admin.ChartWindow;
 import dev.relay.admin.Charts;
 import dev.relay.admin.Maintenance;
 import dev.relay.admin.MaintenanceConfig;
+import dev.relay.admin.QueueHealth;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.Timeouts;
 import dev.relay.test.RelayDatabaseTest;
@@ -261,6 +262,130 @@ class RollupFoldTest {
       assertThat(Math.abs(reported - exact) / exact)
           .as("reported %s µs for %s µs", reported, exact)
           .isLessThanOrEqualTo(LatencyHistogram.RELATIVE_ERROR + 1e-6);
+    }
+
+    @Test
+    void healthAndTheMinuteChartCountTheWindowFromTheRollupAndTheTableAfterIt(TestDatabase db)
+        throws Exception {
+      // Ended 50 to 2 minutes ago (in the last hour's window) and 90 to 70 minutes ago (not),
+      // folded; then more ends after the fold's position, which only the table holds.
+      finished(db, "a", 900, 50, 2);
+      finished(db, "old", 300, 90, 70);
+      try (Connection c = db.connection()) {
+        fold(db, 400).fold(c, 10);
+      }
+      db.execute(
+          "INSERT INTO {schema}.outbox (work_id, kind, payload, queue, state, created_at,"
+              + " completed_at, claim_generation, attempts, first_attempt_at, last_error_kind)"
+              + " SELECT 'tail-' || g, 'k' || (g % 3), '{}', 'q' || (g % 2),"
+              + " CASE WHEN g % 4 = 0 THEN 'failed' ELSE 'done' END,"
+              + " clock_timestamp() - g * interval '100 milliseconds', clock_timestamp(), 1, 1,"
+              + " clock_timestamp(), CASE WHEN g % 4 = 0 THEN 'timeout' END"
+              + " FROM generate_series(1, 40) g");
+      Admin admin = Admin.create(db.dataSource(), db.schema());
+      Map<String, QueueHealth> expected = byPair(expectedFromTheTable(db));
+      Map<String, QueueHealth> health = byPair(admin.health(Duration.ofHours(1)));
+      assertThat(health.keySet()).isEqualTo(expected.keySet()).hasSize(6);
+      for (String pair : expected.keySet()) {
+        QueueHealth h = health.get(pair);
+        QueueHealth e = expected.get(pair);
+        assertThat(h.completedInWindow()).as(pair).isEqualTo(e.completedInWindow()).isPositive();
+        assertThat(h.completionP50()).as(pair).isEqualTo(e.completionP50());
+        assertThat(h.completionP95()).as(pair).isEqualTo(e.completionP95());
+        assertThat(h.failuresByReason()).as(pair).isEqualTo(e.failuresByReason());
+      }
+      long doneInChart =
+          admin.completionsPerMinute(Duration.ofHours(1)).stream()
+              .mapToLong(dev.relay.admin.CompletionMinute::done)
+              .sum();
+      long doneInTable =
+          db.queryLong(
+              "SELECT count(*) FROM {schema}.outbox WHERE state = 'done'"
+                  + " AND completed_at > clock_timestamp() - interval '1 hour'");
+      assertThat(doneInChart).isEqualTo(doneInTable);
+
+      // The folded part comes from the rollup: purging it from the table changes nothing.
+      db.execute("DELETE FROM {schema}.outbox WHERE work_id LIKE 'a-%'");
+      Map<String, QueueHealth> afterPurge = byPair(admin.health(Duration.ofHours(1)));
+      for (String pair : expected.keySet()) {
+        assertThat(afterPurge.get(pair).completedInWindow())
+            .as(pair)
+            .isEqualTo(expected.get(pair).completedInWindow());
+        assertThat(afterPurge.get(pair).completionP95())
+            .as(pair)
+            .isEqualTo(expected.get(pair).completionP95());
+      }
+      assertThat(
+              admin.completionsPerMinute(Duration.ofHours(1)).stream()
+                  .mapToLong(dev.relay.admin.CompletionMinute::done)
+                  .sum())
+          .isEqualTo(doneInChart);
+    }
+
+    /**
+     * Health over the last hour computed from the table itself: done counts, histogram percentiles
+     * of their times and failures by reason per (queue, kind).
+     */
+    private List<QueueHealth> expectedFromTheTable(TestDatabase db) throws Exception {
+      List<QueueHealth> result = new ArrayList<>();
+      try (Connection c = db.connection();
+          Statement st = c.createStatement();
+          ResultSet rs =
+              st.executeQuery(
+                  "SELECT queue, kind, array_agg(CASE WHEN state = 'done' THEN"
+                      + " (extract(epoch FROM completed_at - created_at) * 1000000)::int8 END)"
+                      + " AS micros, array_agg(CASE WHEN state = 'failed'"
+                      + " THEN coalesce(last_error_kind, 'unknown') END) AS reasons"
+                      + " FROM "
+                      + db.schema()
+                      + ".outbox WHERE state IN ('done', 'failed')"
+                      + " AND completed_at > clock_timestamp() - interval '1 hour'"
+                      + " GROUP BY queue, kind")) {
+        while (rs.next()) {
+          long[] bins = new long[LatencyHistogram.BINS];
+          long done = 0;
+          for (Object m : (Object[]) rs.getArray("micros").getArray()) {
+            if (m != null) {
+              bins[LatencyHistogram.bin(((Number) m).longValue())]++;
+              done++;
+            }
+          }
+          Map<String, Long> failures = new java.util.HashMap<>();
+          for (Object r : (Object[]) rs.getArray("reasons").getArray()) {
+            if (r != null) {
+              failures.merge((String) r, 1L, Long::sum);
+            }
+          }
+          result.add(
+              new QueueHealth(
+                  rs.getString("queue"),
+                  rs.getString("kind"),
+                  0,
+                  0,
+                  0,
+                  0,
+                  0,
+                  Duration.ZERO,
+                  0,
+                  0,
+                  failures,
+                  done,
+                  LatencyHistogram.quantile(bins, 0.5),
+                  LatencyHistogram.quantile(bins, 0.95),
+                  null,
+                  Map.of(),
+                  null));
+        }
+      }
+      return result;
+    }
+
+    private static Map<String, QueueHealth> byPair(List<QueueHealth> health) {
+      Map<String, QueueHealth> m = new java.util.TreeMap<>();
+      for (QueueHealth h : health) {
+        m.put(h.queue() + "/" + h.kind(), h);
+      }
+      return m;
     }
 
     @Test

@@ -14,7 +14,7 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
- * The schema's {@code payload_digest} (version 22: the payload's text hashed, number tokens whose
+ * The schema's {@code payload_digest} (version 24: the payload's text hashed, number tokens whose
  * fraction ends in zeros trimmed by a regular expression) against the digest of version 1 as the
  * oracle (the text of {@code jsonb_canonical}, a PL/pgSQL rebuild of the value): they must be equal
  * on every payload, or tombstones written before the upgrade would stop matching the payloads they

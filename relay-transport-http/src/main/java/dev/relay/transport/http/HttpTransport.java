@@ -30,8 +30,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.Function;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import javax.sql.DataSource;
 
 /**
@@ -433,18 +431,74 @@ public final class HttpTransport implements AsyncHandler {
       }
     }
     if (route.receiverRefField() != null) {
-      Matcher m =
-          Pattern.compile(
-                  "\""
-                      + Pattern.quote(route.receiverRefField())
-                      + "\"\\s*:\\s*"
-                      + "(?:\"((?:[^\"\\\\]|\\\\.)*)\"|(-?\\d+(?:\\.\\d+)?))")
-              .matcher(body);
-      if (m.find()) {
-        return m.group(1) != null ? m.group(1) : m.group(2);
-      }
+      return fieldValue(body, route.receiverRefField());
     }
     return null;
+  }
+
+  /**
+   * The value of the first {@code "field": value} in {@code body} whose value is a string (its text
+   * as written, escapes kept) or a number ({@code -12.50}); null when there is none. A scan, not a
+   * regular expression: the expression this replaces had an alternation under a star, which Java's
+   * engine matches by recursing once per character, so a receiver's long string value threw {@link
+   * StackOverflowError} in the worker (found by {@code ResponseFuzzTest}).
+   */
+  static String fieldValue(String body, String field) {
+    String key = "\"" + field + "\"";
+    for (int at = body.indexOf(key); at >= 0; at = body.indexOf(key, at + 1)) {
+      int i = space(body, at + key.length());
+      if (i >= body.length() || body.charAt(i) != ':') {
+        continue;
+      }
+      i = space(body, i + 1);
+      if (i < body.length() && body.charAt(i) == '"') {
+        for (int j = i + 1; j < body.length(); j++) {
+          char c = body.charAt(j);
+          if (c == '"') {
+            return body.substring(i + 1, j);
+          }
+          if (c == '\\') {
+            if (j + 1 >= body.length() || lineEnd(body.charAt(j + 1))) {
+              break;
+            }
+            j++;
+          }
+        }
+        continue;
+      }
+      int j = i < body.length() && body.charAt(i) == '-' ? i + 1 : i;
+      int digits = digits(body, j);
+      if (digits == j) {
+        continue;
+      }
+      int end = digits;
+      if (end < body.length() && body.charAt(end) == '.') {
+        int fraction = digits(body, end + 1);
+        if (fraction > end + 1) {
+          end = fraction;
+        }
+      }
+      return body.substring(i, end);
+    }
+    return null;
+  }
+
+  private static int space(String s, int i) {
+    while (i < s.length() && " \t\n\u000b\f\r".indexOf(s.charAt(i)) >= 0) {
+      i++;
+    }
+    return i;
+  }
+
+  private static int digits(String s, int i) {
+    while (i < s.length() && s.charAt(i) >= '0' && s.charAt(i) <= '9') {
+      i++;
+    }
+    return i;
+  }
+
+  private static boolean lineEnd(char c) {
+    return c == '\n' || c == '\r' || c == '\u0085' || c == '\u2028' || c == '\u2029';
   }
 
   private static String evidence(String body) {

@@ -112,21 +112,29 @@ class SpringShopConsoleTest {
     return db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = '" + workId + "'");
   }
 
+  /**
+   * The shop on the test's database with a free port, the operator mina ({@code mina-pw}) and the
+   * viewer tom ({@code tom-pw}), and {@code properties} besides.
+   */
+  static ConfigurableApplicationContext start(TestDatabase db, String... properties) {
+    return new SpringApplicationBuilder(SpringShopApplication.class)
+        .properties(
+            "spring.datasource.url=" + db.jdbcUrl() + "&currentSchema=" + db.schema(),
+            "relay.schema=" + db.schema(),
+            "relay.poll-interval=200ms",
+            "server.port=0",
+            "shop.operator.name=mina",
+            "shop.operator.hash=" + BCRYPT.encode("mina-pw"),
+            "shop.viewer.name=tom",
+            "shop.viewer.hash=" + BCRYPT.encode("tom-pw"))
+        .properties(properties)
+        .run();
+  }
+
   @Test
   void operatorRedrivesAsHimselfViewerCannotActCsrfIsRequiredAndPayloadsAreText(TestDatabase db)
       throws Exception {
-    try (ConfigurableApplicationContext app =
-        new SpringApplicationBuilder(SpringShopApplication.class)
-            .properties(
-                "spring.datasource.url=" + db.jdbcUrl() + "&currentSchema=" + db.schema(),
-                "relay.schema=" + db.schema(),
-                "relay.poll-interval=200ms",
-                "server.port=0",
-                "shop.operator.name=mina",
-                "shop.operator.hash=" + BCRYPT.encode("mina-pw"),
-                "shop.viewer.name=tom",
-                "shop.viewer.hash=" + BCRYPT.encode("tom-pw"))
-            .run()) {
+    try (ConfigurableApplicationContext app = start(db)) {
       int port = Integer.parseInt(app.getEnvironment().getRequiredProperty("local.server.port"));
       failed(db, "note-7", "{\"note\": \"" + SCRIPT + "\"}");
       failed(db, "note-8", "{}");

@@ -1,4 +1,4 @@
--- Relay schema, version 22: the payload digest without a PL/pgSQL walk of the payload.
+-- Relay schema, version 24: the payload digest without a PL/pgSQL walk of the payload.
 --
 -- ${relay_schema} is replaced by the validated schema name; see V1__core.sql.
 --
