@@ -101,7 +101,11 @@ public final class Migrator {
           new Version(
               23,
               "failed counts index",
-              "migrations/V23__concurrently_outbox_failed_counts_index.sql"));
+              "migrations/V23__concurrently_outbox_failed_counts_index.sql"),
+          new Version(
+              24,
+              "payload digest without plpgsql",
+              "migrations/V24__payload_digest_without_plpgsql.sql"));
 
   /**
    * The file-name marker of a contract step: {@code V20__contract_drop_old_column.sql}. Every
@@ -183,7 +187,7 @@ public final class Migrator {
             "the migrator runs its own transaction: pass a connection in auto-commit mode");
       }
       requireSupportedServer(c);
-      versions.forEach(Version::requireWellFormed);
+      requireWellFormed();
       c.setAutoCommit(false);
       SessionLock sessionLock = new SessionLock(c);
       try {
@@ -675,9 +679,27 @@ public final class Migrator {
     }
   }
 
+  /**
+   * Checks every version's text before anything runs: the shipped texts once per JVM (they cannot
+   * change while it runs), a test's versions on every call.
+   */
+  private void requireWellFormed() {
+    if (checksums == Shipped.CHECKSUMS) {
+      if (!Shipped.wellFormed) {
+        VERSIONS.forEach(Version::requireWellFormed);
+        Shipped.wellFormed = true;
+      }
+    } else {
+      versions.forEach(Version::requireWellFormed);
+    }
+  }
+
   /** The checksums of the shipped texts, computed once, on first use. */
   private static final class Shipped {
     private static final Map<Integer, String> CHECKSUMS = checksumsOf(VERSIONS);
+
+    /** Whether the shipped texts were checked; racing first checks only repeat the work. */
+    private static volatile boolean wellFormed;
   }
 
   private static Map<Integer, String> checksumsOf(List<Version> versions) {

@@ -1,6 +1,9 @@
 package dev.relay;
 
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * The hook a tracing library plugs into Relay: it hands the producer's trace context to the
@@ -26,6 +29,32 @@ import java.util.Map;
 public interface RelayTracing extends RelayEventListener {
   /** No tracing: nothing is stored and no attempt is wrapped. */
   RelayTracing NONE = new RelayTracing() {};
+
+  /**
+   * The W3C Trace Context fields a call carries as headers and a receiver continues: {@code
+   * traceparent} and {@code tracestate}, in that order.
+   */
+  List<String> HEADERS = List.of("traceparent", "tracestate");
+
+  /**
+   * The trace headers among {@code lookup}'s: each of {@link #HEADERS} for which it returns a
+   * value, under its lower-case name. A sender passes the attempt's {@link
+   * Claim#callTraceContext()} ({@code context::get}) to learn which headers to set; a receiver
+   * passes its header lookup to build the carrier for {@link #enterDelivery}.
+   *
+   * @param lookup the value of a header by its lower-case name, or {@code null} when absent
+   * @return a new mutable map in the order of {@link #HEADERS}, empty when none is present
+   */
+  static Map<String, String> headers(Function<String, String> lookup) {
+    Map<String, String> carrier = new LinkedHashMap<>();
+    for (String name : HEADERS) {
+      String value = lookup.apply(name);
+      if (value != null) {
+        carrier.put(name, value);
+      }
+    }
+    return carrier;
+  }
 
   /**
    * The carrier fields of the trace context current on the calling (producer's) thread, stored with

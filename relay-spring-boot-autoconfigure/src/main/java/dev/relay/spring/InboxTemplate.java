@@ -7,8 +7,6 @@ import dev.relay.receiver.Inbox;
 import dev.relay.receiver.InboxEffect;
 import dev.relay.receiver.InboxResult;
 import dev.relay.receiver.http.HeaderLookup;
-import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
@@ -61,8 +59,6 @@ public final class InboxTemplate {
   /**
    * The trace headers a message carries (W3C Trace Context), continued by the calls with headers.
    */
-  private static final List<String> TRACE_HEADERS = List.of("traceparent", "tracestate");
-
   /**
    * Creates the template; the auto-configuration declares one.
    *
@@ -155,13 +151,7 @@ public final class InboxTemplate {
     if (tracing == RelayTracing.NONE) {
       return apply.get(); // no tracer: no header is read, no scope is opened
     }
-    Map<String, String> carrier = new HashMap<>();
-    for (String name : TRACE_HEADERS) {
-      String value = headers.first(name);
-      if (value != null) {
-        carrier.put(name, value);
-      }
-    }
+    Map<String, String> carrier = RelayTracing.headers(headers::first);
     RelayTracing.Scope scope = tracing.enterDelivery(carrier, messageId, consumer);
     try {
       return apply.get();

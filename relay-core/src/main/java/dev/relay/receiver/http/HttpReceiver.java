@@ -17,8 +17,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import javax.sql.DataSource;
@@ -63,9 +61,8 @@ import javax.sql.DataSource;
  */
 public final class HttpReceiver {
   /** The W3C Trace Context headers a receiver continues. */
-  private static final List<String> TRACE_HEADERS = List.of("traceparent", "tracestate");
-
   private final DataSource dataSource;
+
   private final String consumer;
   private final Inbox inbox;
   private final Fence fence;
@@ -232,13 +229,7 @@ public final class HttpReceiver {
   }
 
   private RelayTracing.Scope enterDelivery(HeaderLookup headers, String workId) {
-    Map<String, String> carrier = new HashMap<>();
-    for (String name : TRACE_HEADERS) {
-      String value = headers.first(name);
-      if (value != null) {
-        carrier.put(name, value);
-      }
-    }
+    Map<String, String> carrier = RelayTracing.headers(headers::first);
     RelayTracing.Scope scope = tracing.enterDelivery(carrier, workId, "http");
     return scope == null ? RelayTracing.Scope.NONE : scope;
   }

@@ -158,7 +158,10 @@ class JsonTextOracleTest {
     return s.toString();
   }
 
-  private static String value(SplittableRandom r, int depth, StringBuilder out) {
+  /**
+   * A random valid JSON value appended to {@code out} (also {@code PayloadDigestTest}'s source).
+   */
+  static String value(SplittableRandom r, int depth, StringBuilder out) {
     int kind = depth > 3 ? r.nextInt(4) : r.nextInt(6);
     switch (kind) {
       case 0 -> out.append(number(r));

@@ -1,6 +1,7 @@
 package dev.relay.transport.broker;
 
 import dev.relay.Claim;
+import dev.relay.RelayTracing;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -143,12 +144,7 @@ public final class BrokerHeaders {
     // the attempt span's context (or the producer's, stored with the work): the receiver's
     // inbox continues the trace from it
     Map<String, String> trace = claim.callTraceContext();
-    for (String name : TRACE_HEADERS) {
-      String value = trace.get(name);
-      if (value != null) {
-        h.put(name, value);
-      }
-    }
+    RelayTracing.headers(trace::get).forEach(h::put);
     return Collections.unmodifiableMap(h);
   }
 
@@ -156,7 +152,7 @@ public final class BrokerHeaders {
    * The W3C Trace Context headers a message carries when its work has a trace ({@link
    * Claim#callTraceContext()}), and that {@link BrokerInbox} continues.
    */
-  public static final List<String> TRACE_HEADERS = List.of("traceparent", "tracestate");
+  public static final List<String> TRACE_HEADERS = RelayTracing.HEADERS;
 
   /** A header value as bytes on the wire: UTF-8. */
   public static byte[] encode(String value) {

@@ -16,7 +16,6 @@ import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
@@ -239,13 +238,7 @@ public final class BrokerInbox {
     if (tracing == RelayTracing.NONE) {
       return apply.get(); // no tracer: no carrier is read, no scope is opened
     }
-    Map<String, String> carrier = new HashMap<>();
-    for (String name : BrokerHeaders.TRACE_HEADERS) {
-      String value = headers.value(name);
-      if (value != null) {
-        carrier.put(name, value);
-      }
-    }
+    Map<String, String> carrier = RelayTracing.headers(headers::value);
     RelayTracing.Scope scope = tracing.enterDelivery(carrier, delivery.workId(), consumer);
     try {
       return apply.get();

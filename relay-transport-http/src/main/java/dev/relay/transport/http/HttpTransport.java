@@ -5,6 +5,7 @@ import dev.relay.Claim;
 import dev.relay.InvalidConfigurationException;
 import dev.relay.Outcome;
 import dev.relay.Outcome.Effect;
+import dev.relay.RelayTracing;
 import dev.relay.receiver.FenceTokens;
 import dev.relay.receiver.http.RelayHeaders;
 import java.io.IOException;
@@ -100,7 +101,6 @@ import javax.sql.DataSource;
  */
 public final class HttpTransport implements AsyncHandler {
   /** The W3C Trace Context headers sent when the work has a trace. */
-  private static final List<String> TRACE_HEADERS = List.of("traceparent", "tracestate");
 
   /** The header carrying the business deadline. */
   public static final String DEADLINE_HEADER = "Relay-Deadline";
@@ -330,12 +330,7 @@ public final class HttpTransport implements AsyncHandler {
     // W3C Trace Context: the attempt span's (or the producer's stored) trace, which an
     // HttpReceiver with a tracing hook continues
     Map<String, String> trace = claim.callTraceContext();
-    for (String name : TRACE_HEADERS) {
-      String value = trace.get(name);
-      if (value != null) {
-        request.header(name, value);
-      }
-    }
+    RelayTracing.headers(trace::get).forEach(request::header);
     return new Prepared(route, clients.get(route.kind()), request.build(), null);
   }
 
