@@ -25,14 +25,7 @@ class FaultSuiteTest {
   @Timeout(value = 8, unit = TimeUnit.MINUTES)
   void safeWorkersKeepEveryInvariantUnderAllFaults() throws Exception {
     Checker.Result r = run(WorkerMain.Mode.SAFE, SEED, 30_000, 3, 150);
-    assertThat(r.violations()).allSatisfy((inv, list) -> assertThat(list).as(inv.name()).isEmpty());
-    // Every committed item done, or ended by the operator (cancelled, audited) or failed with
-    // evidence after the last sweep.
-    assertThat(r.figures().get("items committed"))
-        .isEqualTo(
-            r.figures().get("items done")
-                + r.figures().get("items cancelled by the operator (audited)")
-                + r.figures().get("items failed with evidence"));
+    assertSafe(r);
     assertThat(r.faults().get(Scenario.Fault.CRASH_POSTGRES)).isPositive();
     assertThat(r.faults().get(Scenario.Fault.PAUSE_AND_REPLACE)).isPositive();
     // The operator acted through the admin API while the faults ran.
@@ -92,6 +85,19 @@ class FaultSuiteTest {
   }
 
   /** Runs a scenario, prints its report, and checks that nothing it started is left behind. */
+  /**
+   * Every invariant held, and every committed item is done, or ended by the operator (cancelled,
+   * audited) or failed with evidence after the last sweep.
+   */
+  static void assertSafe(Checker.Result r) {
+    assertThat(r.violations()).allSatisfy((inv, list) -> assertThat(list).as(inv.name()).isEmpty());
+    assertThat(r.figures().get("items committed"))
+        .isEqualTo(
+            r.figures().get("items done")
+                + r.figures().get("items cancelled by the operator (audited)")
+                + r.figures().get("items failed with evidence"));
+  }
+
   static Checker.Result run(Scenario.Config config) throws Exception {
     ByteArrayOutputStream buffer = new ByteArrayOutputStream();
     PrintStream out = new PrintStream(buffer, true, StandardCharsets.UTF_8);

@@ -46,14 +46,7 @@ class NetworkFaultsTest {
             .withMode(WorkerMain.Mode.SAFE, EnumSet.of(Scenario.Fault.KILL_WORKER), 30, 300);
     Checker.Result r =
         FaultSuiteTest.run(FaultsCommand.withClockJumps(FaultsCommand.onHosts(base)));
-    assertThat(r.violations()).allSatisfy((inv, list) -> assertThat(list).as(inv.name()).isEmpty());
-    // Every committed item done, or ended by the operator (who acts here too) or failed with
-    // evidence.
-    assertThat(r.figures().get("items committed"))
-        .isEqualTo(
-            r.figures().get("items done")
-                + r.figures().get("items cancelled by the operator (audited)")
-                + r.figures().get("items failed with evidence"));
+    FaultSuiteTest.assertSafe(r);
     for (Scenario.Fault f : NEW_KINDS) {
       assertThat(r.faults().get(f)).as(f.name()).isPositive();
     }

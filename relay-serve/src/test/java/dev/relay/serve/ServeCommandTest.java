@@ -497,9 +497,16 @@ class ServeCommandTest {
     assertThat(r.err.lines()).as(r.err).hasSizeLessThanOrEqualTo(2);
   }
 
-  private record Run(int code, String out, String err) {}
+  /** What one {@code relay serve} (or {@code passwd}) run in this JVM printed and returned. */
+  record Run(int code, String out, String err) {
+    @Override
+    public String toString() {
+      return "exit " + code + "\n--- stdout\n" + out + "--- stderr\n" + err;
+    }
+  }
 
-  private static Run run(String stdin, String... args) {
+  /** Runs {@code ServeMain} with {@code stdin} and {@code args}; serve itself must not start. */
+  static Run run(String stdin, String... args) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     ServeMain main =
@@ -507,7 +514,7 @@ class ServeCommandTest {
             new ByteArrayInputStream((stdin == null ? "" : stdin).getBytes(StandardCharsets.UTF_8)),
             new PrintStream(out, true, StandardCharsets.UTF_8));
     int code = main.run(new PrintStream(err, true, StandardCharsets.UTF_8), args);
-    assertThat(main.serving).isNull();
+    assertThat(main.serving).as("serve must not have started").isNull();
     return new Run(
         code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
   }

@@ -3,9 +3,7 @@ package dev.relay.serve;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
+import dev.relay.serve.ServeCommandTest.Run;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -184,16 +182,16 @@ class ServeFuzzTest {
       Files.write(file, bytes);
       Run run = bounded(text, null, "serve", "--config", file.toString(), "--print-config");
       String shown = "file " + file.getFileName() + " (seed " + SEED + "):\n" + text + "\n" + run;
-      assertThat(run.code).as(shown).isIn(0, 2);
-      assertThat(run.err).as(shown).doesNotContain("\tat ").doesNotContain("Exception");
-      if (run.code == 2) {
+      assertThat(run.code()).as(shown).isIn(0, 2);
+      assertThat(run.err()).as(shown).doesNotContain("\tat ").doesNotContain("Exception");
+      if (run.code() == 2) {
         refused++;
-        List<String> lines = run.err.lines().toList();
+        List<String> lines = run.err().lines().toList();
         assertThat(lines).as(shown).hasSize(2);
         assertThat(lines.get(0)).as(shown).startsWith("relay serve: ").contains(file.toString());
         assertThat(lines.get(1)).as(shown).isEqualTo("see relay help serve");
       } else {
-        assertThat(run.out).as(shown).startsWith("# relay serve --print-config");
+        assertThat(run.out()).as(shown).startsWith("# relay serve --print-config");
       }
       Files.delete(file);
     }
@@ -267,8 +265,8 @@ class ServeFuzzTest {
       String[] argv = args.toArray(String[]::new);
       Run run = bounded(stdin, stdin, argv);
       String shown = Arrays.toString(argv) + " stdin of " + stdin.length() + " chars: " + run;
-      assertThat(run.code).as(shown).isIn(0, 2);
-      assertThat(run.err).as(shown).doesNotContain("\tat ");
+      assertThat(run.code()).as(shown).isIn(0, 2);
+      assertThat(run.err()).as(shown).doesNotContain("\tat ");
     }
   }
 
@@ -296,8 +294,8 @@ class ServeFuzzTest {
     for (String[] c : cases) {
       Path file = Files.writeString(dir.resolve(c[0]), c[1]);
       Run run = bounded(c[1], null, "serve", "--config", file.toString(), "--print-config");
-      assertThat(run.code).as("%s: %s", c[0], run).isEqualTo(2);
-      assertThat(run.err.lines().toList())
+      assertThat(run.code()).as("%s: %s", c[0], run).isEqualTo(2);
+      assertThat(run.err().lines().toList())
           .as("%s: %s", c[0], run)
           .hasSize(2)
           .first()
@@ -314,9 +312,9 @@ class ServeFuzzTest {
     // IllegalArgumentException past that, which reached the user as a stack trace.
     String password = "é".repeat(37); // 74 bytes in UTF-8, 37 characters
     Run run = bounded(password, password + "\n", "passwd");
-    assertThat(run.code).as(run.toString()).isEqualTo(2);
-    assertThat(run.err).startsWith("relay passwd: ").contains("72 bytes");
-    assertThat(run.err).doesNotContain("\tat ");
+    assertThat(run.code()).as(run.toString()).isEqualTo(2);
+    assertThat(run.err()).startsWith("relay passwd: ").contains("72 bytes");
+    assertThat(run.err()).doesNotContain("\tat ");
   }
 
   private static String passwordLine(SplittableRandom r) {
@@ -394,16 +392,9 @@ class ServeFuzzTest {
     return String.join("\n", lines) + (r.nextBoolean() ? "\n" : "");
   }
 
-  private record Run(int code, String out, String err) {
-    @Override
-    public String toString() {
-      return "exit " + code + "\n--- stdout\n" + out + "--- stderr\n" + err;
-    }
-  }
-
   /** {@code relay args} with {@code stdin}, within the bound; a hang fails naming the input. */
   private static Run bounded(String input, String stdin, String... args) throws Exception {
-    Future<Run> f = RUNNER.submit(() -> run(stdin, args));
+    Future<Run> f = RUNNER.submit(() -> ServeCommandTest.run(stdin, args));
     try {
       return f.get(BOUND_SECONDS, TimeUnit.SECONDS);
     } catch (TimeoutException e) {
@@ -423,18 +414,5 @@ class ServeFuzzTest {
               + input,
           e.getCause());
     }
-  }
-
-  private static Run run(String stdin, String... args) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    ServeMain main =
-        new ServeMain(
-            new ByteArrayInputStream((stdin == null ? "" : stdin).getBytes(StandardCharsets.UTF_8)),
-            new PrintStream(out, true, StandardCharsets.UTF_8));
-    int code = main.run(new PrintStream(err, true, StandardCharsets.UTF_8), args);
-    assertThat(main.serving).as("serve must not have started").isNull();
-    return new Run(
-        code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
   }
 }
