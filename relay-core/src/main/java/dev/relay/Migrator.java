@@ -15,6 +15,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -120,8 +121,10 @@ public final class Migrator {
    * V23__concurrently_outbox_failed_counts_index.sql}. Its text is exactly one {@code CREATE
    * [UNIQUE] INDEX CONCURRENTLY IF NOT EXISTS name ON ...} statement (comments aside), so that a
    * long index build on a large table never blocks the writes of running workers. {@link #migrate}
-   * commits the versions before it, builds the index in auto-commit mode while holding the
-   * migration lock at session level, then records it and goes on. A build that failed or was
+   * commits the versions before it, builds the index in auto-commit mode with no lock held (a
+   * second migrator finding the build in progress waits for it), then takes the migration lock
+   * again, records the version unless another migrator did meanwhile, and goes on. Nothing of the
+   * session is used, so this works through a transaction pooler. A build that failed or was
    * cancelled leaves an invalid index and no recorded version; the next migration drops that index
    * (concurrently) and builds it again.
    */
@@ -189,9 +192,8 @@ public final class Migrator {
       requireSupportedServer(c);
       requireWellFormed();
       c.setAutoCommit(false);
-      SessionLock sessionLock = new SessionLock(c);
       try {
-        Report report = migrateLocked(c, sessionLock);
+        Report report = migrateLocked(c);
         c.commit();
         if (!report.applied().isEmpty()) {
           log.info(
@@ -208,7 +210,6 @@ public final class Migrator {
         throw e;
       } finally {
         c.setAutoCommit(true);
-        sessionLock.release();
       }
     } catch (SQLException e) {
       throw SqlErrors.translate("migrating schema " + schema, e);
@@ -333,7 +334,7 @@ public final class Migrator {
     }
   }
 
-  private Report migrateLocked(Connection c, SessionLock sessionLock) throws SQLException {
+  private Report migrateLocked(Connection c) throws SQLException {
     lockTransaction(c);
     try (Statement s = c.createStatement()) {
       s.execute(sql.createVersionTable);
@@ -353,15 +354,22 @@ public final class Migrator {
     checked(recorded);
     fillMissingChecksums(c, recorded);
     List<Integer> applied = new ArrayList<>();
+    int done = previous;
     for (Version v : versions) {
-      if (v.number() <= previous) {
+      if (v.number() <= done) {
         continue;
       }
       if (v.contract()) {
         refuseWhileOlderWorkersLive(c, v);
       }
       if (v.concurrent()) {
-        buildConcurrently(c, v, sessionLock);
+        buildConcurrently(c, v);
+        // the lock was let go during the build: another migrator may have recorded this version
+        // and later ones meanwhile
+        done = checked(applied(c));
+        if (v.number() <= done) {
+          continue;
+        }
       } else {
         try (Statement s = c.createStatement()) {
           s.execute(sql.migration(v.text()));
@@ -424,78 +432,81 @@ public final class Migrator {
 
   /**
    * Builds a {@value #CONCURRENT_MARKER} version's index outside any transaction: commits what was
-   * applied so far (holding the migration lock at session level first, so no other migrator starts
-   * in between), drops an invalid index a failed build left, builds, and opens the transaction that
-   * records the version. The build waits for transactions that started before it and does not block
-   * writes; it has no statement timeout.
+   * applied so far (releasing the migration lock), then, in auto-commit mode, builds the index
+   * unless it is valid already, waits while another migrator's build of it is in progress, and
+   * drops (concurrently) an invalid one that no build is working on, which a failed or cancelled
+   * build left. Then it takes the migration lock again in a new transaction. No session state is
+   * used, so this works through a transaction pooler, and a crash leaves nothing held: at worst an
+   * invalid index the next run drops. The build waits for transactions that started before it and
+   * does not block writes; it has no statement timeout.
    */
-  private void buildConcurrently(Connection c, Version v, SessionLock sessionLock)
-      throws SQLException {
-    sessionLock.take(Coordination.migrationKey(schema));
+  private void buildConcurrently(Connection c, Version v) throws SQLException {
     c.commit();
     c.setAutoCommit(true);
     String index = v.concurrentIndexName();
-    boolean invalid;
-    try (PreparedStatement ps = c.prepareStatement(sql.invalidIndexExists)) {
-      ps.setString(1, index);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        invalid = rs.getBoolean(1);
+    long waitingSince = 0;
+    long backoffMillis = 20;
+    while (true) {
+      Boolean valid = null;
+      boolean building = false;
+      try (PreparedStatement ps = c.prepareStatement(sql.indexState)) {
+        ps.setString(1, index);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (rs.next()) {
+            valid = rs.getBoolean(1);
+            building = rs.getBoolean(2);
+          }
+        }
       }
-    }
-    try (Statement s = c.createStatement()) {
-      if (invalid) {
-        log.info(
-            "relay schema {}: index {} was left invalid by an earlier build of version {};"
-                + " dropping it to build it again",
-            schema,
-            index,
-            v.number());
-        s.execute(sql.dropIndexConcurrently(index));
+      if (Boolean.TRUE.equals(valid)) {
+        break;
       }
-      log.info(
-          "relay schema {}: building index {} concurrently (version {})",
-          schema,
-          index,
-          v.number());
-      s.execute(sql.migration(v.text()));
+      if (valid != null && building) {
+        long now = System.nanoTime();
+        if (waitingSince == 0 || now - waitingSince > WAIT_LOG_INTERVAL.toNanos()) {
+          log.info(
+              "relay schema {}: index {} (version {}) is being built by another migration;"
+                  + " waiting for it",
+              schema,
+              index,
+              v.number());
+          waitingSince = now;
+        }
+        pause(backoffMillis);
+        backoffMillis = Math.min(1000, backoffMillis * 2);
+        continue;
+      }
+      try (Statement s = c.createStatement()) {
+        if (valid != null) {
+          log.info(
+              "relay schema {}: index {} was left invalid by an earlier build of version {};"
+                  + " dropping it to build it again",
+              schema,
+              index,
+              v.number());
+          s.execute(sql.dropIndexConcurrently(index));
+        } else {
+          log.info(
+              "relay schema {}: building index {} concurrently (version {})",
+              schema,
+              index,
+              v.number());
+          s.execute(sql.migration(v.text()));
+        }
+      }
     }
     c.setAutoCommit(false);
     lockTransaction(c);
   }
 
-  /**
-   * The migration lock held at session level across a concurrent build; released when the migration
-   * ends, however it ends.
-   */
-  private static final class SessionLock {
-    private final Connection c;
-    private String key;
+  private static final Duration WAIT_LOG_INTERVAL = Duration.ofSeconds(30);
 
-    SessionLock(Connection c) {
-      this.c = c;
-    }
-
-    void take(String key) throws SQLException {
-      if (this.key != null) {
-        return;
-      }
-      try (PreparedStatement ps = c.prepareStatement(Coordination.LOCK_MIGRATION_SESSION)) {
-        ps.setString(1, key);
-        ps.execute();
-      }
-      this.key = key;
-    }
-
-    void release() throws SQLException {
-      if (key == null) {
-        return;
-      }
-      try (PreparedStatement ps = c.prepareStatement(Coordination.UNLOCK_MIGRATION_SESSION)) {
-        ps.setString(1, key);
-        ps.execute();
-      }
-      key = null;
+  private void pause(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new RelayException("interrupted while waiting for an index build of " + schema);
     }
   }
 

@@ -21,7 +21,12 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -60,8 +65,12 @@ class BehindPgBouncerTest {
   }
 
   private HikariDataSource pooled(TestDatabase db, int size) throws Exception {
+    return pooled(bouncer(db).jdbcUrl(db), size);
+  }
+
+  private HikariDataSource pooled(String url, int size) {
     HikariConfig c = new HikariConfig();
-    c.setJdbcUrl(bouncer(db).jdbcUrl(db));
+    c.setJdbcUrl(url);
     c.setMaximumPoolSize(size);
     c.setPoolName("via-pgbouncer");
     HikariDataSource ds = new HikariDataSource(c);
@@ -281,12 +290,54 @@ class BehindPgBouncerTest {
 
   @Test
   void migrationsRunThroughPgBouncer(TestDatabase db) throws Exception {
-    HikariDataSource pool = pooled(db, 2);
+    // A pooler of its own that hands each transaction to the next server connection in turn, with
+    // four of them open: a statement that relied on session state would run on another session.
+    PgBouncer roundRobin =
+        PgBouncer.start(db.host(), db.port(), db.user(), Map.of("server_round_robin", "1"));
+    HikariDataSource pool = pooled(roundRobin.jdbcUrl(db), 4);
+    List<Connection> held = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      Connection c = pool.getConnection();
+      c.setAutoCommit(false);
+      try (Statement s = c.createStatement()) {
+        s.execute("SELECT 1");
+      }
+      held.add(c);
+    }
+    for (Connection c : held) {
+      c.commit();
+      c.close();
+    }
     String schema = db.schema() + "_m";
+    ExecutorService racers = Executors.newFixedThreadPool(2);
     try {
-      Migrator.migrate(pool, schema);
+      // Two migrators race through the pooler, across the concurrent index build (version 23):
+      // each version is applied once, and no lock is left on a server connection afterwards.
+      List<Future<Migrator.Report>> runs = new ArrayList<>();
+      for (int i = 0; i < 2; i++) {
+        runs.add(racers.submit(() -> Migrator.migrate(pool, schema)));
+      }
+      List<Integer> applied = new ArrayList<>();
+      for (Future<Migrator.Report> run : runs) {
+        Migrator.Report report = run.get(2, TimeUnit.MINUTES);
+        assertThat(report.currentVersion()).isEqualTo(Migrator.LATEST_VERSION);
+        applied.addAll(report.applied());
+      }
+      assertThat(applied).doesNotHaveDuplicates().hasSize(Migrator.LATEST_VERSION);
       assertThat(db.queryLong("SELECT count(*) FROM " + schema + ".outbox")).isZero();
+      assertThat(
+              db.queryLong(
+                  "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
+                      + " AND objid::bigint = (hashtext('"
+                      + schema
+                      + "')::bigint & 4294967295)"))
+          .as("migration locks left behind")
+          .isZero();
+      assertThat(Migrator.migrate(pool, schema).applied()).isEmpty();
     } finally {
+      racers.shutdownNow();
+      pool.close();
+      roundRobin.close();
       db.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
     }
   }

@@ -59,18 +59,6 @@ public final class Coordination {
       "SELECT pg_try_advisory_xact_lock(" + MIGRATION_LOCK_CLASS + ", hashtext(?))";
 
   /**
-   * The same key as {@link #LOCK_MIGRATION}, held by the session: a migration takes it before it
-   * commits ahead of a version built outside a transaction ({@code CREATE INDEX CONCURRENTLY}), so
-   * no other migrator starts in between; released by {@link #UNLOCK_MIGRATION_SESSION}.
-   */
-  public static final String LOCK_MIGRATION_SESSION =
-      "SELECT pg_advisory_lock(" + MIGRATION_LOCK_CLASS + ", hashtext(?))";
-
-  /** Releases {@link #LOCK_MIGRATION_SESSION}; bind {@link #migrationKey}. */
-  public static final String UNLOCK_MIGRATION_SESSION =
-      "SELECT pg_advisory_unlock(" + MIGRATION_LOCK_CLASS + ", hashtext(?))";
-
-  /**
    * Takes the schema's maintenance lock if free; bind {@link #maintenanceKey}. Session level (one
    * 64-bit key), so it must be held on a dedicated connection, never a pooled one.
    */

@@ -46,10 +46,13 @@ public final class MigratorSql {
   public final String fillChecksum;
 
   /**
-   * Whether an index of the schema by the bound name exists and is invalid: what a {@code CREATE
-   * INDEX CONCURRENTLY} leaves behind when it fails or is cancelled.
+   * The state of the schema's index by the bound name: no row when it does not exist, else whether
+   * it is valid and whether a {@code CREATE INDEX} is in progress on its table (or on a table this
+   * role cannot see, which counts as in progress). An invalid index with no build in progress is
+   * what a {@code CREATE INDEX CONCURRENTLY} leaves behind when it fails or is cancelled; an
+   * invalid one with a build in progress is another migrator's build.
    */
-  public final String invalidIndexExists;
+  public final String indexState;
 
   /** The statements for {@code schema}. */
   public static MigratorSql of(SchemaName schema) {
@@ -115,13 +118,16 @@ public final class MigratorSql {
                AND heartbeat_at + stale_after > clock_timestamp()
              ORDER BY worker_id""");
     workerTableExists = schema.inject("SELECT to_regclass('${relay_schema}.worker') IS NOT NULL");
-    invalidIndexExists =
+    indexState =
         schema.inject(
             """
-            SELECT EXISTS (SELECT 1 FROM pg_index i
-                             JOIN pg_class c ON c.oid = i.indexrelid
-                            WHERE c.oid = to_regclass('${relay_schema}.' || quote_ident(?))
-                              AND NOT i.indisvalid)""");
+            SELECT i.indisvalid,
+                   EXISTS (SELECT 1 FROM pg_stat_progress_create_index p
+                            WHERE p.datid = (SELECT oid FROM pg_database
+                                              WHERE datname = current_database())
+                              AND (p.relid = i.indrelid OR p.relid IS NULL))
+              FROM pg_index i
+             WHERE i.indexrelid = to_regclass('${relay_schema}.' || quote_ident(?))""");
     fillChecksum =
         schema.inject(
             """
