@@ -3,6 +3,7 @@ package dev.relay.admin;
 import dev.relay.CancelResult;
 import dev.relay.Outbox;
 import dev.relay.Relay;
+import dev.relay.RetryableException;
 import dev.relay.Work;
 import dev.relay.WorkConflictException;
 import dev.relay.WorkState;
@@ -551,18 +552,30 @@ public final class Admin {
    * Runs bulk action {@code id} to its end, batch after batch (see {@link #startBulk}), and returns
    * it as it ended. Safe to call again at any time: after a crash (each batch committed its items
    * with its progress, so it continues after the last committed item), and while another call runs
-   * it (batches lock the bulk action's row and take turns). An action already ended is returned as
-   * it is.
+   * it (batches lock the bulk action's row and take turns; a call that waited past the lock timeout
+   * for another call's batch, on a slow or loaded server, reads the action again and goes on). An
+   * action already ended is returned as it is.
    *
    * @throws InvalidAdminRequestException if no bulk action has the ID
    */
   public BulkProgress runBulk(long id) {
     BulkProgress p = bulk(id).orElseThrow(() -> noBulk(id));
     while (p.running()) {
-      p = withConnection("bulk batch", c -> store.runBulkBatch(c, id, BULK_BATCH));
+      try {
+        p = withConnection("bulk batch", c -> store.runBulkBatch(c, id, BULK_BATCH));
+      } catch (RetryableException e) {
+        if (!LOCK_TIMEOUT.equals(e.sqlState())) {
+          throw e;
+        }
+        // another runner's batch held the bulk row past the lock timeout: nothing of ours was
+        // written (the batch is one transaction), so read where the action stands and go on
+        p = bulk(id).orElseThrow(() -> noBulk(id));
+      }
     }
     return p;
   }
+
+  private static final String LOCK_TIMEOUT = "55P03";
 
   /** Bulk action {@code id} as stored now, or empty. */
   public Optional<BulkProgress> bulk(long id) {

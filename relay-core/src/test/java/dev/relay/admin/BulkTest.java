@@ -2,6 +2,7 @@ package dev.relay.admin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.relay.EnqueueResult;
 import dev.relay.Outbox;
@@ -13,9 +14,14 @@ import dev.relay.internal.jdbc.Timeouts;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -149,6 +155,54 @@ class BulkTest {
     assertThat(db.queryLong("SELECT count(*) FROM {schema}.redrive_audit")).isEqualTo(1_000);
     assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'failed'"))
         .isEqualTo(3);
+  }
+
+  @Test
+  void aRunnerThatWaitsPastTheLockTimeoutForAnotherRunnersBatchGoesOn(TestDatabase db)
+      throws Exception {
+    failed(db, "f", "a", 50, "now()");
+    Admin admin = Admin.create(db.dataSource(), db.schema());
+    BulkProgress started =
+        admin.startBulk(
+            WorkFilter.all().state("failed").kind("a"), BulkAction.REDRIVE, false, "olga", "x");
+    // Plays another runner whose batch holds the bulk row longer than the lock timeout (a slow or
+    // loaded server): the waiting runner's lock wait ends in 55P03, and it must go on, not fail.
+    try (Connection other = db.dataSource().getConnection()) {
+      other.setAutoCommit(false);
+      try (Statement s = other.createStatement()) {
+        s.execute(
+            "SELECT 1 FROM "
+                + db.schema()
+                + ".bulk_operation WHERE id = "
+                + started.id()
+                + " FOR UPDATE");
+      }
+      CompletableFuture<BulkProgress> runner =
+          CompletableFuture.supplyAsync(() -> admin.runBulk(started.id()));
+      Set<String> waits = new HashSet<>();
+      await()
+          .atMost(Duration.ofMinutes(2))
+          .pollInterval(Duration.ofMillis(200))
+          .until(
+              () -> {
+                if (runner.isDone()) {
+                  return true; // failed (the assertion below says how) or, wrongly, got through
+                }
+                waits.add(
+                    db.queryString(
+                        "SELECT coalesce(max(query_start)::text, '') FROM pg_stat_activity"
+                            + " WHERE wait_event_type = 'Lock' AND query LIKE '%bulk_operation%'"
+                            + " AND pid <> pg_backend_pid()"));
+                waits.remove("");
+                return waits.size() >= 2; // a second wait: the first one timed out
+              });
+      assertThat(runner).isNotDone();
+      other.commit();
+      BulkProgress end = runner.get(2, TimeUnit.MINUTES);
+      assertThat(end.running()).isFalse();
+      assertThat(end.counts().changed()).isEqualTo(50);
+    }
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.redrive_audit")).isEqualTo(50);
   }
 
   @Test
