@@ -557,19 +557,30 @@ public final class Admin {
    * action already ended is returned as it is.
    *
    * @throws InvalidAdminRequestException if no bulk action has the ID
+   * @throws RetryableException if the action's row stayed locked for two lock timeouts in a row
+   *     with no batch committed meanwhile (held by something other than a runner making progress)
    */
   public BulkProgress runBulk(long id) {
     BulkProgress p = bulk(id).orElseThrow(() -> noBulk(id));
+    boolean waitedWithoutProgress = false;
     while (p.running()) {
       try {
         p = withConnection("bulk batch", c -> store.runBulkBatch(c, id, BULK_BATCH));
+        waitedWithoutProgress = false;
       } catch (RetryableException e) {
         if (!LOCK_TIMEOUT.equals(e.sqlState())) {
           throw e;
         }
-        // another runner's batch held the bulk row past the lock timeout: nothing of ours was
-        // written (the batch is one transaction), so read where the action stands and go on
-        p = bulk(id).orElseThrow(() -> noBulk(id));
+        // Something held the bulk row past the lock timeout: nothing of ours was written (the
+        // batch is one transaction). Another runner's batch commits in the end, so read where
+        // the action stands and go on; twice in a row with no progress is not such a batch.
+        BulkProgress now = bulk(id).orElseThrow(() -> noBulk(id));
+        boolean progressed = !now.equals(p);
+        if (!progressed && waitedWithoutProgress) {
+          throw e;
+        }
+        waitedWithoutProgress = !progressed;
+        p = now;
       }
     }
     return p;

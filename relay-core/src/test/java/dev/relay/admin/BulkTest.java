@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.relay.EnqueueResult;
 import dev.relay.Outbox;
+import dev.relay.RetryableException;
 import dev.relay.Work;
 import dev.relay.WorkConflictException;
 import dev.relay.internal.admin.AdminStore;
@@ -203,6 +204,35 @@ class BulkTest {
       assertThat(end.counts().changed()).isEqualTo(50);
     }
     assertThat(db.queryLong("SELECT count(*) FROM {schema}.redrive_audit")).isEqualTo(50);
+  }
+
+  @Test
+  void aRowHeldWithNoBatchCommittingForTwoLockTimeoutsIsReportedNotWaitedForeverAndChangesNothing(
+      TestDatabase db) throws Exception {
+    failed(db, "f", "a", 20, "now()");
+    Admin admin = Admin.create(db.dataSource(), db.schema());
+    BulkProgress started =
+        admin.startBulk(
+            WorkFilter.all().state("failed").kind("a"), BulkAction.REDRIVE, false, "olga", "x");
+    try (Connection other = db.dataSource().getConnection()) {
+      other.setAutoCommit(false);
+      try (Statement s = other.createStatement()) {
+        s.execute(
+            "SELECT 1 FROM "
+                + db.schema()
+                + ".bulk_operation WHERE id = "
+                + started.id()
+                + " FOR UPDATE");
+      }
+      assertThatThrownBy(() -> admin.runBulk(started.id()))
+          .isInstanceOf(RetryableException.class)
+          .satisfies(e -> assertThat(((RetryableException) e).sqlState()).isEqualTo("55P03"));
+      other.rollback();
+    }
+    assertThat(admin.bulk(started.id()).orElseThrow().counts().changed()).isZero();
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.redrive_audit")).isZero();
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'failed'"))
+        .isEqualTo(20);
   }
 
   @Test
