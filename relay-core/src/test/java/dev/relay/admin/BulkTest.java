@@ -158,26 +158,31 @@ class BulkTest {
         .isEqualTo(3);
   }
 
+  private static BulkProgress redriveFailedOfKindA(Admin admin) {
+    return admin.startBulk(
+        WorkFilter.all().state("failed").kind("a"), BulkAction.REDRIVE, false, "olga", "x");
+  }
+
+  /** A connection in a transaction that holds bulk action {@code id}'s row, as a batch does. */
+  private static Connection holdingTheBulkRow(TestDatabase db, long id) throws Exception {
+    Connection c = db.dataSource().getConnection();
+    c.setAutoCommit(false);
+    try (Statement s = c.createStatement()) {
+      s.execute(
+          "SELECT 1 FROM " + db.schema() + ".bulk_operation WHERE id = " + id + " FOR UPDATE");
+    }
+    return c;
+  }
+
   @Test
   void aRunnerThatWaitsPastTheLockTimeoutForAnotherRunnersBatchGoesOn(TestDatabase db)
       throws Exception {
     failed(db, "f", "a", 50, "now()");
     Admin admin = Admin.create(db.dataSource(), db.schema());
-    BulkProgress started =
-        admin.startBulk(
-            WorkFilter.all().state("failed").kind("a"), BulkAction.REDRIVE, false, "olga", "x");
+    BulkProgress started = redriveFailedOfKindA(admin);
     // Plays another runner whose batch holds the bulk row longer than the lock timeout (a slow or
     // loaded server): the waiting runner's lock wait ends in 55P03, and it must go on, not fail.
-    try (Connection other = db.dataSource().getConnection()) {
-      other.setAutoCommit(false);
-      try (Statement s = other.createStatement()) {
-        s.execute(
-            "SELECT 1 FROM "
-                + db.schema()
-                + ".bulk_operation WHERE id = "
-                + started.id()
-                + " FOR UPDATE");
-      }
+    try (Connection other = holdingTheBulkRow(db, started.id())) {
       CompletableFuture<BulkProgress> runner =
           CompletableFuture.supplyAsync(() -> admin.runBulk(started.id()));
       Set<String> waits = new HashSet<>();
@@ -211,19 +216,8 @@ class BulkTest {
       TestDatabase db) throws Exception {
     failed(db, "f", "a", 20, "now()");
     Admin admin = Admin.create(db.dataSource(), db.schema());
-    BulkProgress started =
-        admin.startBulk(
-            WorkFilter.all().state("failed").kind("a"), BulkAction.REDRIVE, false, "olga", "x");
-    try (Connection other = db.dataSource().getConnection()) {
-      other.setAutoCommit(false);
-      try (Statement s = other.createStatement()) {
-        s.execute(
-            "SELECT 1 FROM "
-                + db.schema()
-                + ".bulk_operation WHERE id = "
-                + started.id()
-                + " FOR UPDATE");
-      }
+    BulkProgress started = redriveFailedOfKindA(admin);
+    try (Connection other = holdingTheBulkRow(db, started.id())) {
       assertThatThrownBy(() -> admin.runBulk(started.id()))
           .isInstanceOf(RetryableException.class)
           .satisfies(e -> assertThat(((RetryableException) e).sqlState()).isEqualTo("55P03"));
