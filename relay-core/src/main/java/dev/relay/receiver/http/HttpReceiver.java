@@ -60,9 +60,7 @@ import javax.sql.DataSource;
  * directly. Thread-safe; share one instance.
  */
 public final class HttpReceiver {
-  /** The W3C Trace Context headers a receiver continues. */
   private final DataSource dataSource;
-
   private final String consumer;
   private final Inbox inbox;
   private final Fence fence;
