@@ -106,7 +106,8 @@ public final class Migrator {
           new Version(
               24,
               "payload digest without plpgsql",
-              "migrations/V24__payload_digest_without_plpgsql.sql"));
+              "migrations/V24__payload_digest_without_plpgsql.sql"),
+          new Version(25, "work history", "migrations/V25__work_history.sql"));
 
   /**
    * The file-name marker of a contract step: {@code V20__contract_drop_old_column.sql}. Every

@@ -238,7 +238,7 @@ class BehindPgBouncerTest {
           .atMost(Duration.ofMinutes(3))
           .until(
               () ->
-                  db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'done'")
+                  db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'done'")
                       == works.size());
       assertThat(mostRunning.get()).as("maxRunning across both workers").isLessThanOrEqualTo(3);
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.attempt"))

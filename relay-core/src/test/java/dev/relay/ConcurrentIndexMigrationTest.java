@@ -109,7 +109,7 @@ class ConcurrentIndexMigrationTest {
       assertThat(migration.get().applied()).containsExactly(90);
     }
     assertThat(indexValid(db, "outbox_probe_kind_created")).isTrue();
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(2);
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isEqualTo(2);
   }
 
   @Test

@@ -32,7 +32,7 @@ class EnqueueTest {
   }
 
   private long outboxRows() {
-    return Rows.count(ds, schema, "SELECT count(*) FROM {schema}.outbox");
+    return Rows.count(ds, schema, "SELECT count(*) FROM {schema}.work");
   }
 
   /** Runs {@code body} in a transaction and commits it. */
@@ -251,7 +251,7 @@ class EnqueueTest {
       try (Connection rr = ds.getConnection()) {
         rr.setAutoCommit(false);
         rr.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
-        Rows.query(rr, schema, "SELECT count(*) FROM {schema}.outbox"); // takes the snapshot
+        Rows.query(rr, schema, "SELECT count(*) FROM {schema}.work"); // takes the snapshot
 
         enqueue(Work.of("dup", "k", "{}")); // committed by another transaction
 

@@ -30,6 +30,9 @@ import org.junit.jupiter.api.Test;
  */
 @RelayDatabaseTest
 class GrantCatalogSweepTest {
+  /** The catalog's views (not updatable), swept for reads only. */
+  private static final Set<String> VIEWS = Set.of("work");
+
   private TestDatabase db;
   private List<String> roles;
 
@@ -60,6 +63,21 @@ class GrantCatalogSweepTest {
         try {
           for (GrantCatalog.Table t : GrantCatalog.tables()) {
             String table = schema.sql() + "." + t.name();
+            if (VIEWS.contains(t.name())) {
+              // a view of a UNION is read-only whatever the grants: only reads are swept, and
+              // the catalog must grant nothing else on it
+              assertThat(t.grants()).allMatch(g -> g.privilege().equals("SELECT"));
+              for (String column : t.columns()) {
+                checked++;
+                check(
+                    s,
+                    "SELECT " + column + " FROM " + table + " WHERE false",
+                    allowed(effective, t, "SELECT", column),
+                    wrong,
+                    role);
+              }
+              continue;
+            }
             for (String column : t.columns()) {
               for (String privilege : List.of("SELECT", "INSERT", "UPDATE")) {
                 String sql =
@@ -93,6 +111,9 @@ class GrantCatalogSweepTest {
                   case "enqueue" -> "enqueue(NULL, NULL, NULL)";
                   case "lock_dependencies" -> "lock_dependencies(NULL)";
                   case "handoff_lease" -> "handoff_lease(NULL, NULL, NULL)";
+                  case "add_history_day" -> "add_history_day(NULL)";
+                  case "retire_history_day" -> "retire_history_day(NULL, NULL)";
+                  case "reopen_history" -> "reopen_history(NULL)";
                   default -> null; // PUBLIC, or a trigger's
                 };
             if (call != null) {

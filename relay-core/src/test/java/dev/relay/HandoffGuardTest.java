@@ -71,7 +71,7 @@ class HandoffGuardTest {
   void aClaimOfTheHandOffFormByARegisteredWorkerIsAccepted() throws SQLException {
     insertRunning("w1", "", "");
 
-    assertThat(db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = 'w1'"))
+    assertThat(db.queryString("SELECT state FROM {schema}.work WHERE work_id = 'w1'"))
         .isEqualTo("running");
   }
 
@@ -131,7 +131,7 @@ class HandoffGuardTest {
             + " (NULL, 'mail', 'olga', 'over', clock_timestamp() - interval '1 second')");
     insertRunning("w3", "", "");
 
-    assertThat(db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = 'w3'"))
+    assertThat(db.queryString("SELECT state FROM {schema}.work WHERE work_id = 'w3'"))
         .isEqualTo("running");
   }
 
@@ -159,6 +159,6 @@ class HandoffGuardTest {
             + " claim_generation, attempts) VALUES ('b', 'mail', '{}', 'done', clock_timestamp(),"
             + " 2, 2)");
 
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(2);
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isEqualTo(2);
   }
 }

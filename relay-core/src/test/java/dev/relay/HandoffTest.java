@@ -252,8 +252,7 @@ class HandoffTest {
       List<String> ids = new java.util.ArrayList<>();
       try (Statement s = c.createStatement();
           var rs =
-              s.executeQuery(
-                  "SELECT work_id FROM " + f.db.schema() + ".outbox WHERE " + condition)) {
+              s.executeQuery("SELECT work_id FROM " + f.db.schema() + ".work WHERE " + condition)) {
         while (rs.next()) {
           ids.add(rs.getString(1));
         }
@@ -346,7 +345,7 @@ class HandoffTest {
       }
       try (Connection c = transaction()) {
         outbox.enqueueAll(c, List.of(works));
-        assertThat(f.db.queryLong("SELECT count(*) FROM {schema}.outbox")).isZero();
+        assertThat(f.db.queryLong("SELECT count(*) FROM {schema}.work")).isZero();
         assertThat(inserted(c, "state = 'running'")).hasSize(8);
         assertThat(inserted(c, "state = 'ready'")).hasSize(1);
         outbox.rollback(c);

@@ -57,7 +57,7 @@ class ManualClaimsTest {
     }
     assertThat(
             db.queryString(
-                "SELECT state || '/' || receiver_ref FROM {schema}.outbox WHERE work_id = 'w1'"))
+                "SELECT state || '/' || receiver_ref FROM {schema}.work WHERE work_id = 'w1'"))
         .isEqualTo("done/ref-b");
     assertThat(
             db.queryLong(
@@ -77,7 +77,7 @@ class ManualClaimsTest {
     assertThat(
             db.queryString(
                 "SELECT state || '/' || outcome || '/' || (available_at > clock_timestamp()"
-                    + " + interval '50 minutes') FROM {schema}.outbox WHERE work_id = 'w1'"))
+                    + " + interval '50 minutes') FROM {schema}.work WHERE work_id = 'w1'"))
         .isEqualTo("ready/not_delivered/true");
   }
 
@@ -107,7 +107,7 @@ class ManualClaimsTest {
       assertThat(c.getAutoCommit()).isFalse();
       c.rollback();
     }
-    assertThat(db.queryString("SELECT state FROM {schema}.outbox")).isEqualTo("ready");
+    assertThat(db.queryString("SELECT state FROM {schema}.work")).isEqualTo("ready");
   }
 
   @Test

@@ -292,7 +292,7 @@ class RelayDependenciesTest {
         Class<? extends RelayException> type,
         String message)
         throws Exception {
-      long before = db.queryLong("SELECT count(*) FROM {schema}.outbox");
+      long before = db.queryLong("SELECT count(*) FROM {schema}.work");
       try (Connection c = db.connection()) {
         c.setAutoCommit(false);
         assertThatThrownBy(() -> f.outbox.enqueueAll(c, works))
@@ -302,7 +302,7 @@ class RelayDependenciesTest {
         f.outbox.enqueue(c, Work.of("after-refusal", "step", "{}"));
         c.commit();
       }
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(before + 1);
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isEqualTo(before + 1);
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.dependency")).isZero();
     }
   }

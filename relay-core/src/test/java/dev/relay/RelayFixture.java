@@ -86,7 +86,7 @@ final class RelayFixture implements AutoCloseable {
   Map<String, String> row(String workId) {
     try (Connection c = db.connection();
         PreparedStatement ps =
-            c.prepareStatement("SELECT * FROM " + db.schema() + ".outbox WHERE work_id = ?")) {
+            c.prepareStatement("SELECT * FROM " + db.schema() + ".work WHERE work_id = ?")) {
       ps.setString(1, workId);
       try (ResultSet rs = ps.executeQuery()) {
         Map<String, String> row = new HashMap<>();
@@ -141,7 +141,7 @@ final class RelayFixture implements AutoCloseable {
 
   long count(String whereSql) {
     try {
-      return db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE " + whereSql);
+      return db.queryLong("SELECT count(*) FROM {schema}.work WHERE " + whereSql);
     } catch (SQLException e) {
       throw new IllegalStateException(e);
     }

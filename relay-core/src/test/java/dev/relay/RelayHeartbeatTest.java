@@ -145,7 +145,7 @@ class RelayHeartbeatTest {
               db.queryString(
                   "SELECT (claimed_at >= '"
                       + lastLease
-                      + "'::timestamptz)::text FROM {schema}.outbox WHERE work_id = 'r'"))
+                      + "'::timestamptz)::text FROM {schema}.work WHERE work_id = 'r'"))
           .isEqualTo("true");
       // And worker a knew before anyone could take the work over.
       assertThat(takenOverAt.get() - stoppedAt.get()).isPositive();

@@ -58,7 +58,7 @@ class RelayHorizonTest {
                   Rows.count(
                           db.dataSource(),
                           db.schema(),
-                          "SELECT count(*) FROM {schema}.outbox WHERE work_id = 'w'"
+                          "SELECT count(*) FROM {schema}.work WHERE work_id = 'w'"
                               + " AND lease_until < clock_timestamp()"
                               + " AND first_attempt_at + interval '4 seconds' < clock_timestamp()")
                       == 1);

@@ -307,7 +307,7 @@ class RelayLimitsTest {
             .isInstanceOfSatisfying(
                 InvalidWorkException.class, e -> assertThat(e.field()).isEqualTo("group"));
       }
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isZero();
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isZero();
     }
   }
 

@@ -75,7 +75,7 @@ class RelayOrderingTest {
           .until(
               () ->
                   f.db.queryLong(
-                          "SELECT count(*) FROM " + db.schema() + ".outbox WHERE state = 'done'")
+                          "SELECT count(*) FROM " + db.schema() + ".work WHERE state = 'done'")
                       == (long) KEYS * PER_KEY);
 
       assertThat(runs).hasSize(KEYS);

@@ -139,7 +139,7 @@ class RelayPauseTest {
       await().atMost(RelayFixture.PATIENCE).until(() -> "done".equals(f.state("w")));
       assertThat(
               db.queryLong(
-                  "SELECT count(*) FROM {schema}.outbox"
+                  "SELECT count(*) FROM {schema}.work"
                       + " WHERE work_id = 'w' AND claimed_at >= '"
                       + p.resumeAt()
                       + "'"))
@@ -154,7 +154,7 @@ class RelayPauseTest {
   }
 
   private static long claimsAfter(TestDatabase db, Instant t) throws SQLException {
-    return db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE claimed_at > '" + t + "'");
+    return db.queryLong("SELECT count(*) FROM {schema}.work WHERE claimed_at > '" + t + "'");
   }
 
   private static long waitingForLock(TestDatabase db) throws SQLException {

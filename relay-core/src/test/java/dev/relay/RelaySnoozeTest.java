@@ -110,7 +110,7 @@ class RelaySnoozeTest {
       assertThat(f.row("w")).containsEntry("state", "ready").containsEntry("attempts", "0");
       assertThat(
               db.queryLong(
-                  "SELECT count(*) FROM {schema}.outbox WHERE work_id = 'w'"
+                  "SELECT count(*) FROM {schema}.work WHERE work_id = 'w'"
                       + " AND available_at > clock_timestamp() + interval '59 minutes'"))
           .isEqualTo(1);
       assertThat(db.queryLong("SELECT max_snoozes FROM {schema}.kind WHERE kind = 'later'"))

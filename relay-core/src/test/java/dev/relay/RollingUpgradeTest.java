@@ -195,8 +195,8 @@ class RollingUpgradeTest {
       await()
           .atMost(Duration.ofMinutes(2))
           .until(
-              () -> db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'done'") == n);
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE attempts <> 1")).isZero();
+              () -> db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'done'") == n);
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE attempts <> 1")).isZero();
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.worker")).isEqualTo(2);
     }
   }

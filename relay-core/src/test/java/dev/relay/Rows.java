@@ -51,7 +51,7 @@ public final class Rows {
   /** The single row of {@code work_id} in the outbox, or {@code null}. */
   public static Map<String, Object> work(DataSource ds, String schema, String workId) {
     List<Map<String, Object>> rows =
-        query(ds, schema, "SELECT * FROM {schema}.outbox WHERE work_id = ?", workId);
+        query(ds, schema, "SELECT * FROM {schema}.work WHERE work_id = ?", workId);
     return rows.isEmpty() ? null : rows.get(0);
   }
 

@@ -162,7 +162,7 @@ class SqlEnqueueTest {
         .isEqualTo("conflict");
     committed(p, Work.of("w2", "k", "{\"total\":\"29.00\"}"));
     assertThat(committed(p, Work.of("w2", "k", "{\"total\":\"29.0\"}"))).isEqualTo("conflict");
-    assertThat(count("SELECT count(*) FROM {schema}.outbox")).isEqualTo(2);
+    assertThat(count("SELECT count(*) FROM {schema}.work")).isEqualTo(2);
   }
 
   @ParameterizedTest
@@ -175,7 +175,7 @@ class SqlEnqueueTest {
         .isEqualTo("already_enqueued");
     assertThat(committed(p, Work.of("old-1", "k", "{\"total\":31.00}")))
         .isEqualTo("conflict (purged)");
-    assertThat(count("SELECT count(*) FROM {schema}.outbox")).isZero();
+    assertThat(count("SELECT count(*) FROM {schema}.work")).isZero();
   }
 
   @ParameterizedTest
@@ -186,7 +186,7 @@ class SqlEnqueueTest {
       assertThat(enqueue(p, c, Work.of("w", "k", "{}"))).isEqualTo("enqueued");
       c.rollback();
     }
-    assertThat(count("SELECT count(*) FROM {schema}.outbox")).isZero();
+    assertThat(count("SELECT count(*) FROM {schema}.work")).isZero();
   }
 
   @ParameterizedTest
@@ -195,7 +195,7 @@ class SqlEnqueueTest {
     try (Connection rr = ds.getConnection()) {
       rr.setAutoCommit(false);
       rr.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
-      Rows.query(rr, schema, "SELECT count(*) FROM {schema}.outbox"); // takes the snapshot
+      Rows.query(rr, schema, "SELECT count(*) FROM {schema}.work"); // takes the snapshot
 
       committed(p, Work.of("dup", "k", "{}")); // by another transaction
 
@@ -226,7 +226,7 @@ class SqlEnqueueTest {
         .isEqualTo("invalid orderingKey");
     assertThat(committed(p, Work.of("w", "k", "{}").group("a group"))).isEqualTo("invalid group");
     assertThat(committed(p, Work.of("w", "k", "{}").dependsOn("w"))).isEqualTo("invalid dependsOn");
-    assertThat(count("SELECT count(*) FROM {schema}.outbox")).isZero();
+    assertThat(count("SELECT count(*) FROM {schema}.work")).isZero();
   }
 
   @ParameterizedTest
@@ -245,7 +245,7 @@ class SqlEnqueueTest {
                 "SELECT count(*) FROM {schema}.dependency WHERE work_id = 'invoice'"
                     + " AND depends_on IN ('ack', 'gone')"))
         .isEqualTo(2);
-    assertThat(count("SELECT count(*) FROM {schema}.outbox WHERE has_dependencies")).isEqualTo(1);
+    assertThat(count("SELECT count(*) FROM {schema}.work WHERE has_dependencies")).isEqualTo(1);
   }
 
   @ParameterizedTest
@@ -256,7 +256,7 @@ class SqlEnqueueTest {
         .isEqualTo("already_enqueued");
     committed(p, Work.of("o-2", "k", "{}").orderingKey("order-103"));
 
-    assertThat(count("SELECT sequence FROM {schema}.outbox WHERE work_id = 'o-2'")).isEqualTo(2);
+    assertThat(count("SELECT sequence FROM {schema}.work WHERE work_id = 'o-2'")).isEqualTo(2);
     assertThat(
             count(
                 "SELECT last_sequence FROM {schema}.key_sequence"
@@ -281,7 +281,7 @@ class SqlEnqueueTest {
 
     assertThat(
             count(
-                "SELECT count(*) FROM {schema}.outbox WHERE work_id = 'full' AND queue = 'mail'"
+                "SELECT count(*) FROM {schema}.work WHERE work_id = 'full' AND queue = 'mail'"
                     + " AND priority = 5 AND available_at = '"
                     + AT
                     + "' AND deadline = available_at + interval '1 day' AND max_attempts = 3"
@@ -289,7 +289,7 @@ class SqlEnqueueTest {
         .isEqualTo(1);
     assertThat(
             count(
-                "SELECT count(*) FROM {schema}.outbox WHERE work_id = 'plain'"
+                "SELECT count(*) FROM {schema}.work WHERE work_id = 'plain'"
                     + " AND queue = 'default' AND priority = 0 AND max_attempts IS NULL"
                     + " AND group_key = '' AND available_at <= clock_timestamp()"))
         .isEqualTo(1);

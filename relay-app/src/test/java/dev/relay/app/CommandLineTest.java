@@ -179,7 +179,7 @@ class CommandLineTest {
       assertThat(
               db.queryString(
                   "SELECT kind || ' ' || queue || ' ' || max_attempts || ' ' || state"
-                      + " FROM {schema}.outbox WHERE work_id = 'order-103-ack'"))
+                      + " FROM {schema}.work WHERE work_id = 'order-103-ack'"))
           .isEqualTo("order_received mail 5 ready");
     }
 
@@ -209,7 +209,7 @@ class CommandLineTest {
               + " {\"work_id\": \"taken\", \"kind\": \"k\", \"payload\": {\"a\": 2}}]");
       Cli.Result refused = Cli.run(on(db, "enqueue", "--file", bad.toString()));
       assertThat(refused.exitCode()).as(refused.toString()).isEqualTo(1);
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE work_id = 'f-1'"))
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE work_id = 'f-1'"))
           .isZero();
 
       Path good = dir.resolve("good.json");
@@ -220,7 +220,7 @@ class CommandLineTest {
       Cli.Result ok = Cli.run(on(db, "enqueue", "--file", good.toString(), "--json"));
       assertThat(ok.exitCode()).as(ok.toString()).isZero();
       assertThat(ok.out()).contains("\"enqueued\":2");
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE work_id LIKE 'f-%'"))
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE work_id LIKE 'f-%'"))
           .isEqualTo(2);
     }
 
@@ -234,7 +234,7 @@ class CommandLineTest {
               on(db, "enqueue", "--file", "-"));
       assertThat(r.exitCode()).as(r.toString()).isZero();
       assertThat(r.out()).contains("2 enqueued, 0 already enqueued, in one transaction");
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(2);
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isEqualTo(2);
     }
 
     @Test
@@ -250,7 +250,7 @@ class CommandLineTest {
       Cli.Result typo = Cli.run(on(db, "enqueue", "--file", file.toString()));
       assertThat(typo.exitCode()).as(typo.toString()).isEqualTo(2);
       assertThat(typo.err()).contains("knd");
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isZero();
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isZero();
     }
 
     @Test
@@ -264,7 +264,7 @@ class CommandLineTest {
               + " \"depends_on\": [\"o-charge\"]}]");
       Cli.Result r = Cli.run(on(db, "enqueue", "--file", file.toString()));
       assertThat(r.exitCode()).as(r.toString()).isZero();
-      assertThat(db.queryString("SELECT group_key FROM {schema}.outbox WHERE work_id = 'o-charge'"))
+      assertThat(db.queryString("SELECT group_key FROM {schema}.work WHERE work_id = 'o-charge'"))
           .isEqualTo("c-7");
       assertThat(
               db.queryString("SELECT depends_on FROM {schema}.dependency WHERE work_id = 'o-ship'"))
@@ -292,7 +292,7 @@ class CommandLineTest {
       Cli.Result unknown = Cli.run(on(db, "enqueue", "--file", file.toString()));
       assertThat(unknown.exitCode()).as(unknown.toString()).isEqualTo(1);
       assertThat(unknown.err()).contains("nowhere");
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isZero();
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isZero();
     }
 
     @Test

@@ -88,7 +88,7 @@ class MigrateRolesCommandTest {
             "--schema",
             db.schema());
     assertThat(enqueued.exitCode()).as(enqueued.toString()).isZero();
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(1);
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isEqualTo(1);
     // The producer may not run the operator's commands.
     Cli.Result cancel =
         Cli.run(

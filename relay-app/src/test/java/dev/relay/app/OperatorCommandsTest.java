@@ -184,7 +184,7 @@ class OperatorCommandsTest {
                   "order withdrawn"));
       assertThat(r.exitCode()).as(r.toString()).isZero();
       assertThat(r.out()).contains("dep-a", "dep-b", "dep-c");
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'cancelled'"))
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'cancelled'"))
           .isEqualTo(3);
       Cli.Result noId =
           Cli.run(
@@ -271,14 +271,14 @@ class OperatorCommandsTest {
           Cli.run(on(db, "redrive", "r-1", "--actor", "mina", "--reason", "outage over INC-42"));
       assertThat(r.exitCode()).as(r.toString()).isZero();
       assertThat(r.out()).contains("redriven r-1 (was failed at generation 3)");
-      assertThat(db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = 'r-1'"))
+      assertThat(db.queryString("SELECT state FROM {schema}.work WHERE work_id = 'r-1'"))
           .isEqualTo("ready");
       assertThat(
               db.queryString(
                   "SELECT actor || '|' || reason || '|' || from_generation"
                       + " FROM {schema}.redrive_audit WHERE work_id = 'r-1'"))
           .isEqualTo("mina|outage over INC-42|3");
-      assertThat(db.queryLong("SELECT claim_generation FROM {schema}.outbox WHERE work_id = 'r-1'"))
+      assertThat(db.queryLong("SELECT claim_generation FROM {schema}.work WHERE work_id = 'r-1'"))
           .isGreaterThanOrEqualTo(3);
     }
 
@@ -304,7 +304,7 @@ class OperatorCommandsTest {
       Cli.Result refused = Cli.run(on(db, "redrive", "r-3", "--actor", "a", "--reason", "r"));
       assertThat(refused.exitCode()).as(refused.toString()).isEqualTo(1);
       assertThat(refused.err()).contains("horizon").contains("--override-horizon");
-      assertThat(db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = 'r-3'"))
+      assertThat(db.queryString("SELECT state FROM {schema}.work WHERE work_id = 'r-3'"))
           .isEqualTo("failed");
       Cli.Result overridden =
           Cli.run(on(db, "redrive", "r-3", "--actor", "a", "--reason", "r", "--override-horizon"));
@@ -339,7 +339,7 @@ class OperatorCommandsTest {
                   "r"));
       assertThat(r.exitCode()).as(r.toString()).isZero();
       assertThat(r.out()).contains("2 redriven, 0 refused");
-      assertThat(db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = 'f-3'"))
+      assertThat(db.queryString("SELECT state FROM {schema}.work WHERE work_id = 'f-3'"))
           .isEqualTo("failed");
     }
   }
@@ -367,9 +367,9 @@ class OperatorCommandsTest {
                   "wrong total"));
       assertThat(r.exitCode()).as(r.toString()).isZero();
       assertThat(r.out()).contains("superseded old-1 by old-1-v2; old work cancelled");
-      assertThat(db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = 'old-1'"))
+      assertThat(db.queryString("SELECT state FROM {schema}.work WHERE work_id = 'old-1'"))
           .isEqualTo("cancelled");
-      assertThat(db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = 'old-1-v2'"))
+      assertThat(db.queryString("SELECT state FROM {schema}.work WHERE work_id = 'old-1-v2'"))
           .isEqualTo("ready");
       Cli.Result shown = Cli.run(on(db, "show", "old-1-v2"));
       assertThat(shown.out()).contains("replaces old-1");
@@ -431,7 +431,7 @@ class OperatorCommandsTest {
           Cli.run(on(db, "cancel", "--queue", "bulk", "--actor", "a", "--reason", "campaign off"));
       assertThat(bulk.exitCode()).as(bulk.toString()).isZero();
       assertThat(bulk.out()).contains("2 cancelled");
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'cancelled'"))
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'cancelled'"))
           .isEqualTo(3);
     }
   }
@@ -528,14 +528,14 @@ class OperatorCommandsTest {
       JsonNode dry = json(Cli.run(on(db, "purge", "--retention", "1h", "--dry-run", "--json")));
       assertThat(dry.get("dry_run").asBoolean()).isTrue();
       assertThat(dry.get("work").asLong()).isEqualTo(1);
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(3);
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isEqualTo(3);
 
       Cli.Result r = Cli.run(on(db, "purge", "--retention", "1h"));
       assertThat(r.exitCode()).as(r.toString()).isZero();
       assertThat(r.out()).startsWith("purged: 1 work items");
       assertThat(
               db.queryString(
-                  "SELECT string_agg(work_id, ',' ORDER BY work_id) FROM {schema}.outbox"))
+                  "SELECT string_agg(work_id, ',' ORDER BY work_id) FROM {schema}.work"))
           .isEqualTo("new-done,old-failed");
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.tombstone WHERE work_id = 'old-done'"))
           .isEqualTo(1);
@@ -571,7 +571,7 @@ class OperatorCommandsTest {
       assertThat(dry.get("purged").asLong()).isEqualTo(2);
       assertThat(dry.get("refused_not_finished").asLong()).isEqualTo(1);
       assertThat(dry.get("refused_within_horizon").asLong()).isEqualTo(1);
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(5);
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isEqualTo(5);
 
       Cli.Result missing = Cli.run(on(db, "purge", "--queue", "test"));
       assertThat(missing.exitCode()).as(missing.toString()).isEqualTo(2);
@@ -601,7 +601,7 @@ class OperatorCommandsTest {
           .contains("1 not done or cancelled, 1 ended within");
       assertThat(
               db.queryString(
-                  "SELECT string_agg(work_id, ',' ORDER BY work_id) FROM {schema}.outbox"))
+                  "SELECT string_agg(work_id, ',' ORDER BY work_id) FROM {schema}.work"))
           .isEqualTo("prod-1,test-failed,test-new");
       assertThat(
               db.queryString(
@@ -622,7 +622,7 @@ class OperatorCommandsTest {
                   "{\"id\": \"test-1\"}"));
       assertThat(again.exitCode()).as(again.toString()).isZero();
       assertThat(again.out()).contains("already");
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(3);
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isEqualTo(3);
     }
   }
 }

@@ -47,7 +47,7 @@ class SupersedeCommandTest {
             "supersede: cannot supersede 'order-1': it is already superseded by 'order-1b'; to"
                 + " correct it again, supersede 'order-1b'");
     assertThat(second.out()).isEmpty();
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE work_id = 'order-1c'"))
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE work_id = 'order-1c'"))
         .isZero();
     assertThat(db.queryLong("SELECT count(*) FROM {schema}.supersedes")).isEqualTo(1);
 

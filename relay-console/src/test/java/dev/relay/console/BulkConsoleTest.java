@@ -73,7 +73,7 @@ class BulkConsoleTest {
       mvc.perform(get("/relay/bulk/preview?action=redrive&blocked=nope").with(VIEWER))
           .andExpect(status().isBadRequest());
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.bulk_operation")).isZero();
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'failed'"))
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'failed'"))
           .isEqualTo(2);
 
       mvc.perform(
@@ -90,7 +90,7 @@ class BulkConsoleTest {
           .andExpect(status().isSeeOther())
           .andExpect(header().string("Location", "/relay/bulk?id=1"));
       awaitDone(db, 1);
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'cancelled'"))
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'cancelled'"))
           .isEqualTo(2);
       String page = body(mvc.perform(get("/relay/bulk?id=1").with(VIEWER)));
       assertThat(page)
@@ -120,13 +120,13 @@ class BulkConsoleTest {
           .doesNotContain("id=\"bulk-confirm\"");
       refusedToStart(mvc, "purge", "kind", "junk");
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.bulk_operation")).isZero();
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(2);
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isEqualTo(2);
 
       mvc.perform(operatorPost("/relay/bulk", "action", "purge", "kind", "junk", "reason", "INC-5"))
           .andExpect(status().isSeeOther())
           .andExpect(header().string("Location", "/relay/bulk?id=1"));
       awaitDone(db, 1);
-      assertThat(db.queryString("SELECT string_agg(work_id, ',') FROM {schema}.outbox"))
+      assertThat(db.queryString("SELECT string_agg(work_id, ',') FROM {schema}.work"))
           .isEqualTo("junk-2");
       assertThat(
               db.queryString(

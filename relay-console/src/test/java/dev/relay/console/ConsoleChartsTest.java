@@ -90,7 +90,7 @@ class ConsoleChartsTest {
                   .andExpect(status().isOk()));
       long done =
           db.queryLong(
-              "SELECT count(*) FROM {schema}.outbox WHERE state = 'done' AND queue = 'mail'"
+              "SELECT count(*) FROM {schema}.work WHERE state = 'done' AND queue = 'mail'"
                   + " AND kind = 'order_ack'");
       assertThat(pair)
           .contains("queue mail, kind order_ack")

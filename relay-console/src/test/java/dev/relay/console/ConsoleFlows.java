@@ -207,7 +207,7 @@ public final class ConsoleFlows {
     // Nothing written by the preview.
     assertThat(
             db.queryLong(
-                "SELECT count(*) FROM {schema}.outbox WHERE kind = 'newsletter'"
+                "SELECT count(*) FROM {schema}.work WHERE kind = 'newsletter'"
                     + " AND state = 'ready'"))
         .isZero();
     screenshot.accept("bulk-preview");
@@ -220,7 +220,7 @@ public final class ConsoleFlows {
 
     assertThat(
             db.queryLong(
-                "SELECT count(*) FROM {schema}.outbox WHERE kind = 'newsletter'"
+                "SELECT count(*) FROM {schema}.work WHERE kind = 'newsletter'"
                     + " AND state = 'ready' AND attempts = 0"))
         .isEqualTo(1000);
     assertThat(
@@ -231,12 +231,12 @@ public final class ConsoleFlows {
         .isEqualTo(1000);
     assertThat(
             db.queryLong(
-                "SELECT count(*) FROM {schema}.outbox WHERE kind = 'newsletter'"
+                "SELECT count(*) FROM {schema}.work WHERE kind = 'newsletter'"
                     + " AND state = 'failed'"))
         .isEqualTo(10); // past the horizon, and the other error kind
     assertThat(
             db.queryString(
-                "SELECT state FROM {schema}.outbox WHERE work_id = 'newsletter-running'"))
+                "SELECT state FROM {schema}.work WHERE work_id = 'newsletter-running'"))
         .isEqualTo("running");
     assertThat(
             db.queryString(
@@ -294,7 +294,7 @@ public final class ConsoleFlows {
         .containsPattern("refused: not done or cancelled [^\\n]*\\) 1");
     assertThat(web.findElement(By.tagName("main")).getText()).contains("It cannot be undone.");
     assertThat(
-            db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE work_id LIKE 'load-test-%'"))
+            db.queryLong("SELECT count(*) FROM {schema}.work WHERE work_id LIKE 'load-test-%'"))
         .isEqualTo(304);
     screenshot.accept("bulk-purge-preview");
 
@@ -307,7 +307,7 @@ public final class ConsoleFlows {
     assertThat(
             db.queryString(
                 "SELECT string_agg(work_id || ' ' || state, ', ' ORDER BY work_id)"
-                    + " FROM {schema}.outbox WHERE kind = 'load_test'"))
+                    + " FROM {schema}.work WHERE kind = 'load_test'"))
         .isEqualTo(
             "load-test-301 done, load-test-302 done, load-test-failed failed,"
                 + " load-test-running running");

@@ -70,7 +70,7 @@ public final class ConsolePauseFlow {
     work.accept(control);
     await().atMost(Duration.ofSeconds(30)).until(() -> "done".equals(state(db, "control-1")));
     assertThat(state(db, "paused-1")).isEqualTo("ready");
-    assertThat(db.queryLong("SELECT attempts FROM {schema}.outbox WHERE work_id = 'paused-1'"))
+    assertThat(db.queryLong("SELECT attempts FROM {schema}.work WHERE work_id = 'paused-1'"))
         .isZero();
     screenshot.accept("pauses");
 
@@ -114,7 +114,7 @@ public final class ConsolePauseFlow {
   }
 
   private static String state(TestDatabase db, String workId) throws Exception {
-    return db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = '" + workId + "'");
+    return db.queryString("SELECT state FROM {schema}.work WHERE work_id = '" + workId + "'");
   }
 
   private static void enqueue(TestDatabase db, Work w) throws Exception {

@@ -48,7 +48,7 @@ class ConsoleSupersedeTest {
                   + " &#39;order-9-ack-v2&#39;");
       assertThat(state(db, "order-9-ack-v2")).isEqualTo("ready");
       assertThat(
-              db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE work_id = 'order-9-ack-v3'"))
+              db.queryLong("SELECT count(*) FROM {schema}.work WHERE work_id = 'order-9-ack-v3'"))
           .isZero();
     }
   }

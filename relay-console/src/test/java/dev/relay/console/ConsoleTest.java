@@ -66,7 +66,7 @@ class ConsoleTest {
   }
 
   static String state(TestDatabase db, String workId) throws Exception {
-    return db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = '" + workId + "'");
+    return db.queryString("SELECT state FROM {schema}.work WHERE work_id = '" + workId + "'");
   }
 
   @Test
@@ -394,7 +394,7 @@ class ConsoleTest {
           .contains("filename=\"big-1.payload.json\"");
       assertThat(response.getContentAsString())
           .isEqualTo(
-              db.queryString("SELECT payload::text FROM {schema}.outbox WHERE work_id = 'big-1'"))
+              db.queryString("SELECT payload::text FROM {schema}.work WHERE work_id = 'big-1'"))
           .contains(blob)
           .contains("<script>alert(1)</script>");
 
@@ -636,7 +636,7 @@ class ConsoleTest {
           .andExpect(status().isBadRequest());
       assertThat(state(db, "order-8-ack-v2")).isEqualTo("ready");
       assertThat(
-              db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE work_id = 'order-8-ack-v3'"))
+              db.queryLong("SELECT count(*) FROM {schema}.work WHERE work_id = 'order-8-ack-v3'"))
           .isZero();
 
       String purge =
@@ -649,7 +649,7 @@ class ConsoleTest {
                   "SELECT actor || ' / ' || reason || ' / ' || dry_run FROM {schema}.purge_audit"))
           .isEqualTo(ConsoleApp.OPERATOR + " / sizing the next purge / true");
       mvc.perform(operatorPost("/relay/purge")).andExpect(status().isBadRequest());
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(3);
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isEqualTo(3);
     }
   }
 

@@ -436,7 +436,7 @@ class AdminTest {
               .query(
                   "SELECT extract(epoch FROM clock_timestamp() - min(CASE WHEN state = 'ready'"
                       + " THEN available_at ELSE lease_until END))::float8 AS s"
-                      + " FROM {schema}.outbox WHERE kind = 'k' AND (state = 'ready'"
+                      + " FROM {schema}.work WHERE kind = 'k' AND (state = 'ready'"
                       + " OR (state = 'running' AND lease_until <= clock_timestamp()))")
               .stream()
               .mapToDouble(r -> (Double) r.get("s"))
@@ -451,7 +451,7 @@ class AdminTest {
           f
               .query(
                   "SELECT extract(epoch FROM completed_at - created_at)::float8 AS s"
-                      + " FROM {schema}.outbox WHERE kind = 'k' AND state = 'done' ORDER BY 1")
+                      + " FROM {schema}.work WHERE kind = 'k' AND state = 'done' ORDER BY 1")
               .stream()
               .map(r -> (Double) r.get("s"))
               .toList();
@@ -519,7 +519,7 @@ class AdminTest {
     }
 
     private long stateCount(String state) {
-      return f.count("SELECT count(*) FROM {schema}.outbox WHERE kind = 'k' AND state = ?", state);
+      return f.count("SELECT count(*) FROM {schema}.work WHERE kind = 'k' AND state = ?", state);
     }
   }
 
@@ -649,11 +649,11 @@ class AdminTest {
     @Test
     void dryRunCountsAndChangesNothing() {
       scenario();
-      long rows = f.count("SELECT count(*) FROM {schema}.outbox");
+      long rows = f.count("SELECT count(*) FROM {schema}.work");
       PurgeResult r = admin.purge(policy, true);
       assertThat(r.dryRun()).isTrue();
       assertThat(r.work()).isEqualTo(3);
-      assertThat(f.count("SELECT count(*) FROM {schema}.outbox")).isEqualTo(rows);
+      assertThat(f.count("SELECT count(*) FROM {schema}.work")).isEqualTo(rows);
       assertThat(f.count("SELECT count(*) FROM {schema}.tombstone")).isZero();
     }
 
@@ -663,7 +663,7 @@ class AdminTest {
       PurgeResult r = admin.purge(policy, false);
       assertThat(r.work()).isEqualTo(3);
       assertThat(r.complete()).isTrue();
-      assertThat(f.query("SELECT work_id FROM {schema}.outbox ORDER BY work_id"))
+      assertThat(f.query("SELECT work_id FROM {schema}.work ORDER BY work_id"))
           .extracting(m -> m.get("work_id"))
           .containsExactly("done-recent", "failed-old", "in-horizon", "ready-1");
       List<Map<String, Object>> tombs =

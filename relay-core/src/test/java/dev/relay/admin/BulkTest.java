@@ -83,7 +83,7 @@ class BulkTest {
     BulkPreview p = admin.bulkPreview(a, BulkAction.REDRIVE, false);
     assertThat(p.counts()).isEqualTo(new BulkCounts(460, 450, 0, 3, 5, 2, 0));
     assertThat(p.capped()).isFalse();
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'ready'")).isZero();
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'ready'")).isZero();
     assertThat(admin.bulkPreview(a, BulkAction.CANCEL, false).counts())
         .isEqualTo(new BulkCounts(460, 455, 3, 0, 0, 2, 0));
 
@@ -100,8 +100,7 @@ class BulkTest {
     assertThat(admin.bulks(10)).containsExactly(done);
 
     assertThat(
-            db.queryLong(
-                "SELECT count(*) FROM {schema}.outbox WHERE state = 'ready' AND kind = 'a'"))
+            db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'ready' AND kind = 'a'"))
         .isEqualTo(450);
     assertThat(
             db.queryLong(
@@ -111,7 +110,7 @@ class BulkTest {
     assertThat(db.queryLong("SELECT count(DISTINCT work_id) FROM {schema}.redrive_audit"))
         .isEqualTo(450);
     // kind b, past-horizon and running work untouched
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'failed'"))
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'failed'"))
         .isEqualTo(9);
     // a second run of an ended action changes nothing
     assertThat(admin.runBulk(started.id())).isEqualTo(done);
@@ -132,7 +131,7 @@ class BulkTest {
       assertThat(one.running()).isTrue();
       assertThat(one.counts().changed()).isEqualTo(200);
     }
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'ready'"))
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'ready'"))
         .isEqualTo(200);
     // Work created after the start is not part of it.
     failed(db, "late", "a", 3, "now()");
@@ -154,7 +153,7 @@ class BulkTest {
                     + " GROUP BY work_id HAVING count(*) > 1) t"))
         .isZero();
     assertThat(db.queryLong("SELECT count(*) FROM {schema}.redrive_audit")).isEqualTo(1_000);
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'failed'"))
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'failed'"))
         .isEqualTo(3);
   }
 
@@ -225,7 +224,7 @@ class BulkTest {
     }
     assertThat(admin.bulk(started.id()).orElseThrow().counts().changed()).isZero();
     assertThat(db.queryLong("SELECT count(*) FROM {schema}.redrive_audit")).isZero();
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'failed'"))
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'failed'"))
         .isEqualTo(20);
   }
 
@@ -260,12 +259,12 @@ class BulkTest {
     assertThat(end.counts().matching()).isEqualTo(800);
     assertThat(end.counts().changed() + end.counts().requested()).isEqualTo(800);
     assertThat(db.queryLong("SELECT count(*) FROM {schema}.cancel_audit")).isEqualTo(800);
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'cancelled'"))
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'cancelled'"))
         .isEqualTo(end.counts().changed());
     // What the worker claimed is exactly what the bulk found running, and it was asked to stop.
     assertThat(
             db.queryLong(
-                "SELECT count(*) FROM {schema}.outbox"
+                "SELECT count(*) FROM {schema}.work"
                     + " WHERE state = 'running' AND cancel_requested_at IS NOT NULL"))
         .isEqualTo(end.counts().requested())
         .isEqualTo(claimedIds.size());
@@ -321,7 +320,7 @@ class BulkTest {
     assertThat(done.batches()).isEqualTo(2); // 200, 64
 
     // Gone, each with a tombstone holding its identity and one audit row with the shared reason.
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE kind = 'p'")).isEqualTo(9);
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE kind = 'p'")).isEqualTo(9);
     assertThat(
             db.queryLong(
                 "SELECT count(*) FROM {schema}.tombstone t WHERE t.work_id LIKE 'old-%'"
@@ -344,7 +343,7 @@ class BulkTest {
     assertThat(
             db.queryString(
                 "SELECT string_agg(work_id || ' ' || state, ', ' ORDER BY work_id)"
-                    + " FROM {schema}.outbox WHERE work_id NOT LIKE 'fresh-%'"))
+                    + " FROM {schema}.work WHERE work_id NOT LIKE 'fresh-%'"))
         .isEqualTo(
             "q-old done, run running, stuck-1 failed, stuck-2 failed, stuck-3 failed,"
                 + " waiting ready");
@@ -394,7 +393,7 @@ class BulkTest {
         .isInstanceOf(InvalidAdminRequestException.class)
         .hasMessageContaining("42");
     assertThat(db.queryLong("SELECT count(*) FROM {schema}.bulk_operation")).isZero();
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'failed'"))
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'failed'"))
         .isEqualTo(3);
   }
 }

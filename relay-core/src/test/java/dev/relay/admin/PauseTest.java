@@ -34,7 +34,7 @@ class PauseTest {
       f.enqueue(Work.of("a2", "a", "{}"));
       assertThat(
               db.queryLong(
-                  "SELECT count(*) FROM {schema}.outbox WHERE kind = 'a'"
+                  "SELECT count(*) FROM {schema}.work WHERE kind = 'a'"
                       + " AND state = 'ready' AND attempts = 0"))
           .isEqualTo(2);
 
@@ -68,11 +68,10 @@ class PauseTest {
       AdminFixture f = new AdminFixture(db.dataSource(), db.schema());
       f.enqueue(Work.of("d", "a", "{}").delay(Duration.ofHours(1)), Work.of("r", "a", "{}"));
       String before =
-          db.queryString("SELECT available_at::text FROM {schema}.outbox WHERE work_id = 'd'");
+          db.queryString("SELECT available_at::text FROM {schema}.work WHERE work_id = 'd'");
       Pause p = f.admin.pause(null, "a", "olga", "receiver down", null);
       f.admin.resume(null, "a", "olga", "receiver back");
-      assertThat(
-              db.queryString("SELECT available_at::text FROM {schema}.outbox WHERE work_id = 'd'"))
+      assertThat(db.queryString("SELECT available_at::text FROM {schema}.work WHERE work_id = 'd'"))
           .isEqualTo(before);
 
       Pause again = f.admin.pause(null, "a", "olga", "down again", null);

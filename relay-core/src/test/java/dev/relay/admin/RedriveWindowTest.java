@@ -64,7 +64,7 @@ class RedriveWindowTest {
                 Rows.query(
                         f.ds,
                         f.schema,
-                        "SELECT first_attempt_at FROM {schema}.outbox WHERE work_id = 'late'")
+                        "SELECT first_attempt_at FROM {schema}.work WHERE work_id = 'late'")
                     .get(0)
                     .get("first_attempt_at"))
             .toInstant();

@@ -79,7 +79,7 @@ class JsonCodecTest {
     OrderReceived changed = new OrderReceived("103", new BigDecimal("31.00"), List.of("mug"));
     assertThatThrownBy(() -> enqueue(db, codec.work("order-103-ack", "order_received", changed)))
         .isInstanceOf(WorkConflictException.class);
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(1);
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isEqualTo(1);
   }
 
   @Test
@@ -94,11 +94,11 @@ class JsonCodecTest {
     assertThat(attempt.outcome()).isInstanceOf(Outcome.Fail.class);
     Outcome.Fail fail = (Outcome.Fail) attempt.outcome();
     assertThat(fail.effect()).isEqualTo(Outcome.Effect.NOT_DELIVERED);
-    assertThat(db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = 'order-104-ack'"))
+    assertThat(db.queryString("SELECT state FROM {schema}.work WHERE work_id = 'order-104-ack'"))
         .isEqualTo("failed");
     assertThat(
             db.queryString(
-                "SELECT last_error FROM {schema}.outbox WHERE work_id = 'order-104-ack'"))
+                "SELECT last_error FROM {schema}.work WHERE work_id = 'order-104-ack'"))
         .contains("unreadable payload", OrderReceived.class.getName(), "orderId");
     assertThat(worker.runNext("order_received")).isEmpty();
   }

@@ -73,7 +73,7 @@ class RelayMetricsTest {
           .until(
               () ->
                   db.queryLong(
-                              "SELECT count(*) FROM {schema}.outbox"
+                              "SELECT count(*) FROM {schema}.work"
                                   + " WHERE state IN ('done', 'failed')")
                           == 8
                       && counter("relay.completions") == 6
@@ -81,34 +81,34 @@ class RelayMetricsTest {
     }
 
     assertThat(counter("relay.completions", "queue", "default", "kind", "mail"))
-        .isEqualTo(count(db, "SELECT count(*) FROM {schema}.outbox WHERE state = 'done'"))
+        .isEqualTo(count(db, "SELECT count(*) FROM {schema}.work WHERE state = 'done'"))
         .isEqualTo(6);
     assertThat(counter("relay.failures", "reason", "permanent"))
         .isEqualTo(
             count(
                 db,
-                "SELECT count(*) FROM {schema}.outbox WHERE state = 'failed'"
+                "SELECT count(*) FROM {schema}.work WHERE state = 'failed'"
                     + " AND last_error_kind = 'permanent'"))
         .isEqualTo(1);
     assertThat(counter("relay.failures", "reason", "deadline"))
         .isEqualTo(
             count(
                 db,
-                "SELECT count(*) FROM {schema}.outbox WHERE state = 'failed'"
+                "SELECT count(*) FROM {schema}.work WHERE state = 'failed'"
                     + " AND last_error_kind = 'deadline'"))
         .isEqualTo(1);
     assertThat(counter("relay.retries"))
         .isEqualTo(count(db, "SELECT count(*) FROM {schema}.attempt WHERE ending = 'retry'"))
         .isEqualTo(2);
     assertThat(counter("relay.snoozes", "queue", "default", "kind", "mail"))
-        .isEqualTo(count(db, "SELECT sum(snoozes) FROM {schema}.outbox"))
+        .isEqualTo(count(db, "SELECT sum(snoozes) FROM {schema}.work"))
         .isEqualTo(count(db, "SELECT count(*) FROM {schema}.attempt WHERE ending = 'snoozed'"))
         .isEqualTo(1);
     assertThat(counter("relay.claims"))
-        .isEqualTo(count(db, "SELECT sum(claim_generation) FROM {schema}.outbox"))
+        .isEqualTo(count(db, "SELECT sum(claim_generation) FROM {schema}.work"))
         .isEqualTo(10);
     assertThat(counter("relay.claims.repeated"))
-        .isEqualTo(count(db, "SELECT count(*) FROM {schema}.outbox WHERE claim_generation > 1"))
+        .isEqualTo(count(db, "SELECT count(*) FROM {schema}.work WHERE claim_generation > 1"))
         .isEqualTo(3);
     assertThat(counter("relay.outcomes.uncertain"))
         .isEqualTo(count(db, "SELECT count(*) FROM {schema}.attempt WHERE outcome = 'unknown'"))
@@ -131,7 +131,7 @@ class RelayMetricsTest {
       assertThat(gauge("relay.work.depth", "kind", "mail", "state", state))
           .as(state)
           .isEqualTo(
-              count(db, "SELECT count(*) FROM {schema}.outbox WHERE state = '" + state + "'"));
+              count(db, "SELECT count(*) FROM {schema}.work WHERE state = '" + state + "'"));
     }
     assertThat(gauge("relay.work.oldest.eligible.age", "kind", "mail")).isZero();
     assertThat(gauge("relay.work.expired.leases", "kind", "mail")).isZero();

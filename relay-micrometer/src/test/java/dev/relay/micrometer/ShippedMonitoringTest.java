@@ -174,7 +174,7 @@ class ShippedMonitoringTest {
           .until(
               () ->
                   db.queryLong(
-                          "SELECT count(*) FROM {schema}.outbox WHERE state IN ('done', 'failed')")
+                          "SELECT count(*) FROM {schema}.work WHERE state IN ('done', 'failed')")
                       == 6);
       unblock.countDown(); // the hung attempt returns late: its done is a stale write
       await()

@@ -44,7 +44,7 @@ class NoTracingTest {
         current.close();
         checkout.end();
       }
-      assertThat(db.queryString("SELECT trace_context::text FROM {schema}.outbox")).isNull();
+      assertThat(db.queryString("SELECT trace_context::text FROM {schema}.work")).isNull();
 
       Map<String, String> seen = new ConcurrentHashMap<>();
       try (Relay relay =

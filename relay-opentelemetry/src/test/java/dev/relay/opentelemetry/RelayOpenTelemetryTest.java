@@ -133,7 +133,7 @@ class RelayOpenTelemetryTest {
   }
 
   private String state(String workId) throws Exception {
-    return db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = '" + workId + "'");
+    return db.queryString("SELECT state FROM {schema}.work WHERE work_id = '" + workId + "'");
   }
 
   /** Ends this attempt's lease on the database clock, as if its worker had been cut off. */

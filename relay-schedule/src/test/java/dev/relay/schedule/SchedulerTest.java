@@ -304,7 +304,7 @@ class SchedulerTest {
           .hasMessageContaining("cron \"0 2 * * *\" UTC")
           .hasMessageContaining("cron \"0 3 * * *\" UTC");
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.schedule_state")).isEqualTo(1);
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isZero();
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isZero();
     }
 
     @Test

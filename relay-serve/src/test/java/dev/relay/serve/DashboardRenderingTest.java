@@ -134,7 +134,7 @@ class DashboardRenderingTest {
           .until(
               () ->
                   db.queryLong(
-                          "SELECT count(*) FROM {schema}.outbox WHERE state IN ('done', 'failed')")
+                          "SELECT count(*) FROM {schema}.work WHERE state IN ('done', 'failed')")
                       == 55);
       String base = "http://127.0.0.1:" + serving.port();
       HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();

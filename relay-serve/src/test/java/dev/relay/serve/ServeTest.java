@@ -124,7 +124,7 @@ class ServeTest {
                       .equals(
                           db.queryString(
                               "SELECT state || ' ' || receiver_ref || ' ' || milestone"
-                                  + " FROM {schema}.outbox WHERE work_id = 'mail-1'")));
+                                  + " FROM {schema}.work WHERE work_id = 'mail-1'")));
       assertThat(received).containsOnlyKeys("mail-1");
       await()
           .atMost(Duration.ofSeconds(30))
@@ -133,7 +133,7 @@ class ServeTest {
                   "done"
                       .equals(
                           db.queryString(
-                              "SELECT state FROM {schema}.outbox"
+                              "SELECT state FROM {schema}.work"
                                   + " WHERE work_id = 'order-103-ack'")));
       assertThat(
               db.queryString(
@@ -145,7 +145,7 @@ class ServeTest {
           .until(
               () ->
                   db.queryLong(
-                          "SELECT count(*) FROM {schema}.outbox"
+                          "SELECT count(*) FROM {schema}.work"
                               + " WHERE work_id LIKE 'pulse@%' AND state = 'done'")
                       >= 1);
 
@@ -188,7 +188,7 @@ class ServeTest {
       assertThat(overview.statusCode()).isEqualTo(200);
       assertThat(overview.body()).contains("order_received").contains("olga");
       assertThat(cancel(browser, base, "held-1").statusCode()).isNotEqualTo(403);
-      assertThat(db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = 'held-1'"))
+      assertThat(db.queryString("SELECT state FROM {schema}.work WHERE work_id = 'held-1'"))
           .isEqualTo("cancelled");
       assertThat(db.queryString("SELECT actor FROM {schema}.cancel_audit WHERE work_id = 'held-1'"))
           .isEqualTo("olga");

@@ -51,7 +51,7 @@ public final class BlockedReason {
                      THEN 'dependency_superseded'
                      ELSE 'dependency_' || b.state END
            FROM (SELECT u.work_id, u.depth,
-                        coalesce((SELECT p.state FROM %1$s.outbox p WHERE p.work_id = u.work_id),
+                        coalesce((SELECT p.state FROM %1$s.work p WHERE p.work_id = u.work_id LIMIT 1),
                                  (SELECT t.final_state FROM %1$s.tombstone t
                                    WHERE t.work_id = u.work_id)) AS state
                    FROM up u) b

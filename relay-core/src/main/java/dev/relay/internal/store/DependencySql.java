@@ -101,7 +101,7 @@ final class DependencySql {
                    EXISTS (SELECT 1 FROM ${relay_schema}.supersedes s
                             WHERE s.supersedes_work_id = d.depends_on) AS superseded
               FROM ${relay_schema}.dependency d
-              LEFT JOIN ${relay_schema}.outbox p ON p.work_id = d.depends_on
+              LEFT JOIN ${relay_schema}.work p ON p.work_id = d.depends_on  -- unfinished or finished
               LEFT JOIN ${relay_schema}.tombstone t ON t.work_id = d.depends_on
              WHERE d.work_id = ?
              ORDER BY d.depends_on
@@ -113,7 +113,7 @@ final class DependencySql {
                    EXISTS (SELECT 1 FROM ${relay_schema}.supersedes s
                             WHERE s.supersedes_work_id = d.work_id) AS superseded
               FROM ${relay_schema}.dependency d
-              LEFT JOIN ${relay_schema}.outbox p ON p.work_id = d.work_id
+              LEFT JOIN ${relay_schema}.work p ON p.work_id = d.work_id  -- unfinished or finished
               LEFT JOIN ${relay_schema}.tombstone t ON t.work_id = d.work_id
              WHERE d.depends_on = ?
              ORDER BY d.work_id
@@ -136,7 +136,7 @@ final class DependencySql {
                    EXISTS (SELECT 1 FROM ${relay_schema}.supersedes s
                             WHERE s.supersedes_work_id = u.work_id) AS superseded
               FROM up u
-              LEFT JOIN ${relay_schema}.outbox p ON p.work_id = u.work_id
+              LEFT JOIN ${relay_schema}.work p ON p.work_id = u.work_id  -- unfinished or finished
               LEFT JOIN ${relay_schema}.tombstone t ON t.work_id = u.work_id
              WHERE coalesce(p.state, t.final_state) IS NULL
                 OR coalesce(p.state, t.final_state) NOT IN ('ready', 'running', 'done')

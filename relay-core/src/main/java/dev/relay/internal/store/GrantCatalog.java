@@ -103,6 +103,14 @@ public final class GrantCatalog {
     FUNCTIONS.add(new Function(signature, why, List.of(execute)));
   }
 
+  /** The work table's columns, which the history table and the work view repeat in order. */
+  private static final String OUTBOX_COLUMNS =
+      "work_id, kind, payload, state, available_at, claim_generation, claimed_by, lease_until,"
+          + " completed_at, created_at, queue, priority, attempts, max_attempts, deadline,"
+          + " ordering_key, sequence, claimed_at, first_attempt_at, last_error, last_error_kind,"
+          + " outcome, milestone, receiver_ref, result, cancel_requested_at, retry_window_start,"
+          + " group_key, has_dependencies, horizon_start, trace_context, snoozes";
+
   /** The columns of outbox a claim, a renewal or a settlement sets: the worker's only updates. */
   private static final String[] WORKER_UPDATES = {
     "state", "available_at", "claim_generation", "claimed_by", "lease_until", "completed_at",
@@ -145,11 +153,7 @@ public final class GrantCatalog {
     Role o = Role.OPERATOR;
     table(
         "outbox",
-        "work_id, kind, payload, state, available_at, claim_generation, claimed_by, lease_until,"
-            + " completed_at, created_at, queue, priority, attempts, max_attempts, deadline,"
-            + " ordering_key, sequence, claimed_at, first_attempt_at, last_error, last_error_kind,"
-            + " outcome, milestone, receiver_ref, result, cancel_requested_at, retry_window_start,"
-            + " group_key, has_dependencies, horizon_start, trace_context, snoozes",
+        OUTBOX_COLUMNS,
         "the work. Nobody updates work_id, kind, payload or what enqueue set; the producer inserts"
             + " ready work only (no state or claim column), reads the identity it compares; the"
             + " worker inserts a hand-off's claim columns and updates the columns its claim, renew"
@@ -184,9 +188,29 @@ public final class GrantCatalog {
             "first_attempt_at",
             "retry_window_start"),
         g(w, "UPDATE", WORKER_UPDATES),
+        g(w, "DELETE"),
         g(o, "SELECT"),
         g(o, "UPDATE", OPERATOR_UPDATES),
         g(o, "DELETE"));
+    table(
+        "work_history",
+        OUTBOX_COLUMNS,
+        "finished work, partitioned by completion day: the worker's settle moves a done or"
+            + " cancelled row here (deleting it from outbox, hence the worker's DELETE there);"
+            + " enqueue and the purged-ID check compare against it; the operator reads it, moves a"
+            + " redriven row back and retires whole days (retire_history_day)",
+        g(p, "SELECT", "work_id", "kind", "payload"),
+        g(w, "SELECT"),
+        g(w, "INSERT"),
+        g(o, "SELECT"),
+        g(o, "DELETE"));
+    table(
+        "work",
+        OUTBOX_COLUMNS,
+        "a view of all work, unfinished (outbox) and finished (work_history): what readers read",
+        g(p, "SELECT", "work_id", "kind", "payload"),
+        g(w, "SELECT"),
+        g(o, "SELECT"));
     table(
         "attempt",
         "id, work_id, generation, worker, claimed_at, ended_at, ending, error_kind, error, outcome,"
@@ -401,6 +425,21 @@ public final class GrantCatalog {
         "handoff_lease(text, text, text)",
         "whether this worker may hand off a kind now (SECURITY DEFINER)",
         w);
+    function(
+        "add_history_day(date)",
+        "creates a day's history partition ahead (SECURITY DEFINER: the schema owner owns it);"
+            + " maintenance",
+        o);
+    function(
+        "reopen_history(text[])",
+        "moves finished rows back into outbox, unchanged, before a redrive or a purge of them"
+            + " (SECURITY DEFINER: the operator has no INSERT on outbox)",
+        o);
+    function(
+        "retire_history_day(date, timestamptz)",
+        "writes a retained-out day's tombstones and drops its history partition (SECURITY"
+            + " DEFINER); maintenance",
+        o);
     function(
         "payload_digest(jsonb)",
         "a pure function of its argument: PUBLIC, as PostgreSQL creates it");

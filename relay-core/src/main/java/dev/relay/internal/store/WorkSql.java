@@ -208,7 +208,9 @@ final class WorkSql {
                    u.max_attempts, u.deadline::timestamptz, u.group_key, u.has_dependencies,
                    u.trace_context::jsonb
               FROM u
-             WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.tombstone t
+             WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.work_history h
+                                WHERE h.work_id = u.work_id)
+               AND NOT EXISTS (SELECT 1 FROM ${relay_schema}.tombstone t
                                 WHERE t.work_id = u.work_id)
                 ON CONFLICT (work_id) DO NOTHING
             RETURNING work_id
@@ -276,7 +278,9 @@ final class WorkSql {
                    CASE WHEN d.claimed THEN d.now END,
                    CASE WHEN d.claimed THEN d.now END
               FROM d
-             WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.tombstone t
+             WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.work_history h
+                                WHERE h.work_id = d.work_id)
+               AND NOT EXISTS (SELECT 1 FROM ${relay_schema}.tombstone t
                                 WHERE t.work_id = d.work_id)
                 ON CONFLICT (work_id) DO NOTHING
             RETURNING work_id
@@ -345,6 +349,8 @@ final class WorkSql {
         ), fresh AS (
             SELECT u.* FROM u
              WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.outbox o WHERE o.work_id = u.work_id)
+               AND NOT EXISTS (SELECT 1 FROM ${relay_schema}.work_history h
+                                WHERE h.work_id = u.work_id)
                AND NOT EXISTS (SELECT 1 FROM ${relay_schema}.tombstone t
                                 WHERE t.work_id = u.work_id)
         ), numbered AS (
@@ -395,7 +401,8 @@ final class WorkSql {
                         THEN ${relay_schema}.payload_digest(u.payload::jsonb)
                    END AS requested_digest
               FROM unnest(?::text[], ?::text[], ?::text[]) AS u(work_id, kind, payload)
-              LEFT JOIN ${relay_schema}.outbox o ON o.work_id = u.work_id
+              -- unfinished or finished work (the work view), else a tombstone
+              LEFT JOIN ${relay_schema}.work o ON o.work_id = u.work_id
               LEFT JOIN ${relay_schema}.tombstone t ON t.work_id = u.work_id
             """);
     // The candidates of a claim, locked; {limit_condition} is empty for unlimited kinds.
@@ -451,8 +458,9 @@ final class WorkSql {
                                         WHERE p.ordering_key = o.ordering_key
                                           AND p.sequence < o.sequence
                                           AND p.state IN ('ready', 'running', 'failed')))
-                   -- Dependencies: eligible only when every dependency is done, as a row or as
-                   -- the tombstone of purged work (a dependency gone entirely holds the row).
+                   -- Dependencies: eligible only when every dependency is done, as a row (of the
+                   -- work table or, finished, of its history) or as the tombstone of purged work
+                   -- (a dependency gone entirely holds the row).
                    -- Only rows enqueued with dependencies evaluate the subquery. A scalar
                    -- subquery, not NOT EXISTS: the planner may turn an EXISTS with an equality
                    -- correlation into a hashed subplan over every dependency joined to the whole
@@ -460,9 +468,12 @@ final class WorkSql {
                    AND (NOT o.has_dependencies
                         OR (SELECT true FROM ${relay_schema}.dependency d
                               LEFT JOIN ${relay_schema}.outbox p ON p.work_id = d.depends_on
+                              LEFT JOIN ${relay_schema}.work_history h
+                                     ON h.work_id = d.depends_on
                               LEFT JOIN ${relay_schema}.tombstone t ON t.work_id = d.depends_on
                              WHERE d.work_id = o.work_id
-                               AND coalesce(p.state, t.final_state) IS DISTINCT FROM 'done'
+                               AND coalesce(p.state, h.state, t.final_state)
+                                   IS DISTINCT FROM 'done'
                              LIMIT 1) IS NULL){limit_condition}
                  ORDER BY o.priority DESC, o.available_at, o.work_id
                  LIMIT ?
@@ -534,7 +545,7 @@ final class WorkSql {
                        -- the last delivered item before this one: a cancelled item in between
                        -- reads as a deliberate gap, not a lost message
                        CASE WHEN j.ordering_key IS NOT NULL THEN
-                           (SELECT p.sequence FROM ${relay_schema}.outbox p
+                           (SELECT p.sequence FROM ${relay_schema}.work p
                              WHERE p.ordering_key = j.ordering_key
                                AND p.sequence < j.sequence AND p.state = 'done'
                              ORDER BY p.sequence DESC LIMIT 1)
@@ -794,16 +805,13 @@ final class WorkSql {
             ), clock AS (
                 SELECT clock_timestamp() AS now,  -- sampled after the rows were locked
                        ?::text AS worker          -- bound once, used by every step below
-            ), settled AS (
+            ), changed AS (
+                -- Retry, snooze, release and fail: the row stays in the work table.
                 UPDATE ${relay_schema}.outbox o
-                   SET state = CASE i.action WHEN 'complete' THEN 'done'
-                                             WHEN 'fail' THEN 'failed'
-                                             WHEN 'cancelled' THEN 'cancelled'
-                                             ELSE 'ready' END,
+                   SET state = CASE i.action WHEN 'fail' THEN 'failed' ELSE 'ready' END,
                        claimed_by = NULL,
                        lease_until = NULL,
-                       completed_at = CASE WHEN i.action IN ('complete', 'fail', 'cancelled')
-                                           THEN k.now END,
+                       completed_at = CASE WHEN i.action = 'fail' THEN k.now END,
                        available_at = CASE i.action
                            WHEN 'retry' THEN k.now + i.delay_ms * interval '1 millisecond'
                            WHEN 'snooze' THEN k.now + i.delay_ms * interval '1 millisecond'
@@ -846,6 +854,7 @@ final class WorkSql {
                                         ELSE o.milestone END
                   FROM input i, clock k
                  WHERE o.work_id = i.work_id
+                   AND i.action NOT IN ('complete', 'cancelled')
                    -- The guard is one CASE so that the planner cannot split it into conditions
                    -- on outbox alone: each row is then found by primary key from its input row.
                    -- Split, with statistics that show few running rows, it scanned this worker's
@@ -856,6 +865,61 @@ final class WorkSql {
                              AND o.lease_until > k.now
                             THEN true ELSE false END
              RETURNING o.work_id, o.claimed_at, i.action
+            ), moved AS (
+                -- Complete and cancelled: the row leaves the work table for the history table
+                -- (filed, below), under the same guard. A move, not an update to 'done': the work
+                -- table keeps only unfinished and failed work, and retention drops whole days of
+                -- history instead of deleting rows one by one (docs/operations.md, section 17).
+                DELETE FROM ${relay_schema}.outbox o
+                 USING input i, clock k
+                 WHERE o.work_id = i.work_id
+                   AND i.action IN ('complete', 'cancelled')
+                   -- one CASE, so rows are found by primary key (see changed)
+                   AND CASE WHEN o.state = 'running'
+                             AND o.claimed_by = k.worker
+                             AND o.claim_generation = i.generation
+                             AND o.lease_until > k.now
+                            THEN true ELSE false END
+             RETURNING o.*, i.action AS settle_action, i.error AS i_error,
+                       i.error_kind AS i_error_kind, i.outcome AS i_outcome,
+                       i.receiver_ref AS i_receiver_ref, i.result AS i_result,
+                       i.milestone AS i_milestone
+            ), filed AS (
+                -- what the update to 'done' or 'cancelled' wrote, as the history row
+                INSERT INTO ${relay_schema}.work_history
+                       (work_id, kind, payload, state, available_at, claim_generation, claimed_by,
+                        lease_until, completed_at, created_at, queue, priority, attempts,
+                        max_attempts, deadline, ordering_key, sequence, claimed_at,
+                        first_attempt_at, last_error, last_error_kind, outcome, milestone,
+                        receiver_ref, result, cancel_requested_at, retry_window_start, group_key,
+                        has_dependencies, horizon_start, trace_context, snoozes)
+                SELECT m.work_id, m.kind, m.payload,
+                       CASE m.settle_action WHEN 'complete' THEN 'done' ELSE 'cancelled' END,
+                       m.available_at, m.claim_generation, NULL, NULL, k.now, m.created_at,
+                       m.queue, m.priority, m.attempts, m.max_attempts, m.deadline,
+                       m.ordering_key, m.sequence, m.claimed_at, m.first_attempt_at,
+                       CASE WHEN m.settle_action = 'cancelled' THEN m.i_error
+                            ELSE m.last_error END,
+                       CASE WHEN m.settle_action = 'cancelled' THEN m.i_error_kind
+                            ELSE m.last_error_kind END,
+                       -- as in changed: evidence accumulates
+                       CASE WHEN m.settle_action = 'complete' OR m.outcome = 'delivered'
+                            THEN 'delivered'
+                            WHEN 'unknown' IN (m.outcome, m.i_outcome) THEN 'unknown'
+                            ELSE coalesce(m.i_outcome, m.outcome) END,
+                       CASE WHEN m.settle_action = 'complete' THEN m.i_milestone
+                            ELSE m.milestone END,
+                       CASE WHEN m.settle_action = 'complete' THEN m.i_receiver_ref
+                            ELSE m.receiver_ref END,
+                       CASE WHEN m.settle_action = 'complete' THEN m.i_result::jsonb
+                            ELSE m.result END,
+                       m.cancel_requested_at, m.retry_window_start, m.group_key,
+                       m.has_dependencies, m.horizon_start, m.trace_context, m.snoozes
+                  FROM moved m, clock k
+            ), settled AS (
+                SELECT work_id, claimed_at, action FROM changed
+                UNION ALL
+                SELECT work_id, claimed_at, settle_action FROM moved
             ), history AS (
                 INSERT INTO ${relay_schema}.attempt
                        (work_id, generation, worker, claimed_at, ended_at, ending,
@@ -876,7 +940,7 @@ final class WorkSql {
                               o.claimed_by, o.lease_until),
                        NULL
                   FROM input i
-                  LEFT JOIN ${relay_schema}.outbox o ON o.work_id = i.work_id, clock k
+                  LEFT JOIN ${relay_schema}.work o ON o.work_id = i.work_id, clock k
                  WHERE NOT EXISTS (SELECT 1 FROM settled s WHERE s.work_id = i.work_id)
             )
             SELECT work_id, action FROM settled  -- action: as recorded (a capped snooze: retry)
@@ -925,7 +989,7 @@ final class WorkSql {
                    coalesce(j.retry_window_start, j.first_attempt_at) AS retry_window_start,
                    j.ordering_key, j.sequence, j.trace_context::text AS trace_context,
                    CASE WHEN j.ordering_key IS NOT NULL THEN
-                       (SELECT p.sequence FROM ${relay_schema}.outbox p
+                       (SELECT p.sequence FROM ${relay_schema}.work p
                          WHERE p.ordering_key = j.ordering_key
                            AND p.sequence < j.sequence AND p.state = 'done'
                          ORDER BY p.sequence DESC LIMIT 1)
@@ -942,7 +1006,7 @@ final class WorkSql {
             """
             SELECT work_id, state, claim_generation, claimed_by,
                    coalesce(lease_until > clock_timestamp(), false) AS lease_live
-              FROM ${relay_schema}.outbox
+              FROM ${relay_schema}.work  -- a settled row may have moved to the history table
              WHERE work_id = ANY (?::text[])
             """);
     registerKinds =

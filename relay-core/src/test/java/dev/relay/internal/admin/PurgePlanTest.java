@@ -75,9 +75,9 @@ class PurgePlanTest {
     assertThat(r.work()).isEqualTo(22_000);
     assertThat(r.complete()).isTrue();
     assertThat(db.queryLong("SELECT count(*) FROM {schema}.tombstone")).isEqualTo(22_000);
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'done'"))
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'done'"))
         .isEqualTo(1_000);
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'failed'"))
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'failed'"))
         .isEqualTo(500);
   }
 

@@ -80,9 +80,9 @@ class RollupFoldTest {
 
   private static long[] table(TestDatabase db) throws Exception {
     return new long[] {
-      db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'done'"),
-      db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'failed'"),
-      db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'cancelled'")
+      db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'done'"),
+      db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'failed'"),
+      db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'cancelled'")
     };
   }
 
@@ -300,7 +300,7 @@ class RollupFoldTest {
               .sum();
       long doneInTable =
           db.queryLong(
-              "SELECT count(*) FROM {schema}.outbox WHERE state = 'done'"
+              "SELECT count(*) FROM {schema}.work WHERE state = 'done'"
                   + " AND completed_at > clock_timestamp() - interval '1 hour'");
       assertThat(doneInChart).isEqualTo(doneInTable);
 
@@ -401,7 +401,7 @@ class RollupFoldTest {
       assertThat(one.done())
           .isEqualTo(
               db.queryLong(
-                  "SELECT count(*) FROM {schema}.outbox WHERE state = 'done' AND queue = 'q1'"
+                  "SELECT count(*) FROM {schema}.work WHERE state = 'done' AND queue = 'q1'"
                       + " AND kind = 'k2'"));
       assertThat(all.failuresByReason())
           .containsExactly(

@@ -107,7 +107,7 @@ class ClaimTest {
     assertThat(owner).hasSize(rows);
     assertThat(
             f.count(
-                "SELECT count(*) FROM {schema}.outbox WHERE state = 'running'"
+                "SELECT count(*) FROM {schema}.work WHERE state = 'running'"
                     + " AND claim_generation = 1"))
         .isEqualTo(rows);
   }
@@ -264,8 +264,7 @@ class ClaimTest {
     assertThat(b.claimed()).hasSize(7);
     Set<String> ids = new HashSet<>();
     b.claimed().forEach(c -> ids.add(c.workId()));
-    assertThat(f.count("SELECT count(*) FROM {schema}.outbox WHERE state = 'running'"))
-        .isEqualTo(7);
+    assertThat(f.count("SELECT count(*) FROM {schema}.work WHERE state = 'running'")).isEqualTo(7);
     assertThat(ids).hasSize(7);
   }
 

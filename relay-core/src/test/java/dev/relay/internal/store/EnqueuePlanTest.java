@@ -92,7 +92,7 @@ class EnqueuePlanTest {
       if (handoff) {
         try (PreparedStatement ps =
             c.prepareStatement(
-                "SELECT state, claimed_by FROM " + db.schema() + ".outbox WHERE work_id = ?")) {
+                "SELECT state, claimed_by FROM " + db.schema() + ".work WHERE work_id = ?")) {
           ps.setString(1, "new-1");
           try (ResultSet rs = ps.executeQuery()) {
             assertThat(rs.next()).isTrue();

@@ -324,7 +324,7 @@ class GuardTest {
           .containsEntry("outcome", "unknown");
       assertThat(
               f.count(
-                  "SELECT count(*) FROM {schema}.outbox"
+                  "SELECT count(*) FROM {schema}.work"
                       + " WHERE available_at > clock_timestamp() + interval '50 minutes'"))
           .isEqualTo(1);
       assertThat(

@@ -42,7 +42,7 @@ class OrderingTest {
         Rows.query(
             f.ds,
             f.schema,
-            "SELECT sequence FROM {schema}.outbox WHERE ordering_key = ? ORDER BY sequence",
+            "SELECT sequence FROM {schema}.work WHERE ordering_key = ? ORDER BY sequence",
             key)) {
       out.add((Long) r.get("sequence"));
     }

@@ -69,7 +69,7 @@ class BehindPgBouncerStarterTest {
                               "done"
                                   .equals(
                                       db.queryString(
-                                          "SELECT state FROM {schema}.outbox"
+                                          "SELECT state FROM {schema}.work"
                                               + " WHERE work_id = 'order-103-ack'")));
                 });
       }

@@ -102,7 +102,7 @@ class EnqueueInTransactionTest {
               assertThat(count(db, "purchase")).isEqualTo(1);
               assertThat(
                       db.queryString(
-                          "SELECT payload->>'item' FROM {schema}.outbox WHERE work_id = 'order-103-ack'"))
+                          "SELECT payload->>'item' FROM {schema}.work WHERE work_id = 'order-103-ack'"))
                   .isEqualTo("mug");
             });
   }
@@ -216,7 +216,7 @@ class EnqueueInTransactionTest {
                       });
               committed[0] =
                   db.queryString(
-                      "SELECT string_agg(work_id, ',' ORDER BY work_id) FROM {schema}.outbox");
+                      "SELECT string_agg(work_id, ',' ORDER BY work_id) FROM {schema}.work");
             });
     return committed[0];
   }

@@ -64,7 +64,7 @@ class HandlersTest {
   }
 
   private static String state(TestDatabase db, String workId) throws Exception {
-    return db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = '" + workId + "'");
+    return db.queryString("SELECT state FROM {schema}.work WHERE work_id = '" + workId + "'");
   }
 
   @Test
@@ -95,11 +95,11 @@ class HandlersTest {
                   .containsExactly(new OrderReceived("103", 2));
               assertThat(
                       db.queryString(
-                          "SELECT last_error FROM {schema}.outbox WHERE work_id = 'order-104-ack'"))
+                          "SELECT last_error FROM {schema}.work WHERE work_id = 'order-104-ack'"))
                   .contains("unreadable payload", OrderReceived.class.getName(), "quantity");
               assertThat(
                       db.queryLong(
-                          "SELECT attempts FROM {schema}.outbox WHERE work_id = 'order-104-ack'"))
+                          "SELECT attempts FROM {schema}.work WHERE work_id = 'order-104-ack'"))
                   .isEqualTo(1);
               MeterRegistry registry = context.getBean(MeterRegistry.class);
               await()
@@ -130,7 +130,7 @@ class HandlersTest {
                   .untilAsserted(() -> assertThat(state(db, "charge-103")).isEqualTo("failed"));
               assertThat(
                       db.queryString(
-                          "SELECT outcome || ' ' || last_error FROM {schema}.outbox"
+                          "SELECT outcome || ' ' || last_error FROM {schema}.work"
                               + " WHERE work_id = 'charge-103'"))
                   .startsWith("unknown")
                   .contains("gateway reset the connection");
@@ -165,7 +165,7 @@ class HandlersTest {
               assertThat(state(db, "slow-1")).isEqualTo("ready");
               assertThat(
                       db.queryLong(
-                          "SELECT count(*) FROM {schema}.outbox"
+                          "SELECT count(*) FROM {schema}.work"
                               + " WHERE work_id = 'slow-1' AND claimed_by IS NULL"))
                   .isEqualTo(1);
             });

@@ -57,7 +57,7 @@ class JooqInTransactionTest {
                               }))
                   .hasMessageContaining("payment declined");
               assertThat(db.queryLong("SELECT count(*) FROM {schema}.purchase")).isZero();
-              assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isZero();
+              assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isZero();
 
               tx.executeWithoutResult(
                   s -> {
@@ -67,7 +67,7 @@ class JooqInTransactionTest {
               assertThat(db.queryLong("SELECT count(*) FROM {schema}.purchase")).isEqualTo(1);
               assertThat(
                       db.queryLong(
-                          "SELECT count(*) FROM {schema}.outbox WHERE work_id = 'order-103-ack'"))
+                          "SELECT count(*) FROM {schema}.work WHERE work_id = 'order-103-ack'"))
                   .isEqualTo(1);
             });
   }

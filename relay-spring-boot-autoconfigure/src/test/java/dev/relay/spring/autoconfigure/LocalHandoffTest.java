@@ -70,10 +70,10 @@ class LocalHandoffTest {
                           "done"
                               .equals(
                                   db.queryString(
-                                      "SELECT state FROM {schema}.outbox"
+                                      "SELECT state FROM {schema}.work"
                                           + " WHERE work_id = 'committed'")));
               assertThat(generations).containsExactly(1L);
-              assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(1);
+              assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isEqualTo(1);
             });
   }
 }

@@ -53,7 +53,7 @@ class MaintenanceAutoConfigurationTest {
                   .atMost(WAIT)
                   .until(
                       () ->
-                          db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'done'"),
+                          db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'done'"),
                       n -> n == 3);
               // Two of them ended a month ago: past the retention and the kind's dedup horizon.
               db.execute(
@@ -66,7 +66,7 @@ class MaintenanceAutoConfigurationTest {
                       () -> {
                         assertThat(
                                 db.queryString(
-                                    "SELECT string_agg(work_id, ',') FROM {schema}.outbox"))
+                                    "SELECT string_agg(work_id, ',') FROM {schema}.work"))
                             .isEqualTo("recent");
                         assertThat(db.queryLong("SELECT count(*) FROM {schema}.tombstone"))
                             .isEqualTo(2);

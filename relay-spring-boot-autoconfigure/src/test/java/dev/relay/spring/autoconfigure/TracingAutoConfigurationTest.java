@@ -268,8 +268,8 @@ class TracingAutoConfigurationTest {
                           "done"
                               .equals(
                                   db.queryString(
-                                      "SELECT state FROM {schema}.outbox WHERE work_id = 'w'")));
-              assertThat(db.queryString("SELECT trace_context FROM {schema}.outbox")).isNull();
+                                      "SELECT state FROM {schema}.work WHERE work_id = 'w'")));
+              assertThat(db.queryString("SELECT trace_context FROM {schema}.work")).isNull();
             });
   }
 }

@@ -94,7 +94,7 @@ class StarterApplicationTest {
       assertThatThrownBy(() -> shop.purchase("103", "mug", true))
           .hasMessageContaining("payment declined");
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.purchase")).isZero();
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isZero();
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isZero();
 
       shop.purchase("103", "mug", false);
       await()

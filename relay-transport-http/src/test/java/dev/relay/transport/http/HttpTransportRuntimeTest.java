@@ -49,7 +49,7 @@ class HttpTransportRuntimeTest {
                     "done"
                         .equals(
                             db.queryString(
-                                "SELECT state FROM {schema}.outbox"
+                                "SELECT state FROM {schema}.work"
                                     + " WHERE work_id = 'order-103-ack'")));
       } finally {
         relay.close();
@@ -57,7 +57,7 @@ class HttpTransportRuntimeTest {
 
       assertThat(
               db.queryString(
-                  "SELECT outcome || ' ' || receiver_ref || ' ' || attempts FROM {schema}.outbox"))
+                  "SELECT outcome || ' ' || receiver_ref || ' ' || attempts FROM {schema}.work"))
           .isEqualTo("delivered mailer-1 2");
       assertThat(mailer.emailsSent()).isEqualTo(1);
       assertThat(mailer.deliveries()).isEqualTo(2);

@@ -87,7 +87,7 @@ class KafkaEndToEndTest {
     assertAppliedOnceInKeyOrder(db, ITEMS);
     assertThat(
             db.queryLong(
-                "SELECT count(*) FROM {schema}.outbox WHERE state = 'done' AND attempts = 1"
+                "SELECT count(*) FROM {schema}.work WHERE state = 'done' AND attempts = 1"
                     + " AND result->>'milestone' = 'broker_accepted'"))
         .isEqualTo(ITEMS);
     assertThat(handled).allMatch(c -> c.claims() > 0); // both workers took part
@@ -107,12 +107,12 @@ class KafkaEndToEndTest {
         .atMost(Duration.ofMinutes(2))
         .until(
             () ->
-                db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'done'")
+                db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'done'")
                     >= items / 5);
 
     broker.kill();
     long doneWhileKilled =
-        db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'done'");
+        db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'done'");
     broker.restart();
 
     awaitAllDoneAndApplied(db, items, Duration.ofMinutes(3));
@@ -120,7 +120,7 @@ class KafkaEndToEndTest {
     assertThat(doneWhileKilled).isLessThan(items);
     // The attempts that were in flight when the broker died ended unknown or not delivered and
     // were retried; none was given up.
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state <> 'done'")).isZero();
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE state <> 'done'")).isZero();
     assertThat(db.queryLong("SELECT count(*) FROM {schema}.attempt WHERE ending = 'retry'"))
         .as("attempts cut off by the broker's death and retried")
         .isPositive();
@@ -224,7 +224,7 @@ class KafkaEndToEndTest {
         .pollInterval(Duration.ofMillis(500))
         .until(
             () ->
-                db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'done'") == n
+                db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'done'") == n
                     && db.queryLong("SELECT count(DISTINCT work_id) FROM {schema}.applied") == n);
   }
 

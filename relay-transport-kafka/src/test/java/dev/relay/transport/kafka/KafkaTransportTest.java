@@ -294,19 +294,19 @@ class KafkaTransportTest {
             .until(
                 () ->
                     db.queryLong(
-                            "SELECT count(*) FROM {schema}.outbox WHERE state IN ('done','failed')")
+                            "SELECT count(*) FROM {schema}.work WHERE state IN ('done','failed')")
                         == works.size());
       }
 
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'done'"))
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'done'"))
           .isEqualTo(40);
       assertThat(
               db.queryString(
-                  "SELECT state || ' ' || outcome || ' ' || attempts FROM {schema}.outbox"
+                  "SELECT state || ' ' || outcome || ' ' || attempts FROM {schema}.work"
                       + " WHERE work_id = 'item-big'"))
           .isEqualTo("failed not_delivered 1");
       assertThat(
-              db.queryString("SELECT last_error FROM {schema}.outbox WHERE work_id = 'item-big'"))
+              db.queryString("SELECT last_error FROM {schema}.work WHERE work_id = 'item-big'"))
           .contains("RecordTooLargeException")
           .contains(topic);
       assertThat(readAll(topic, 40)).hasSize(40);

@@ -139,7 +139,7 @@ class NatsVolumeTest {
         "NatsVolumeTest: %d items published, consumed and applied in %d ms; batches %s%n",
         n, (System.nanoTime() - started) / 1_000_000, handled);
 
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'done'"))
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'done'"))
         .isEqualTo(n);
     assertThat(handled).allMatch(c -> c.claims() > 0); // both workers took part
     // The runtime handed the transport batches, not one claim per call.

@@ -96,7 +96,7 @@ class RabbitTransportTest {
               });
     }
     assertThat(
-            db.queryString("SELECT string_agg(state || ' ' || outcome, ',') FROM {schema}.outbox"))
+            db.queryString("SELECT string_agg(state || ' ' || outcome, ',') FROM {schema}.work"))
         .isEqualTo("done delivered,done delivered");
     Map<String, GetResponse> got = new LinkedHashMap<>();
     for (int i = 0; i < 2; i++) {
@@ -177,7 +177,7 @@ class RabbitTransportTest {
       assertThat(((Outcome.Retry) o).effect()).isEqualTo(Outcome.Effect.NOT_DELIVERED);
       assertThat(((Outcome.Retry) o).reason()).contains("unroutable", "312", "NO_ROUTE");
     }
-    assertThat(db.queryString("SELECT state || ' ' || outcome FROM {schema}.outbox"))
+    assertThat(db.queryString("SELECT state || ' ' || outcome FROM {schema}.work"))
         .isEqualTo("ready not_delivered");
   }
 
@@ -204,10 +204,10 @@ class RabbitTransportTest {
     }
     assertThat(
             db.queryString(
-                "SELECT state || ' ' || outcome || ' ' || last_error FROM {schema}.outbox"
+                "SELECT state || ' ' || outcome || ' ' || last_error FROM {schema}.work"
                     + " WHERE work_id = 'order-big'"))
         .startsWith("failed not_delivered payload is 100012 bytes");
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'done'"))
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'done'"))
         .isEqualTo(9);
     await().atMost(Duration.ofSeconds(30)).until(() -> broker.messageCount(queue) == 9);
   }
@@ -239,7 +239,7 @@ class RabbitTransportTest {
       Broker.rabbitmqctl(
           "eval", "application:set_env(rabbit, max_message_size, " + m.group(1) + ").");
     }
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'done'"))
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'done'"))
         .isEqualTo(6);
     Set<String> ids = new HashSet<>();
     for (GetResponse r; (r = broker.channel().basicGet(queue, true)) != null; ) {
@@ -315,7 +315,7 @@ class RabbitTransportTest {
                     || (o instanceof Outcome.Retry r && r.effect() == Outcome.Effect.UNKNOWN));
     assertThat(firstRound.subList(n / 2, n)).allMatch(o -> o instanceof Outcome.Done);
     assertThat(connections).hasValue(2);
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'done'"))
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'done'"))
         .isEqualTo(n);
     assertThat(applied).hasSize(n);
     assertThat(applied.values()).allMatch(c -> c.get() == 1);

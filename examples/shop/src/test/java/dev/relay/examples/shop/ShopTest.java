@@ -52,9 +52,9 @@ class ShopTest {
         .isEqualTo("P3=10,P7=0,P9=4");
     assertThat(
             db.queryString(
-                "SELECT kind || ' ' || state FROM {schema}.outbox WHERE work_id = 'order-103-ack'"))
+                "SELECT kind || ' ' || state FROM {schema}.work WHERE work_id = 'order-103-ack'"))
         .isEqualTo("order_received ready");
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(1);
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isEqualTo(1);
   }
 
   @Test
@@ -62,16 +62,16 @@ class ShopTest {
     buy103(db);
 
     String payload =
-        "SELECT payload FROM {schema}.outbox WHERE work_id = 'order-103-ack' AND payload = '"
+        "SELECT payload FROM {schema}.work WHERE work_id = 'order-103-ack' AND payload = '"
             + Shop.ackPayload(103, 1, "29.00")
             + "'::jsonb";
     assertThat(db.queryString(payload)).contains("\"total\": \"29.00\"");
-    assertThat(db.queryString("SELECT payload->>'template_version' FROM {schema}.outbox"))
+    assertThat(db.queryString("SELECT payload->>'template_version' FROM {schema}.work"))
         .isEqualTo("1");
-    assertThat(db.queryString("SELECT payload->>'message' FROM {schema}.outbox"))
+    assertThat(db.queryString("SELECT payload->>'message' FROM {schema}.work"))
         .contains("received")
         .contains("payment is still pending");
-    assertThat(db.queryString("SELECT payload::text FROM {schema}.outbox")).doesNotContain("@");
+    assertThat(db.queryString("SELECT payload::text FROM {schema}.work")).doesNotContain("@");
   }
 
   @Test
@@ -85,7 +85,7 @@ class ShopTest {
     assertThat(db.queryLong("SELECT count(*) FROM " + shop.schema() + ".orders")).isEqualTo(1);
     assertThat(db.queryLong("SELECT quantity FROM " + shop.schema() + ".stock WHERE sku = 'P3'"))
         .isEqualTo(10);
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(1);
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isEqualTo(1);
   }
 
   @Test
@@ -99,7 +99,7 @@ class ShopTest {
     assertThat(db.queryLong("SELECT count(*) FROM " + shop.schema() + ".order_line")).isZero();
     assertThat(db.queryLong("SELECT quantity FROM " + shop.schema() + ".stock WHERE sku = 'P3'"))
         .isEqualTo(11);
-    assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isZero();
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isZero();
     assertThat(db.queryLong("SELECT count(*) FROM {schema}.inbox")).isZero();
   }
 

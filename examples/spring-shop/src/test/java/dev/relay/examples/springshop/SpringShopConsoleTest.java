@@ -109,7 +109,7 @@ class SpringShopConsoleTest {
   }
 
   private static String state(TestDatabase db, String workId) throws Exception {
-    return db.queryString("SELECT state FROM {schema}.outbox WHERE work_id = '" + workId + "'");
+    return db.queryString("SELECT state FROM {schema}.work WHERE work_id = '" + workId + "'");
   }
 
   /**

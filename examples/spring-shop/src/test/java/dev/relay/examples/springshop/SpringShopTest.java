@@ -69,7 +69,7 @@ class SpringShopTest {
           .until(
               () ->
                   db.queryString(
-                      "SELECT state FROM {schema}.outbox WHERE work_id = 'order-103-ack'"),
+                      "SELECT state FROM {schema}.work WHERE work_id = 'order-103-ack'"),
               "done"::equals);
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.sent_mail")).isEqualTo(1);
       assertThat(
@@ -81,7 +81,7 @@ class SpringShopTest {
       // A repeated delivery (a lost reply, a redrive) gets the stored answer; no second mail.
       String payload =
           db.queryString(
-              "SELECT payload::text FROM {schema}.outbox WHERE work_id = 'order-103-ack'");
+              "SELECT payload::text FROM {schema}.work WHERE work_id = 'order-103-ack'");
       HttpResponse<String> repeat = post(port, "/mailer/acks", "order-103-ack", payload);
       assertThat(repeat.statusCode()).isEqualTo(200);
       assertThat(repeat.headers().firstValue("Idempotent-Replayed")).contains("true");
@@ -95,7 +95,7 @@ class SpringShopTest {
           .as("the same key for another purchase")
           .isEqualTo(422);
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.shop_order")).isEqualTo(1);
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(1);
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isEqualTo(1);
       assertThat(stock(db)).isEqualTo("P3=10 P7=0 P9=4");
 
       // P7 is sold out: the purchase fails after its enqueue and leaves no order, work or key.
@@ -103,7 +103,7 @@ class SpringShopTest {
       assertThat(soldOut.statusCode()).isEqualTo(409);
       assertThat(soldOut.body()).contains("not enough stock of P7");
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.shop_order")).isEqualTo(1);
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(1);
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isEqualTo(1);
       assertThat(
               db.queryLong("SELECT count(*) FROM {schema}.inbox WHERE message_id = 'purchase-p7'"))
           .isZero();
