@@ -158,6 +158,12 @@ final class WorkSql {
   final String lockForCancel;
 
   /**
+   * Cancel, when step one found no row: the state of work a worker finished, in the history table
+   * (it is never changed there, so it needs no lock).
+   */
+  final String finishedState;
+
+  /**
    * Cancel of ready work (including work waiting for a retry) or failed work: cancelled at once.
    * The outcome evidence is kept (never attempted: known not delivered).
    */
@@ -1044,6 +1050,9 @@ final class WorkSql {
              WHERE work_id = ?
                FOR UPDATE
             """);
+    finishedState =
+        schema.inject(
+            "SELECT state, claim_generation FROM ${relay_schema}.work_history WHERE work_id = ?");
     cancelReady =
         schema.inject(
             """

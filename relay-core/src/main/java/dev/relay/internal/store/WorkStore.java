@@ -674,6 +674,19 @@ public final class WorkStore {
         }
       }
     }
+    if (state == null) {
+      // Finished by a worker: moved to the history table. A new statement, so a move that
+      // committed while the lock above waited for it is seen.
+      try (PreparedStatement ps = tx.prepareStatement(sql.finishedState)) {
+        ps.setString(1, workId);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (rs.next()) {
+            state = rs.getString("state");
+            generation = rs.getLong("claim_generation");
+          }
+        }
+      }
+    }
     String result;
     if (state == null) {
       result = "not_found";
