@@ -70,7 +70,7 @@ class WorkHistoryTest {
     }
   }
 
-  private String where(String workId) {
+  private String where(String workId) throws SQLException {
     return db.queryString(
         "SELECT (SELECT count(*) FROM {schema}.outbox WHERE work_id = '"
             + workId

@@ -982,7 +982,7 @@ final class WorkSql {
                               ' lease until %s', o.state, o.claim_generation, o.claimed_by,
                               o.lease_until)
                   FROM input i
-                  LEFT JOIN ${relay_schema}.outbox o ON o.work_id = i.work_id, clock k
+                  LEFT JOIN ${relay_schema}.work o ON o.work_id = i.work_id, clock k
                  WHERE NOT EXISTS (SELECT 1 FROM renewed r WHERE r.work_id = i.work_id)
             )
             SELECT * FROM renewed
