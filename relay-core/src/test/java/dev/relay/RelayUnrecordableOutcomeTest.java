@@ -22,7 +22,8 @@ import org.junit.jupiter.api.Test;
  * every outcome in the batch was given up and run again.
  *
  * <p>The refusal is real and row-specific: a trigger in the test's schema raises {@code
- * check_violation} when one work ID is set to {@code done} (text cleaning cannot prevent it). To
+ * check_violation} when one work ID is recorded {@code done} (text cleaning cannot prevent it):
+ * since schema version 25 that is the insert of its row into the history table. To
  * put the refused outcome in one batch with others, the completer is held on a row lock (the test
  * locks the row of a first item, {@code gate}) while the other handlers return.
  */
@@ -37,7 +38,7 @@ class RelayUnrecordableOutcomeTest {
             + " RAISE EXCEPTION 'the ledger refuses bad' USING ERRCODE = 'check_violation';"
             + " END IF; RETURN NEW; END $$");
     db.execute(
-        "CREATE TRIGGER refuse_bad BEFORE UPDATE ON {schema}.outbox"
+        "CREATE TRIGGER refuse_bad BEFORE INSERT ON {schema}.work_history"
             + " FOR EACH ROW EXECUTE FUNCTION {schema}.refuse_bad()");
     int others = 11;
     List<Work> works = new ArrayList<>();

@@ -399,3 +399,41 @@ BEGIN
 END;
 $fn$;
 
+-- Roles granted for an earlier release keep working after this upgrade (as version 19 did for
+-- trace_context): their statements now read and write the history table. A role is told apart by
+-- what it already holds on outbox (membership counts, as PostgreSQL checks it):
+--   a worker (UPDATE of claim_generation): moves rows at completion, so SELECT and INSERT on
+--     work_history, DELETE on outbox, SELECT on the view;
+--   an operator (DELETE on outbox, no claim_generation): SELECT and DELETE on work_history (a
+--     redrive moves rows back through reopen_history), SELECT on the view, and the day functions;
+--   any role that reads the identity columns (a producer: enqueue and the purged-ID trigger look in
+--     work_history): SELECT of work_id, kind and payload on work_history and on the view.
+-- Superusers and the schema's owner need nothing. `relay migrate --roles` then replaces all of it
+-- with exactly the grant catalog's privileges.
+DO $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT quote_ident(rolname) AS name, oid FROM pg_roles
+         WHERE NOT rolsuper AND rolname NOT LIKE 'pg\_%'
+           AND oid <> (SELECT nspowner FROM pg_namespace WHERE nspname = '${relay_schema}')
+    LOOP
+        IF has_column_privilege(r.oid, '${relay_schema}.outbox', 'claim_generation', 'UPDATE') THEN
+            EXECUTE 'GRANT SELECT, INSERT ON ${relay_schema}.work_history TO ' || r.name;
+            EXECUTE 'GRANT SELECT ON ${relay_schema}.work TO ' || r.name;
+            EXECUTE 'GRANT DELETE ON ${relay_schema}.outbox TO ' || r.name;
+        ELSIF has_table_privilege(r.oid, '${relay_schema}.outbox', 'DELETE') THEN
+            EXECUTE 'GRANT SELECT, DELETE ON ${relay_schema}.work_history TO ' || r.name;
+            EXECUTE 'GRANT SELECT ON ${relay_schema}.work TO ' || r.name;
+            EXECUTE 'GRANT EXECUTE ON FUNCTION ${relay_schema}.add_history_day(date),'
+                    ' ${relay_schema}.retire_history_day(date, timestamptz),'
+                    ' ${relay_schema}.reopen_history(text[]) TO ' || r.name;
+        ELSIF has_column_privilege(r.oid, '${relay_schema}.outbox', 'payload', 'SELECT') THEN
+            EXECUTE 'GRANT SELECT (work_id, kind, payload) ON ${relay_schema}.work_history TO '
+                    || r.name;
+            EXECUTE 'GRANT SELECT (work_id, kind, payload) ON ${relay_schema}.work TO ' || r.name;
+        END IF;
+    END LOOP;
+END
+$$;
