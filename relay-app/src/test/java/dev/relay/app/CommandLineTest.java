@@ -209,8 +209,7 @@ class CommandLineTest {
               + " {\"work_id\": \"taken\", \"kind\": \"k\", \"payload\": {\"a\": 2}}]");
       Cli.Result refused = Cli.run(on(db, "enqueue", "--file", bad.toString()));
       assertThat(refused.exitCode()).as(refused.toString()).isEqualTo(1);
-      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE work_id = 'f-1'"))
-          .isZero();
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE work_id = 'f-1'")).isZero();
 
       Path good = dir.resolve("good.json");
       Files.writeString(

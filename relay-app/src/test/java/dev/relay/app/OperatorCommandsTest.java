@@ -534,8 +534,7 @@ class OperatorCommandsTest {
       assertThat(r.exitCode()).as(r.toString()).isZero();
       assertThat(r.out()).startsWith("purged: 1 work items");
       assertThat(
-              db.queryString(
-                  "SELECT string_agg(work_id, ',' ORDER BY work_id) FROM {schema}.work"))
+              db.queryString("SELECT string_agg(work_id, ',' ORDER BY work_id) FROM {schema}.work"))
           .isEqualTo("new-done,old-failed");
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.tombstone WHERE work_id = 'old-done'"))
           .isEqualTo(1);
@@ -600,8 +599,7 @@ class OperatorCommandsTest {
           .startsWith("purged (bulk action 1): 2 of 4 matching items")
           .contains("1 not done or cancelled, 1 ended within");
       assertThat(
-              db.queryString(
-                  "SELECT string_agg(work_id, ',' ORDER BY work_id) FROM {schema}.work"))
+              db.queryString("SELECT string_agg(work_id, ',' ORDER BY work_id) FROM {schema}.work"))
           .isEqualTo("prod-1,test-failed,test-new");
       assertThat(
               db.queryString(

@@ -235,8 +235,7 @@ public final class ConsoleFlows {
                     + " AND state = 'failed'"))
         .isEqualTo(10); // past the horizon, and the other error kind
     assertThat(
-            db.queryString(
-                "SELECT state FROM {schema}.work WHERE work_id = 'newsletter-running'"))
+            db.queryString("SELECT state FROM {schema}.work WHERE work_id = 'newsletter-running'"))
         .isEqualTo("running");
     assertThat(
             db.queryString(
@@ -293,8 +292,7 @@ public final class ConsoleFlows {
         .containsPattern("ended within the kind's deduplication horizon [^\\n]*\\) 2")
         .containsPattern("refused: not done or cancelled [^\\n]*\\) 1");
     assertThat(web.findElement(By.tagName("main")).getText()).contains("It cannot be undone.");
-    assertThat(
-            db.queryLong("SELECT count(*) FROM {schema}.work WHERE work_id LIKE 'load-test-%'"))
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE work_id LIKE 'load-test-%'"))
         .isEqualTo(304);
     screenshot.accept("bulk-purge-preview");
 

@@ -676,7 +676,11 @@ public final class Admin {
    * deduplication horizon (never failed work), leaving one tombstone per item; purges tombstones
    * past the identity horizon and history and audit rows past their retention. Works in batches of
    * {@link PurgePolicy#batchSize()} rows, each its own short transaction, locking only rows no one
-   * else holds. With {@code dryRun}, counts what is eligible now and changes nothing.
+   * else holds. Finished work in the history table goes a whole day at a time, each day one short
+   * transaction that writes its tombstones and drops its partition, once the day ended more than
+   * the longest of the retention and every deduplication horizon ago ({@link PurgePolicy}); days
+   * whose rows wait in the default partition first get their partition. With {@code dryRun}, counts
+   * what is eligible now and changes nothing.
    *
    * <p>Not audited: this is the form {@link Maintenance} runs on its interval (it logs what it
    * purged). An operator's purge should use {@link #purge(PurgePolicy, boolean, String, String)}.

@@ -4,6 +4,7 @@ import dev.relay.ConnectionFactory;
 import dev.relay.InvalidConfigurationException;
 import dev.relay.RelayException;
 import dev.relay.internal.admin.AdminStore;
+import dev.relay.internal.admin.HistoryDays;
 import dev.relay.internal.admin.RollupFold;
 import dev.relay.internal.jdbc.Coordination;
 import dev.relay.internal.jdbc.Deployment;
@@ -25,12 +26,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs retention ({@link Admin#purge} with the configured {@link PurgePolicy}) and then refreshes
- * the done/cancelled summary that {@link Admin#health} reads ({@link Admin#refreshSummary()}) on an
- * interval, in one process at a time per schema: each run first takes a session advisory lock whose
- * key includes the schema name, on a <b>dedicated</b> connection that this service opens and keeps.
- * A session lock must never live on a pooled connection: returned to the pool, the lock would go on
- * with it to whoever borrows it next. Pass a factory that opens a connection of its own:
+ * Creates the history table's day partitions ahead, runs retention ({@link Admin#purge} with the
+ * configured {@link PurgePolicy}) and then refreshes the done/cancelled summary that {@link
+ * Admin#health} reads ({@link Admin#refreshSummary()}) on an interval, in one process at a time per
+ * schema: each run first takes a session advisory lock whose key includes the schema name, on a
+ * <b>dedicated</b> connection that this service opens and keeps. A session lock must never live on
+ * a pooled connection: returned to the pool, the lock would go on with it to whoever borrows it
+ * next. Pass a factory that opens a connection of its own:
  *
  * <pre>{@code
  * Maintenance m = Maintenance.create(
@@ -52,6 +54,7 @@ public final class Maintenance implements AutoCloseable {
   private final MaintenanceConfig config;
   private final SchemaName schema;
   private final AdminStore store;
+  private final HistoryDays history;
   private final Object lock = new Object();
   private Connection lockConnection; // guarded by lock
   private boolean leader; // guarded by lock
@@ -64,6 +67,7 @@ public final class Maintenance implements AutoCloseable {
     this.config = config;
     this.schema = SchemaName.of(config.schema());
     this.store = new AdminStore(schema, Timeouts.DEFAULT);
+    this.history = new HistoryDays(schema, Timeouts.DEFAULT);
   }
 
   /**
@@ -163,9 +167,11 @@ public final class Maintenance implements AutoCloseable {
   /**
    * One round now: take (or confirm) the lock; if held here, fold newly finished work into the
    * charts' rollup ({@link Admin#charts}; at most 100,000 rows a run, in transactions of 5,000 that
-   * each move the rollup's watermark with their counts), purge under the policy, remove pauses
-   * whose automatic resume has passed (audited, waking the workers), then refresh the
-   * done/cancelled summary.
+   * each move the rollup's watermark with their counts), create the history table's partitions of
+   * today and the next two UTC days where missing, and of any day whose rows wait in its default
+   * partition (moving them in; a lock timeout leaves the rest to the next round), purge under the
+   * policy, remove pauses whose automatic resume has passed (audited, waking the workers), then
+   * refresh the done/cancelled summary.
    *
    * @throws RelayException if the database fails (the lock is dropped and retaken next time)
    */
@@ -178,6 +184,12 @@ public final class Maintenance implements AutoCloseable {
         // The charts' rollup first, so that work the purge removes below was counted already
         // (unless the fold is behind by more than a run's bound, after an upgrade's backfill).
         RollupFold.Folded folded = store.foldRollup(c, RollupFold.DEFAULT_MAX_BATCHES);
+        // Before the purge: a day whose rows waited in the default partition gets its partition
+        // here, and the purge then retires it with the other days past retention.
+        int days = history.addDays(c);
+        if (days > 0) {
+          log.info("relay maintenance on {}: {} history day partition(s) created", schema, days);
+        }
         PurgeResult p = store.purge(c, config.policy(), false);
         // Expired pauses already hold nothing (every claim compares resume_at with the database
         // clock); removing them keeps the table small, records the resume and wakes the workers.
@@ -200,7 +212,9 @@ public final class Maintenance implements AutoCloseable {
   private void runQuietly() {
     try {
       MaintenanceResult r = runOnce();
-      if (r.leader() && r.purge() != null && r.purge().work() > 0) {
+      if (r.leader()
+          && r.purge() != null
+          && (r.purge().work() > 0 || r.purge().historyDays() > 0)) {
         log.info("relay maintenance on {}: {}", schema, r.purge());
       }
     } catch (RuntimeException e) {

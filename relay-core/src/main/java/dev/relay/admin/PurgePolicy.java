@@ -16,6 +16,12 @@ import java.time.Duration;
  * audit and a bulk purge's per-item audit ({@link BulkAction#PURGE}) go after {@code
  * historyRetention} too.
  *
+ * <p>Work that finished in the history table (schema version 25 and later: where workers move the
+ * work they complete or cancel) goes a whole UTC day at a time: a day is retired once it ended more
+ * than the longest of {@code workRetention}, every registered kind's deduplication horizon and the
+ * default horizon ago (one day holds work of every kind), leaving a tombstone per item as above.
+ * Each day is one short transaction and counts as one batch against {@code maxBatches}.
+ *
  * <pre>{@code
  * PurgePolicy p = PurgePolicy.DEFAULT.withWorkRetention(Duration.ofDays(3));
  * }</pre>
@@ -26,7 +32,8 @@ import java.time.Duration;
  *     never shorter, in effect, than the longest {@code each} catch-up window of a schedule in the
  *     schema, see docs/scheduling.md)
  * @param batchSize rows per batch, each batch its own short transaction (1-10,000)
- * @param maxBatches batches per table and run (1-100,000); the rest waits for the next run
+ * @param maxBatches batches per table and run (1-100,000), and history days per run; the rest waits
+ *     for the next run
  */
 public record PurgePolicy(
     Duration workRetention,

@@ -5,13 +5,23 @@ package dev.relay.admin;
  * row, without the batch limit, and changes nothing).
  *
  * @param dryRun whether this was a dry run
- * @param work done and cancelled work purged (each left a tombstone)
+ * @param work done and cancelled work purged (each left a tombstone): rows of the work table purged
+ *     one by one, and the rows of the history table's days retired
  * @param tombstones tombstones purged after the identity horizon
  * @param attempts attempt-history rows purged
  * @param audits redrive audit, cancel audit, supersedes, purge audit and bulk purge audit rows
  *     purged
  * @param complete whether everything eligible was purged (false when a table hit {@code
- *     maxBatches}; the next run continues)
+ *     maxBatches}, or when retiring a history day waited too long for its lock; the next run
+ *     continues)
+ * @param historyDays days of the history table retired, each as a whole (its rows' tombstones
+ *     written, its partition dropped; their rows are counted in {@code work})
  */
 public record PurgeResult(
-    boolean dryRun, long work, long tombstones, long attempts, long audits, boolean complete) {}
+    boolean dryRun,
+    long work,
+    long tombstones,
+    long attempts,
+    long audits,
+    boolean complete,
+    long historyDays) {}

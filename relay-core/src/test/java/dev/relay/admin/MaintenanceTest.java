@@ -22,7 +22,8 @@ class MaintenanceTest {
   void maintenanceRunsInOnlyOneOfTwoInstancesAtOnce(TestDatabase db) {
     AdminFixture f = new AdminFixture(db.dataSource(), db.schema());
     f.done("old", "k");
-    f.update("UPDATE {schema}.outbox SET completed_at = clock_timestamp() - interval '30 days'");
+    f.update(
+        "UPDATE {schema}.work_history SET completed_at = clock_timestamp() - interval '30 days'");
     try (Maintenance a = maintenance(db);
         Maintenance b = maintenance(db)) {
       MaintenanceResult ra = a.runOnce();
@@ -44,7 +45,8 @@ class MaintenanceTest {
   void theLeaderRefreshesTheDoneAndCancelledSummaryAfterItsPurge(TestDatabase db) {
     AdminFixture f = new AdminFixture(db.dataSource(), db.schema());
     f.done("old", "k");
-    f.update("UPDATE {schema}.outbox SET completed_at = clock_timestamp() - interval '30 days'");
+    f.update(
+        "UPDATE {schema}.work_history SET completed_at = clock_timestamp() - interval '30 days'");
     f.done("recent", "k");
     Admin admin = Admin.create(db.dataSource(), db.schema());
     try (Maintenance a = maintenance(db);
@@ -63,7 +65,8 @@ class MaintenanceTest {
   void startedServiceTakesTheLockAndRunsOnItsOwn(TestDatabase db) {
     AdminFixture f = new AdminFixture(db.dataSource(), db.schema());
     f.done("old", "k");
-    f.update("UPDATE {schema}.outbox SET completed_at = clock_timestamp() - interval '30 days'");
+    f.update(
+        "UPDATE {schema}.work_history SET completed_at = clock_timestamp() - interval '30 days'");
     try (Maintenance a = maintenance(db);
         Maintenance b = maintenance(db)) {
       a.start();

@@ -22,7 +22,7 @@ import java.util.TreeMap;
 final class Checker {
   /** The invariants, in report order. */
   enum Invariant {
-    COMMITTED_DONE("every committed item is done (or failed with evidence)"),
+    COMMITTED_DONE("every committed item is done (or failed with evidence), and stored once"),
     UNCERTAIN_ALL_OR_NOTHING("an uncertain producer transaction is wholly present or absent"),
     ROLLED_BACK_NEVER_DELIVERED("no rolled-back or aborted item was stored or delivered"),
     INBOX_EXACTLY_ONCE("effects behind the inbox: exactly one per committed item"),
@@ -133,6 +133,8 @@ final class Checker {
     for (Invariant i : Invariant.values()) {
       v.put(i, new ArrayList<>());
     }
+    // The work view: unfinished work and what older writers finished stay in the work table, what
+    // a worker completed or cancelled moved to the history table. An ID in both is a broken move.
     Map<String, Row> rows = new HashMap<>();
     query(
         "SELECT work_id, state, claim_generation, (result->>'generation')::bigint, last_error_kind,"
@@ -144,7 +146,7 @@ final class Checker {
             + MICROS.formatted("deadline")
             + ", "
             + MICROS.formatted("claimed_at")
-            + " FROM relay.outbox",
+            + " FROM relay.work",
         r -> {
           Long rg = r.getObject(4) == null ? null : r.getLong(4);
           Long seq = r.getObject(7) == null ? null : r.getLong(7);
@@ -156,18 +158,28 @@ final class Checker {
                   micros(r, 10),
                   micros(r, 11),
                   micros(r, 12));
-          rows.put(
-              r.getString(1),
-              new Row(
+          Row previous =
+              rows.put(
                   r.getString(1),
-                  r.getString(2),
-                  r.getLong(3),
-                  rg,
-                  r.getString(5),
-                  r.getString(6),
-                  seq,
-                  r.getBoolean(8),
-                  times));
+                  new Row(
+                      r.getString(1),
+                      r.getString(2),
+                      r.getLong(3),
+                      rg,
+                      r.getString(5),
+                      r.getString(6),
+                      seq,
+                      r.getBoolean(8),
+                      times));
+          if (previous != null) {
+            v.get(Invariant.COMMITTED_DONE)
+                .add(
+                    r.getString(1)
+                        + ": stored twice (work table and history), "
+                        + previous.state()
+                        + " and "
+                        + r.getString(2));
+          }
         });
     Map<String, List<Long>> raw = new HashMap<>();
     List<OperatorInvariants.RawCall> calls = new ArrayList<>();

@@ -56,7 +56,7 @@ final class FxSql {
   static final String RAW_WITH_CLAIM =
       """
       INSERT INTO fx.raw_effect (work_id, generation, worker, pid, claimed_at)
-      VALUES (?, ?, ?, ?, (SELECT claimed_at FROM relay.outbox
+      VALUES (?, ?, ?, ?, (SELECT claimed_at FROM relay.work
                             WHERE work_id = ? AND claim_generation = ?))
       """;
 

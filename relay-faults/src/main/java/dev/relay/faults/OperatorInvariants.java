@@ -108,10 +108,11 @@ final class OperatorInvariants {
              (extract(epoch FROM purged_at) * 1000000)::bigint
         FROM relay.tombstone
       """;
+  // The work view: a purged ID stored again counts wherever its row is, unfinished or finished.
   static final String REUSED_ROWS =
       """
       SELECT o.work_id, relay.payload_digest(o.payload) = t.payload_digest
-        FROM relay.outbox o JOIN relay.tombstone t ON t.work_id = o.work_id
+        FROM relay.work o JOIN relay.tombstone t ON t.work_id = o.work_id
       """;
   static final String HORIZON =
       "SELECT (extract(epoch FROM dedup_horizon) * 1000000)::bigint FROM relay.kind WHERE kind = '"

@@ -107,6 +107,8 @@ final class Recovery {
     Connection connect() throws SQLException;
   }
 
+  // The work view: finished work is counted in the work table (older writers, the operator) and
+  // in the history table (what workers completed or cancelled), then purged work by tombstone.
   static final String SAMPLE =
       """
       SELECT count(*) FILTER (WHERE state IN ('ready', 'running')),
@@ -118,7 +120,7 @@ final class Recovery {
                  + (SELECT count(*) FROM relay.tombstone),
              (SELECT count(*) FROM relay.attempt WHERE ending = 'lease_expired'),
              (SELECT count(*) FROM relay.attempt WHERE ending = 'retry')
-        FROM relay.outbox
+        FROM relay.work
       """;
 
   static final String CLAIMS_BY_WORKER =

@@ -89,6 +89,37 @@ class CheckerTest {
   }
 
   @Test
+  void workAWorkerMovedToTheHistoryTableCountsAsDone() throws Exception {
+    sql(MOVE_TO_HISTORY);
+    Checker.Result r = check();
+    assertThat(r.violations()).allSatisfy((inv, list) -> assertThat(list).as(inv.name()).isEmpty());
+    assertThat(r.figures().get("items done")).isEqualTo(1L);
+  }
+
+  @Test
+  void anItemStoredInBothTheWorkTableAndTheHistoryIsCaught() throws Exception {
+    // A move that inserted the history row but left the work row behind.
+    sql("INSERT INTO relay.work_history SELECT * FROM relay.outbox WHERE work_id = 't1-0'");
+    assertThat(check().violations().get(Checker.Invariant.COMMITTED_DONE))
+        .singleElement()
+        .asString()
+        .contains("t1-0", "stored twice");
+  }
+
+  @Test
+  void aPurgedIdStoredAgainInTheHistoryIsCaught() throws Exception {
+    sql(MOVE_TO_HISTORY);
+    sql(
+        """
+        INSERT INTO relay.tombstone (work_id, kind, payload_digest, last_generation, final_state)
+        VALUES ('t1-0', 'fx', relay.payload_digest('{"tx":"t1","res":"res-0","token":1}'), 1,
+                'done')
+        """);
+    assertThat(check().violations().get(Checker.Invariant.TOMBSTONE_HOLDS))
+        .anySatisfy(v -> assertThat(v).contains("t1-0", "stored again after its purge"));
+  }
+
+  @Test
   void aRedrivePastTheHorizonWithoutTheOverrideIsCaught() throws Exception {
     // Redriven 70 s after the first attempt (horizon 30 s), audited as a plain redrive.
     sql(
@@ -255,6 +286,13 @@ class CheckerTest {
         .anySatisfy(v -> assertThat(v).contains("STUCK", "978 items open"))
         .anySatisfy(v -> assertThat(v).contains("pauses in force"));
   }
+
+  /** What a worker's completion does since schema version 25: the done row moves to history. */
+  private static final String MOVE_TO_HISTORY =
+      """
+      WITH moved AS (DELETE FROM relay.outbox WHERE work_id = 't1-0' RETURNING *)
+      INSERT INTO relay.work_history SELECT * FROM moved
+      """;
 
   private Checker.Result check() throws SQLException {
     Map<Scenario.Fault, Integer> faults = new EnumMap<>(Scenario.Fault.class);

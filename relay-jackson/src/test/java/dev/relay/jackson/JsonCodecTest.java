@@ -97,8 +97,7 @@ class JsonCodecTest {
     assertThat(db.queryString("SELECT state FROM {schema}.work WHERE work_id = 'order-104-ack'"))
         .isEqualTo("failed");
     assertThat(
-            db.queryString(
-                "SELECT last_error FROM {schema}.work WHERE work_id = 'order-104-ack'"))
+            db.queryString("SELECT last_error FROM {schema}.work WHERE work_id = 'order-104-ack'"))
         .contains("unreadable payload", OrderReceived.class.getName(), "orderId");
     assertThat(worker.runNext("order_received")).isEmpty();
   }

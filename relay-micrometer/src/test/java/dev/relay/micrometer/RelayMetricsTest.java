@@ -130,8 +130,7 @@ class RelayMetricsTest {
     for (String state : List.of("ready", "running", "done", "failed", "cancelled")) {
       assertThat(gauge("relay.work.depth", "kind", "mail", "state", state))
           .as(state)
-          .isEqualTo(
-              count(db, "SELECT count(*) FROM {schema}.work WHERE state = '" + state + "'"));
+          .isEqualTo(count(db, "SELECT count(*) FROM {schema}.work WHERE state = '" + state + "'"));
     }
     assertThat(gauge("relay.work.oldest.eligible.age", "kind", "mail")).isZero();
     assertThat(gauge("relay.work.expired.leases", "kind", "mail")).isZero();

@@ -68,7 +68,7 @@ public final class AdminStore {
     this.queries = new WorkQueries(sql, timeouts);
     this.redrive = new RedriveOperation(sql, timeouts, schema);
     this.supersede = new SupersedeOperation(sql, timeouts, store, outbox);
-    this.retention = new Retention(sql, timeouts);
+    this.retention = new Retention(sql, new HistoryDays(schema, timeouts), timeouts);
     this.overview = new OverviewQueries(sql, RollupSql.of(schema), timeouts);
     this.bulk = new BulkOperations(sql, timeouts, redrive, store);
     this.rollup =

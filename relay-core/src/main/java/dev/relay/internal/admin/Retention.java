@@ -13,14 +13,18 @@ import java.sql.SQLException;
 
 /**
  * Retention: purge finished work past its retention (leaving tombstones), expired tombstones, and
- * old history and audit rows, in bounded batches.
+ * old history and audit rows, in bounded batches. Finished work in the history table goes a whole
+ * day at a time ({@link HistoryDays}); finished rows left in the work table (by workers of earlier
+ * releases, admin actions, cancels of ready work) are purged row by row.
  */
 final class Retention {
   private final Timeouts timeouts;
   private final AdminSql sql;
+  private final HistoryDays historyDays;
 
-  Retention(AdminSql sql, Timeouts timeouts) {
+  Retention(AdminSql sql, HistoryDays historyDays, Timeouts timeouts) {
     this.sql = sql;
+    this.historyDays = historyDays;
     this.timeouts = timeouts;
   }
 
@@ -38,7 +42,8 @@ final class Retention {
           timeouts,
           "purge (dry run)",
           tx -> {
-            long work = count(tx, sql.countPurgeableWork, retention, defaultHorizon);
+            HistoryDays.Retired days = historyDays.count(tx, historyDays.edge(tx, p));
+            long work = days.rows() + count(tx, sql.countPurgeableWork, retention, defaultHorizon);
             long tombs = count(tx, sql.countTombstones, identity);
             long attempts = count(tx, sql.countAttempts, history);
             long audits =
@@ -47,11 +52,16 @@ final class Retention {
                     + count(tx, sql.countSupersedes, history)
                     + count(tx, sql.countPurgeAudit, history)
                     + count(tx, sql.countPurgeItemAudit, history);
-            return new PurgeResult(true, work, tombs, attempts, audits, true);
+            return new PurgeResult(true, work, tombs, attempts, audits, true, days.days());
           });
     }
-    boolean[] complete = {true};
-    long work = batches(c, "purge work", sql.purgeWork, p, complete, retention, defaultHorizon);
+    // Whole days of the history table, each day one transaction and counted as one batch: the edge
+    // is the longest of the retention and every horizon, since a day holds rows of every kind.
+    HistoryDays.Retired days = historyDays.retire(c, p, p.maxBatches());
+    boolean[] complete = {days.complete()};
+    long work =
+        days.rows()
+            + batches(c, "purge work", sql.purgeWork, p, complete, retention, defaultHorizon);
     long tombs = batches(c, "purge tombstones", sql.purgeTombstones, p, complete, identity);
     // History after work: rows whose work was just purged become eligible in the same run.
     long attempts = batches(c, "purge attempts", sql.purgeAttempts, p, complete, history);
@@ -61,7 +71,7 @@ final class Retention {
             + batches(c, "purge supersedes", sql.purgeSupersedes, p, complete, history)
             + batches(c, "purge purge audit", sql.purgePurgeAudit, p, complete, history)
             + batches(c, "purge purge item audit", sql.purgePurgeItemAudit, p, complete, history);
-    return new PurgeResult(false, work, tombs, attempts, audits, complete[0]);
+    return new PurgeResult(false, work, tombs, attempts, audits, complete[0], days.days());
   }
 
   /** The longest {@code each(window)} missed-slot window of the schedules in this schema, or 0. */

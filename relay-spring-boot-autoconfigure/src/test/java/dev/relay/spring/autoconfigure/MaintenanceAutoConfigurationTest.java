@@ -52,8 +52,7 @@ class MaintenanceAutoConfigurationTest {
               await()
                   .atMost(WAIT)
                   .until(
-                      () ->
-                          db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'done'"),
+                      () -> db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'done'"),
                       n -> n == 3);
               // Two of them ended a month ago: past the retention and the kind's dedup horizon.
               db.execute(

@@ -111,8 +111,7 @@ class KafkaEndToEndTest {
                     >= items / 5);
 
     broker.kill();
-    long doneWhileKilled =
-        db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'done'");
+    long doneWhileKilled = db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'done'");
     broker.restart();
 
     awaitAllDoneAndApplied(db, items, Duration.ofMinutes(3));

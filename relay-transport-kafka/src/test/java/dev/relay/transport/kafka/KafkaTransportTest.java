@@ -305,8 +305,7 @@ class KafkaTransportTest {
                   "SELECT state || ' ' || outcome || ' ' || attempts FROM {schema}.work"
                       + " WHERE work_id = 'item-big'"))
           .isEqualTo("failed not_delivered 1");
-      assertThat(
-              db.queryString("SELECT last_error FROM {schema}.work WHERE work_id = 'item-big'"))
+      assertThat(db.queryString("SELECT last_error FROM {schema}.work WHERE work_id = 'item-big'"))
           .contains("RecordTooLargeException")
           .contains(topic);
       assertThat(readAll(topic, 40)).hasSize(40);

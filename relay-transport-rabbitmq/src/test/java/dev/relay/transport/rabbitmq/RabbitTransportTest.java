@@ -95,8 +95,7 @@ class RabbitTransportTest {
                     .contains(BrokerAccepted.MILESTONE, "rabbitmq", queue);
               });
     }
-    assertThat(
-            db.queryString("SELECT string_agg(state || ' ' || outcome, ',') FROM {schema}.work"))
+    assertThat(db.queryString("SELECT string_agg(state || ' ' || outcome, ',') FROM {schema}.work"))
         .isEqualTo("done delivered,done delivered");
     Map<String, GetResponse> got = new LinkedHashMap<>();
     for (int i = 0; i < 2; i++) {

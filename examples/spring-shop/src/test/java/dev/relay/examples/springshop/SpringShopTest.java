@@ -68,8 +68,7 @@ class SpringShopTest {
           .atMost(Duration.ofSeconds(30))
           .until(
               () ->
-                  db.queryString(
-                      "SELECT state FROM {schema}.work WHERE work_id = 'order-103-ack'"),
+                  db.queryString("SELECT state FROM {schema}.work WHERE work_id = 'order-103-ack'"),
               "done"::equals);
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.sent_mail")).isEqualTo(1);
       assertThat(
@@ -80,8 +79,7 @@ class SpringShopTest {
 
       // A repeated delivery (a lost reply, a redrive) gets the stored answer; no second mail.
       String payload =
-          db.queryString(
-              "SELECT payload::text FROM {schema}.work WHERE work_id = 'order-103-ack'");
+          db.queryString("SELECT payload::text FROM {schema}.work WHERE work_id = 'order-103-ack'");
       HttpResponse<String> repeat = post(port, "/mailer/acks", "order-103-ack", payload);
       assertThat(repeat.statusCode()).isEqualTo(200);
       assertThat(repeat.headers().firstValue("Idempotent-Replayed")).contains("true");
