@@ -111,9 +111,11 @@ class GrantCatalogSweepTest {
                   case "enqueue" -> "enqueue(NULL, NULL, NULL)";
                   case "lock_dependencies" -> "lock_dependencies(NULL)";
                   case "handoff_lease" -> "handoff_lease(NULL, NULL, NULL)";
-                  case "add_history_day" -> "add_history_day(NULL)";
-                  case "retire_history_day" -> "retire_history_day(NULL, NULL)";
-                  case "reopen_history" -> "reopen_history(NULL)";
+                  // not NULL: a STRICT function of constant NULLs is folded to NULL by the
+                  // planner, before the EXECUTE check (WHERE false keeps it from running)
+                  case "add_history_day" -> "add_history_day(current_date)";
+                  case "retire_history_day" -> "retire_history_day(current_date, now())";
+                  case "reopen_history" -> "reopen_history(ARRAY['none'])";
                   default -> null; // PUBLIC, or a trigger's
                 };
             if (call != null) {

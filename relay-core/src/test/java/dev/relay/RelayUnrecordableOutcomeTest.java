@@ -23,9 +23,9 @@ import org.junit.jupiter.api.Test;
  *
  * <p>The refusal is real and row-specific: a trigger in the test's schema raises {@code
  * check_violation} when one work ID is recorded {@code done} (text cleaning cannot prevent it):
- * since schema version 25 that is the insert of its row into the history table. To
- * put the refused outcome in one batch with others, the completer is held on a row lock (the test
- * locks the row of a first item, {@code gate}) while the other handlers return.
+ * since schema version 25 that is the insert of its row into the history table. To put the refused
+ * outcome in one batch with others, the completer is held on a row lock (the test locks the row of
+ * a first item, {@code gate}) while the other handlers return.
  */
 @RelayDatabaseTest
 class RelayUnrecordableOutcomeTest {
