@@ -133,7 +133,7 @@ final class DemoCommand implements Callable<Integer> {
     } else {
       out.println("The database is still running at " + db.url());
     }
-    out.println("    then e.g.: SELECT * FROM relay_demo.outbox; SELECT * FROM shop_demo.orders;");
+    out.println("    then e.g.: SELECT * FROM relay_demo.work; SELECT * FROM shop_demo.orders;");
     if (db.embedded()) {
       out.println("Press Enter (or Ctrl-C) to stop it.");
     } else {

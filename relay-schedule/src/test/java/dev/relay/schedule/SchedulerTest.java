@@ -59,7 +59,7 @@ class SchedulerTest {
             c.prepareStatement(
                 "SELECT work_id, available_at, payload::text FROM "
                     + db.schema()
-                    + ".outbox WHERE work_id LIKE ? AND available_at > ? ORDER BY available_at")) {
+                    + ".work WHERE work_id LIKE ? AND available_at > ? ORDER BY available_at")) {
       ps.setString(1, schedule + "@%");
       ps.setObject(2, after.atOffset(java.time.ZoneOffset.UTC));
       try (ResultSet rs = ps.executeQuery()) {
@@ -328,7 +328,8 @@ class SchedulerTest {
       String role = "relay_scheduler_" + db.schema();
       db.execute("CREATE ROLE " + role + " NOLOGIN");
       try {
-        // The grants docs/scheduling.md lists: the producer's, plus the state table.
+        // The grants docs/scheduling.md lists: the producer's, plus the state table. Enqueue
+        // compares an ID with finished work too (the history table, and the work view over both).
         db.execute(
             ("GRANT USAGE ON SCHEMA {schema} TO %1$s;"
                     + " GRANT INSERT (work_id, kind, payload, queue, priority, available_at,"
@@ -336,6 +337,8 @@ class SchedulerTest {
                     + " trace_context)"
                     + " ON {schema}.outbox TO %1$s;"
                     + " GRANT SELECT (work_id, kind, payload) ON {schema}.outbox TO %1$s;"
+                    + " GRANT SELECT (work_id, kind, payload) ON {schema}.work_history TO %1$s;"
+                    + " GRANT SELECT (work_id, kind, payload) ON {schema}.work TO %1$s;"
                     + " GRANT SELECT ON {schema}.tombstone TO %1$s;"
                     + " GRANT SELECT, INSERT, UPDATE ON {schema}.schedule_state TO %1$s")
                 .formatted(role));

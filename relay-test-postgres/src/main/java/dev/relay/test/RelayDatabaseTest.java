@@ -20,10 +20,14 @@ import org.junit.jupiter.api.extension.ExtendWith;
  *   @Test
  *   void insertsWork(TestDatabase db) throws Exception {
  *     db.execute("INSERT INTO {schema}.outbox (work_id, kind, payload) VALUES ('a', 'k', '{}')");
- *     assertThat(db.queryLong("SELECT count(*) FROM {schema}.outbox")).isEqualTo(1);
+ *     assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isEqualTo(1);
  *   }
  * }
  * }</pre>
+ *
+ * <p>Count and read work through Relay's {@code work} view, as above: work a worker completed or
+ * cancelled leaves the {@code outbox} table for {@code work_history}, and the view shows both.
+ * Write to {@code outbox}; the view is not updatable.
  *
  * <p>It is inherited by subclasses and applies to {@code @Nested} classes. It registers {@link
  * RelayDatabaseExtension}; see there for the life cycle. It does not make tests run in a

@@ -191,7 +191,9 @@ public final class TestDatabase {
   /**
    * Runs a query (with {@code {schema}} replaced) and returns the first column of the first row.
    *
-   * @param sql the query, for example {@code SELECT count(*) FROM {schema}.outbox}
+   * @param sql the query, for example {@code SELECT count(*) FROM {schema}.work} (Relay's view of
+   *     all work: unfinished work in {@code outbox}, finished work a worker moved to {@code
+   *     work_history})
    * @return the value
    * @throws SQLException if the query fails
    * @throws IllegalStateException if the query returns no row or a null value

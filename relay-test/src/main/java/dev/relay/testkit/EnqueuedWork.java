@@ -28,8 +28,10 @@ import java.util.Objects;
  * }
  * }</pre>
  *
- * <p>Reads the {@code outbox} table, whose columns are part of Relay's documented schema; it never
- * writes. Immutable and thread-safe.
+ * <p>Reads the {@code work} view, whose columns are part of Relay's documented schema: unfinished
+ * work in the {@code outbox} table and finished work a worker moved to the {@code work_history}
+ * table alike, so an item a worker already completed is still found (in state {@code done}). It
+ * never writes. Immutable and thread-safe.
  */
 public final class EnqueuedWork {
   private final String select;
@@ -40,7 +42,7 @@ public final class EnqueuedWork {
         "SELECT work_id, kind, queue, state, payload::text AS payload, priority, available_at,"
             + " ordering_key, sequence FROM "
             + schema
-            + ".outbox WHERE kind = ? ORDER BY created_at, work_id";
+            + ".work WHERE kind = ? ORDER BY created_at, work_id";
   }
 
   /**
@@ -58,7 +60,8 @@ public final class EnqueuedWork {
    * @param workId the work ID
    * @param kind the kind
    * @param queue the queue
-   * @param state the state ({@code ready} unless a worker took it)
+   * @param state the state ({@code ready} unless a worker took it; {@code done} once one completed
+   *     it)
    * @param payload the payload as JSON text (jsonb's normal form)
    * @param priority the priority
    * @param availableAt when it becomes claimable, on the database clock

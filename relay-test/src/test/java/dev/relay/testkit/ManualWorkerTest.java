@@ -55,7 +55,7 @@ class ManualWorkerTest {
             + column
             + "::text FROM "
             + db.schema()
-            + ".outbox WHERE work_id = '"
+            + ".work WHERE work_id = '"
             + workId
             + "'");
   }
@@ -374,6 +374,20 @@ class ManualWorkerTest {
             .isInstanceOf(AssertionError.class)
             .hasMessageContaining("expected 1 enqueued item(s) of kind " + KIND + ", found 2");
         assertThat(enqueued.enqueued(c, "nothing")).isEmpty();
+      }
+    }
+
+    @Test
+    void workAWorkerCompletedIsStillFoundAsDone() throws Exception {
+      enqueue(Work.of("ack-104", KIND, "{\"order\": 104}"));
+      worker("manual-a").handle(KIND, claim -> Outcome.done()).build().runNext(KIND);
+      // The completion moved the row out of the work table into the history table.
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work_history")).isEqualTo(1);
+      try (Connection c = db.connection()) {
+        EnqueuedWork.Row row = EnqueuedWork.in(db.schema()).requireEnqueued(c, KIND);
+        assertThat(row.workId()).isEqualTo("ack-104");
+        assertThat(row.state()).isEqualTo("done");
+        assertThat(row.payload()).isEqualTo("{\"order\": 104}");
       }
     }
   }

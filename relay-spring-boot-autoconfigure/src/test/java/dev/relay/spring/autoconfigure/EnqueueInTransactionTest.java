@@ -89,7 +89,7 @@ class EnqueueInTransactionTest {
                               }))
                   .isInstanceOf(Boom.class);
               assertThat(count(db, "purchase")).isZero();
-              assertThat(count(db, "outbox")).isZero();
+              assertThat(count(db, "work")).isZero();
 
               EnqueueResult result =
                   tx.execute(
@@ -167,7 +167,7 @@ class EnqueueInTransactionTest {
                                       "a", "order_received", new OrderReceived("1", "mug"))))
                   .isInstanceOf(TransactionRequiredException.class)
                   .hasMessageContaining("read-only");
-              assertThat(count(db, "outbox")).isZero();
+              assertThat(count(db, "work")).isZero();
             });
   }
 
@@ -239,7 +239,7 @@ class EnqueueInTransactionTest {
                         "order-103-ack", "order_received", new OrderReceived("103", "mug"));
                   });
               assertThat(count(db, "purchase")).isEqualTo(1);
-              assertThat(count(db, "outbox")).isEqualTo(1);
+              assertThat(count(db, "work")).isEqualTo(1);
 
               assertThatThrownBy(
                       () ->
@@ -255,7 +255,7 @@ class EnqueueInTransactionTest {
                               }))
                   .isNotNull();
               assertThat(count(db, "purchase")).isEqualTo(1);
-              assertThat(count(db, "outbox")).isEqualTo(1);
+              assertThat(count(db, "work")).isEqualTo(1);
             });
   }
 }

@@ -55,8 +55,13 @@ class MaintenanceAutoConfigurationTest {
                       () -> db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'done'"),
                       n -> n == 3);
               // Two of them ended a month ago: past the retention and the kind's dedup horizon.
+              // The worker's completion filed them in the history table; a month-old completion
+              // lives in its day's partition, which maintenance would have created back then.
               db.execute(
-                  "UPDATE {schema}.outbox SET completed_at = clock_timestamp() - interval '30 days'"
+                  "SELECT {schema}.add_history_day("
+                      + "((clock_timestamp() - interval '30 days') AT TIME ZONE 'UTC')::date);"
+                      + " UPDATE {schema}.work_history"
+                      + " SET completed_at = clock_timestamp() - interval '30 days'"
                       + " WHERE work_id IN ('old-1', 'old-2')");
 
               await()

@@ -129,7 +129,7 @@ public final class OrderStory {
             "SELECT order_id, line_no, sku, unit_price, quantity FROM shop_demo.order_line"
                 + " ORDER BY line_no"),
         query(ds, "SELECT sku, quantity AS stock FROM shop_demo.stock ORDER BY sku"),
-        query(ds, "SELECT work_id, kind, state, payload FROM relay_demo.outbox"),
+        query(ds, "SELECT work_id, kind, state, payload FROM relay_demo.work"),
         query(
             ds,
             "SELECT consumer, message_id, result FROM relay_demo.inbox WHERE consumer = 'purchase'"));
@@ -147,7 +147,7 @@ public final class OrderStory {
         query(
             ds,
             "SELECT (SELECT count(*) FROM shop_demo.orders) AS orders,"
-                + " (SELECT count(*) FROM relay_demo.outbox) AS work_rows,"
+                + " (SELECT count(*) FROM relay_demo.work) AS work_rows,"
                 + " (SELECT string_agg(sku || '=' || quantity, ' ' ORDER BY sku)"
                 + " FROM shop_demo.stock) AS stock"));
 
@@ -166,7 +166,7 @@ public final class OrderStory {
         query(
             ds,
             "SELECT (SELECT count(*) FROM shop_demo.orders) AS orders,"
-                + " (SELECT count(*) FROM relay_demo.outbox) AS work_rows,"
+                + " (SELECT count(*) FROM relay_demo.work) AS work_rows,"
                 + " (SELECT count(*) FROM relay_demo.inbox WHERE message_id = 'purchase-p7')"
                 + " AS p7_requests,"
                 + " (SELECT string_agg(sku || '=' || quantity, ' ' ORDER BY sku)"
@@ -244,7 +244,7 @@ public final class OrderStory {
         query(
             ds,
             "SELECT work_id, state, claim_generation, claimed_by,"
-                + " clock_timestamp() > lease_until AS lease_expired FROM relay_demo.outbox"));
+                + " clock_timestamp() > lease_until AS lease_expired FROM relay_demo.work"));
 
     HeldClaim b = claimOne(workerB);
     Outcome bOutcome = workerB.call(b).outcome();
@@ -446,7 +446,7 @@ public final class OrderStory {
         ds,
         "SELECT work_id, state, claim_generation, claimed_by, attempts, outcome, receiver_ref,"
             + " lease_until IS NOT NULL AS leased, completed_at IS NOT NULL AS completed"
-            + " FROM relay_demo.outbox WHERE work_id = '"
+            + " FROM relay_demo.work WHERE work_id = '"
             + WORK_ID
             + "'");
   }
