@@ -96,6 +96,14 @@ public final class BenchCommand implements Callable<Integer> {
   Integer historyPurge;
 
   @Option(
+      names = "--history-layout",
+      description =
+          "Which removal the history part measures: both (default), rows (the per-row purge of"
+              + " finished rows in the work table) or days (retiring whole days of the history"
+              + " table).")
+  HistoryBench.Layout historyLayout = HistoryBench.Layout.both;
+
+  @Option(
       names = "--memory-backlog",
       description = "Backlog drained by the memory scenario (default 1,000,000).")
   Integer memoryBacklog;
@@ -159,9 +167,10 @@ public final class BenchCommand implements Callable<Integer> {
               + " p50/p95, at --retained rows, 5M with --full), ready-index (only when named"
               + " here: WAL per write and paired"
               + " throughput with and without the ready list's partial index), history (only when"
-              + " named here: --history-rows done rows, a purge of --history-purge of them through"
-              + " Relay's retention while a burn-down runs, then a vacuum: time, WAL, bloat and"
-              + " the burn-down's rate in each phase); the peers run"
+              + " named here: --history-rows finished rows, --history-purge of them removed by"
+              + " Relay's retention while a burn-down runs, row by row from the work table (then"
+              + " a vacuum) and a day at a time from the history table, per --history-layout:"
+              + " time, WAL, bloat and the burn-down's rate in each phase); the peers run"
               + " with --peers whatever this says.")
   Set<String> only;
 
@@ -449,11 +458,12 @@ public final class BenchCommand implements Callable<Integer> {
             report,
             String.format(
                 Locale.ROOT,
-                "history: %,d done rows, a purge of %,d while a burn-down runs, then a vacuum",
+                "history: %,d finished rows, %,d of them removed while a burn-down runs (%s)",
                 historyRows(),
-                historyPurge()));
+                historyPurge(),
+                historyLayout.describe()));
         new HistoryBench(db, relay, report, historyRows(), historyPurge(), sizes.steadySeconds())
-            .run();
+            .run(historyLayout);
       }
       if (named("nats", nats)) {
         step(report, "nats publish: raw client, relay no-op, relay + NatsTransport");

@@ -138,8 +138,38 @@ final class HistoryBench {
     }
   }
 
-  void run() throws Exception {
+  /** Which of the two removals a run measures ({@code --history-layout}). */
+  enum Layout {
+    /** Both, row by row first, and the comparison per row removed. */
+    both,
+    /** The per-row purge of finished rows in the work table, and its vacuum. */
+    rows,
+    /** Retiring whole days of the history table. */
+    days;
+
+    String describe() {
+      return switch (this) {
+        case both -> "row by row with its vacuum, then a day at a time";
+        case rows -> "row by row in the work table, then a vacuum";
+        case days -> "a day at a time from the history table";
+      };
+    }
+  }
+
+  void run(Layout layout) throws Exception {
     Map<String, Object> p = RelayBench.params("rows", rows, "purged", purge);
+    if (layout == Layout.rows) {
+      report.log("   row by row, in the work table:");
+      rowByRow(p);
+      db.exec("TRUNCATE " + TABLES);
+      return;
+    }
+    if (layout == Layout.days) {
+      report.log("   a day at a time, in the history table:");
+      byDay(p);
+      db.exec("TRUNCATE " + TABLES);
+      return;
+    }
     report.log("   row by row, in the work table:");
     Cost[] rowByRow = rowByRow(p);
     report.log("   a day at a time, in the history table:");
