@@ -156,6 +156,7 @@ final class PurgeCommand extends DbCommand {
       ObjectNode o = Json.object();
       o.put("dry_run", r.dryRun());
       o.put("work", r.work());
+      o.put("history_days", r.historyDays());
       o.put("tombstones", r.tombstones());
       o.put("attempts", r.attempts());
       o.put("audits", r.audits());
@@ -165,10 +166,11 @@ final class PurgeCommand extends DbCommand {
     }
     out()
         .printf(
-            "%s: %d work items (each leaves a tombstone), %d tombstones, %d attempt rows,"
-                + " %d audit rows%s%n",
+            "%s: %d work items (each leaves a tombstone; %d whole days of history among them),"
+                + " %d tombstones, %d attempt rows, %d audit rows%s%n",
             r.dryRun() ? "would purge" : "purged",
             r.work(),
+            r.historyDays(),
             r.tombstones(),
             r.attempts(),
             r.audits(),
