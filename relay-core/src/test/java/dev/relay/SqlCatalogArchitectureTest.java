@@ -36,6 +36,7 @@ class SqlCatalogArchitectureTest {
           "dev/relay/internal/store/WorkerSql.java",
           "dev/relay/internal/admin/AdminSql.java",
           "dev/relay/internal/admin/PauseSql.java",
+          "dev/relay/internal/admin/HistorySql.java",
           "dev/relay/internal/admin/RollupSql.java",
           "dev/relay/internal/receiver/InboxSql.java",
           "dev/relay/internal/receiver/FenceSql.java",
