@@ -13,15 +13,17 @@ import java.util.Map;
 
 /**
  * {@code --only console-overview}: how long the console's overview takes on a big work table,
- * through the {@link Admin} API the console calls. The table is filled straight into the schema
- * with {@code generate_series} (no enqueue protocol: this measures reads): first 1M rows, mostly
- * done over the last seven days, 1% failed, 1% cancelled, 0.8% ready and 0.2% running, eight kinds
- * in two queues ("mixed"); then, when {@code --retained} is larger (5M with {@code --full}), grown
- * to that many rows by done work only, so the backlog stays ("same-backlog"); then by the backlog
- * the mix would have at that size ("same-share": 3% of the added rows failed, cancelled, ready or
- * running). The overview's cost follows the unfinished and failed rows; the steps tell table size
- * and backlog apart. After each step: VACUUM ANALYZE (as autovacuum would have) and one summary
- * refresh, as the maintenance leader does, whose time is reported too.
+ * through the {@link Admin} API the console calls. The work is filled straight into the schema with
+ * {@code generate_series} (no enqueue protocol: this measures reads), laid out as a worker of this
+ * release leaves it: done and cancelled rows in the history table's day partitions, the rest in the
+ * work table. First 1M rows, mostly done over the last seven days, 1% failed, 1% cancelled, 0.8%
+ * ready and 0.2% running, eight kinds in two queues ("mixed"); then, when {@code --retained} is
+ * larger (5M with {@code --full}), grown to that many rows by done work only, so the backlog stays
+ * ("same-backlog"); then by the backlog the mix would have at that size ("same-share": 3% of the
+ * added rows failed, cancelled, ready or running). The overview's cost follows the unfinished and
+ * failed rows; the steps tell table size and backlog apart. After each step: VACUUM ANALYZE (as
+ * autovacuum would have) and one summary refresh, as the maintenance leader does, whose time is
+ * reported too.
  *
  * <p>Measured, median of 15 calls after 3 warm-ups: the page's three reads (health, completions per
  * minute over the last hour, failure groups) together and each alone, and first list pages (all,
@@ -33,6 +35,10 @@ final class ConsoleOverviewBench {
   private static final int CALLS = 15;
   private static final int WARM_UPS = 3;
   private static final String T = RelayBench.SCHEMA + ".outbox";
+  private static final String HISTORY = RelayBench.SCHEMA + ".work_history";
+
+  /** All work, unfinished and finished: the view the console reads. */
+  private static final String WORK = RelayBench.SCHEMA + ".work";
 
   /** Every 1000 rows: 10 failed, 10 cancelled, 8 ready, 2 running, the rest done. */
   static final String MIXED =
@@ -61,7 +67,7 @@ final class ConsoleOverviewBench {
   }
 
   void run() throws SQLException {
-    db.exec("TRUNCATE " + T + ", " + RelayBench.SCHEMA + ".attempt CASCADE");
+    db.exec("TRUNCATE " + T + ", " + HISTORY + ", " + RelayBench.SCHEMA + ".attempt CASCADE");
     step(0, 1_000_000, MIXED, "mixed");
     int big = sizes.retained();
     if (big > 1_000_000) {
@@ -82,9 +88,9 @@ final class ConsoleOverviewBench {
             to,
             mix,
             RelayBench.seconds(t0),
-            db.queryLong("SELECT count(*) FROM " + T + " WHERE state <> 'done'")));
+            db.queryLong("SELECT count(*) FROM " + WORK + " WHERE state <> 'done'")));
     t0 = System.nanoTime();
-    db.exec("VACUUM ANALYZE " + T);
+    db.exec("VACUUM ANALYZE " + T, "VACUUM ANALYZE " + HISTORY);
     report.log(String.format(Locale.ROOT, "   vacuum analyze %.1f s", RelayBench.seconds(t0)));
     t0 = System.nanoTime();
     admin.refreshSummary();
@@ -96,43 +102,64 @@ final class ConsoleOverviewBench {
    * Rows {@code from + 1} to {@code to}, their state from {@code state} (an expression of {@code
    * g}), in chunks of 500,000 (one transaction each). Finished work ended over the last 7 days
    * (spread evenly, so ~1/168 of it in the last hour); ready and running work was created within
-   * the last hour.
+   * the last hour. Done and cancelled rows go to the history table (a worker's completion or its
+   * answer to a cancel request moves the row there), into the partitions of their UTC days, which
+   * are created first as the maintenance leader would have; failed, ready and running rows go to
+   * the work table.
    */
   void fill(int from, int to, String state) throws SQLException {
     try (Connection c = db.connect();
         Statement s = c.createStatement()) {
       s.execute("SET statement_timeout = 0");
+      s.execute(
+          "SELECT "
+              + RelayBench.SCHEMA
+              + ".add_history_day((clock_timestamp() AT TIME ZONE 'UTC')::date - d)"
+              + " FROM generate_series(0, 7) AS d");
       for (int lo = from + 1; lo <= to; lo += 500_000) {
         int hi = Math.min(to, lo + 499_999);
         s.execute(
             """
+            WITH made AS (
+                SELECT 'c-' || g AS work_id, 'kind_' || (g %% 8) AS kind,
+                       CASE WHEN g %% 5 = 0 THEN 'bulk' ELSE 'default' END AS queue,
+                       jsonb_build_object('n', g) AS payload, st AS state,
+                       t - interval '2 seconds' AS created_at,
+                       t - interval '2 seconds' AS available_at,
+                       CASE WHEN st IN ('done', 'failed', 'cancelled') THEN t END AS completed_at,
+                       CASE WHEN st = 'ready' THEN 0 ELSE 1 END AS claim_generation,
+                       CASE WHEN st = 'ready' THEN 0 ELSE 1 END AS attempts,
+                       CASE WHEN st = 'ready' THEN NULL ELSE t - interval '1 second' END
+                           AS first_attempt_at,
+                       CASE WHEN st = 'running' THEN 'worker-' || (g %% 4) END AS claimed_by,
+                       CASE WHEN st = 'running' THEN clock_timestamp() + interval '1 minute' END
+                           AS lease_until,
+                       CASE WHEN st = 'failed' THEN 'http_' || (500 + g %% 4) END
+                           AS last_error_kind,
+                       CASE WHEN st = 'failed' THEN 'bench failure' END AS last_error,
+                       CASE WHEN st = 'done' THEN 'delivered'
+                            WHEN st = 'failed' THEN 'not_delivered' END AS outcome
+                  FROM (SELECT g, st,
+                               CASE WHEN st IN ('ready', 'running')
+                                    THEN clock_timestamp() - (g %% 3600) * interval '1 second'
+                                    ELSE clock_timestamp() - interval '7 days'
+                                         + ((g %% 1000003)::float8 / 1000003) * interval '7 days'
+                                    END AS t
+                          FROM (SELECT g, CASE WHEN %4$s = 'running' THEN 'ready' ELSE %4$s END
+                                          AS st FROM generate_series(%2$d, %3$d) g) y) x
+            ), finished AS (
+                INSERT INTO %5$s (work_id, kind, queue, payload, state, created_at,
+                                  available_at, completed_at, claim_generation, attempts,
+                                  first_attempt_at, claimed_by, lease_until, last_error_kind,
+                                  last_error, outcome)
+                SELECT * FROM made WHERE state IN ('done', 'cancelled')
+            )
             INSERT INTO %1$s (work_id, kind, queue, payload, state, created_at, available_at,
                               completed_at, claim_generation, attempts, first_attempt_at,
                               claimed_by, lease_until, last_error_kind, last_error, outcome)
-            SELECT 'c-' || g, 'kind_' || (g %% 8),
-                   CASE WHEN g %% 5 = 0 THEN 'bulk' ELSE 'default' END,
-                   jsonb_build_object('n', g), st, t - interval '2 seconds',
-                   t - interval '2 seconds',
-                   CASE WHEN st IN ('done', 'failed', 'cancelled') THEN t END,
-                   CASE WHEN st = 'ready' THEN 0 ELSE 1 END,
-                   CASE WHEN st = 'ready' THEN 0 ELSE 1 END,
-                   CASE WHEN st = 'ready' THEN NULL ELSE t - interval '1 second' END,
-                   CASE WHEN st = 'running' THEN 'worker-' || (g %% 4) END,
-                   CASE WHEN st = 'running' THEN clock_timestamp() + interval '1 minute' END,
-                   CASE WHEN st = 'failed' THEN 'http_' || (500 + g %% 4) END,
-                   CASE WHEN st = 'failed' THEN 'bench failure' END,
-                   CASE WHEN st = 'done' THEN 'delivered'
-                        WHEN st = 'failed' THEN 'not_delivered' END
-              FROM (SELECT g, st,
-                           CASE WHEN st IN ('ready', 'running')
-                                THEN clock_timestamp() - (g %% 3600) * interval '1 second'
-                                ELSE clock_timestamp() - interval '7 days'
-                                     + ((g %% 1000003)::float8 / 1000003) * interval '7 days'
-                                END AS t
-                      FROM (SELECT g, CASE WHEN %4$s = 'running' THEN 'ready' ELSE %4$s END
-                                      AS st FROM generate_series(%2$d, %3$d) g) y) x
+            SELECT * FROM made WHERE state NOT IN ('done', 'cancelled')
             """
-                .formatted(T, lo, hi, state));
+                .formatted(T, lo, hi, state, HISTORY));
         // Running rows are inserted ready and then claimed: the trigger of V18 refuses an inserted
         // claim that is not a local hand-off's.
         s.execute(

@@ -19,13 +19,15 @@ import java.util.Map;
 /**
  * {@code --only console-pages}: the console's pages on a work table of {@code --retained} rows (5M
  * with {@code --full}), each timed as the reads its controller makes through {@link Admin}, p50 and
- * p95 of 20 calls after 3 warm-ups (5 calls when a warm-up took over a second). The table is filled
+ * p95 of 20 calls after 3 warm-ups (5 calls when a warm-up took over a second). The work is filled
  * as {@link ConsoleOverviewBench}'s 1M mix, at full size: per 1000 rows 970 done, 10 failed, 10
  * cancelled, 8 ready, 2 running, finished work spread over the last 7 days, eight kinds on two
- * queues. Then VACUUM ANALYZE and the maintenance leader's work: one {@link Maintenance#runOnce()}
- * (its fold of 100,000 rows into the charts' rollup, its purge finding nothing, its summary
- * refresh) is timed; the rest of the 7 days is added to the rollup by one SQL statement of the same
- * shape as the fold, so that the charts read what a rollup kept from the start would hold.
+ * queues; done and cancelled rows in the history table's day partitions and the rest in the work
+ * table, the layout a worker of this release leaves (see {@link ConsoleOverviewBench#fill}). Then
+ * VACUUM ANALYZE and the maintenance leader's work: one {@link Maintenance#runOnce()} (its fold of
+ * 100,000 rows into the charts' rollup, its purge finding nothing, its summary refresh) is timed;
+ * the rest of the 7 days is added to the rollup by one SQL statement of the same shape as the fold,
+ * so that the charts read what a rollup kept from the start would hold.
  *
  * <p>Pages: the overview (queue health over the console's 1 h window and the last hour's chart),
  * failures by reason, the work list's first page unfiltered, for each state, for one kind, one
@@ -73,7 +75,15 @@ final class ConsolePagesBench {
       return;
     }
     db.exec(
-        "TRUNCATE " + S + ".outbox, " + S + ".attempt, " + S + ".rollup CASCADE",
+        "TRUNCATE "
+            + S
+            + ".outbox, "
+            + S
+            + ".work_history, "
+            + S
+            + ".attempt, "
+            + S
+            + ".rollup CASCADE",
         "DELETE FROM " + S + ".rollup_watermark");
     long t0 = System.nanoTime();
     new ConsoleOverviewBench(db, sizes, report).fill(0, rows, ConsoleOverviewBench.MIXED);
@@ -83,9 +93,9 @@ final class ConsolePagesBench {
             "   filled %,d rows in %.0f s; not done: %,d",
             rows,
             RelayBench.seconds(t0),
-            db.queryLong("SELECT count(*) FROM " + S + ".outbox WHERE state <> 'done'")));
+            db.queryLong("SELECT count(*) FROM " + S + ".work WHERE state <> 'done'")));
     t0 = System.nanoTime();
-    db.exec("VACUUM ANALYZE " + S + ".outbox");
+    db.exec("VACUUM ANALYZE " + S + ".outbox", "VACUUM ANALYZE " + S + ".work_history");
     report.log(String.format(Locale.ROOT, "   vacuum analyze %.1f s", RelayBench.seconds(t0)));
 
     try (Maintenance m =
@@ -117,9 +127,9 @@ final class ConsolePagesBench {
     pages(rows);
   }
 
-  /** Whether the table holds {@code rows} rows and the rollup is not empty (a previous fill). */
+  /** Whether the schema holds {@code rows} rows and the rollup is not empty (a previous fill). */
   private boolean reusable(int rows) throws SQLException {
-    return db.queryLong("SELECT count(*) FROM " + S + ".outbox") == rows
+    return db.queryLong("SELECT count(*) FROM " + S + ".work") == rows
         && db.queryLong("SELECT count(*) FROM " + S + ".rollup") > 0;
   }
 
@@ -153,6 +163,7 @@ final class ConsolePagesBench {
    * Adds what the fold has not reached yet (up to a minute ago) to the rollup, in one statement of
    * the fold's shape: every row counted once, in its 1-minute, 15-minute and 1-hour buckets, the
    * latency histogram binned as {@code LatencyHistogram} does, then moves the watermark past it.
+   * Both read the work view: finished rows are in the history table and the work table alike.
    */
   private void foldTheRest() throws SQLException {
     try (Connection c = db.connect();
@@ -166,7 +177,7 @@ final class ConsolePagesBench {
                      CASE WHEN o.completed_at - o.created_at < interval '1 millisecond' THEN 0
                           ELSE least(127, 1 + floor(4 * log(2, (extract(epoch FROM
                                o.completed_at - o.created_at) * 1000)::numeric)))::int END AS bin
-                FROM %1$s.outbox o, w
+                FROM %1$s.work o, w
                WHERE o.state IN ('done', 'failed', 'cancelled')
                  AND (o.completed_at, o.work_id) > (w.last_completed_at, w.last_work_id)
                  AND o.completed_at <= clock_timestamp() - interval '1 minute'
@@ -231,7 +242,7 @@ final class ConsolePagesBench {
           """
           UPDATE %1$s.rollup_watermark
              SET (last_completed_at, last_work_id, folded_through) =
-                 (SELECT o.completed_at, o.work_id, o.completed_at FROM %1$s.outbox o
+                 (SELECT o.completed_at, o.work_id, o.completed_at FROM %1$s.work o
                    WHERE o.state IN ('done', 'failed', 'cancelled')
                      AND o.completed_at <= clock_timestamp() - interval '1 minute'
                    ORDER BY o.completed_at DESC, o.work_id DESC LIMIT 1)

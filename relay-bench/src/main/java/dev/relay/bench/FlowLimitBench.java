@@ -113,19 +113,31 @@ final class FlowLimitBench {
   }
 
   /**
-   * Ends a claimed batch as done in one statement, untimed: what the completer's batch does,
-   * without its guard, which the bench need not measure here (nothing else claims these kinds).
+   * Ends a claimed batch as done, untimed: what the completer's batch does (the rows end done in
+   * the history table, so the work table keeps only the backlog), without its guard, which the
+   * bench need not measure here (nothing else claims these kinds). Two statements: the update to
+   * done, then the move, which copies the row whole (the history table has the work table's columns
+   * in its order).
    */
   private static void done(Connection c, ManualClaims.Batch b) throws SQLException {
     String[] ids = b.claimed().stream().map(h -> h.workId()).toArray(String[]::new);
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "UPDATE "
-                + RelayBench.SCHEMA
-                + ".outbox SET state = 'done', claimed_by = NULL, lease_until = NULL,"
-                + " completed_at = clock_timestamp() WHERE work_id = ANY (?)")) {
-      ps.setArray(1, c.createArrayOf("text", ids));
-      ps.executeUpdate();
+    String s = RelayBench.SCHEMA;
+    for (String sql :
+        new String[] {
+          "UPDATE "
+              + s
+              + ".outbox SET state = 'done', claimed_by = NULL, lease_until = NULL,"
+              + " completed_at = clock_timestamp() WHERE work_id = ANY (?)",
+          "WITH moved AS (DELETE FROM "
+              + s
+              + ".outbox WHERE work_id = ANY (?) RETURNING *) INSERT INTO "
+              + s
+              + ".work_history SELECT * FROM moved"
+        }) {
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        ps.setArray(1, c.createArrayOf("text", ids));
+        ps.executeUpdate();
+      }
     }
   }
 

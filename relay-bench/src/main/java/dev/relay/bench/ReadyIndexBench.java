@@ -116,8 +116,16 @@ final class ReadyIndexBench {
     return schema.equals(WITH) ? "with the ready index" : "without";
   }
 
+  /** Empties the work, its history (settled rows moved there hold their IDs) and the attempts. */
   private void truncate(String schema) throws SQLException {
-    db.exec("TRUNCATE " + schema + ".outbox, " + schema + ".attempt CASCADE");
+    db.exec(
+        "TRUNCATE "
+            + schema
+            + ".outbox, "
+            + schema
+            + ".work_history, "
+            + schema
+            + ".attempt CASCADE");
   }
 
   /**

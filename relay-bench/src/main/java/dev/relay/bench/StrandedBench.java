@@ -67,7 +67,8 @@ final class StrandedBench {
   private long[] killedRun(int handlerMillis, int run) throws Exception {
     String worker = "stranded-" + run + "-" + handlerMillis;
     Path log = Files.createTempFile("relay-bench-worker", ".log");
-    String done = "SELECT count(*) FROM " + RelayBench.SCHEMA + ".outbox WHERE state = 'done'";
+    // The work view: completed rows move to the history table.
+    String done = "SELECT count(*) FROM " + RelayBench.SCHEMA + ".work WHERE state = 'done'";
     try (Processes processes = new Processes()) {
       Process p =
           processes.start(

@@ -31,6 +31,35 @@ final class AdminSql {
         """;
   }
 
+  /**
+   * The filter's page over both tables that hold work: {@code select} (a SELECT list ending in
+   * FROM, to which the table and its alias {@code o} are appended) with {@link #filterWhere}, once
+   * over the work table and once over the history table, each branch in its own (created_at,
+   * work_id) order and limit, then merged and limited again. Not through the work view: there the
+   * planner merges the two tables' creation-order scans under one limit and walks each until its
+   * first match, so a filter that one table rarely holds (done work in the work table, which holds
+   * a backlog and failed work) read that whole table for every page. Planned per table, each branch
+   * takes the path its own statistics favour (a partial index and a sort of the few matches, or the
+   * creation order), and the history branch drops out for states it cannot hold (its check
+   * constraint: failed, ready, running, blocked). Parameters: the filter and the limit of each
+   * branch (the work table's first), then the outer limit; see {@link #PAGE_BRANCHES}.
+   */
+  private static String pageOfBoth(SchemaName schema, String select) {
+    String where = filterWhere(schema);
+    return "SELECT * FROM (\n("
+        + select
+        + " ${relay_schema}.outbox o"
+        + where
+        + ")\nUNION ALL\n("
+        + select
+        + " ${relay_schema}.work_history o"
+        + where
+        + ")) w\n ORDER BY w.created_at, w.work_id\n LIMIT ?";
+  }
+
+  /** The branches of {@link #pageOfBoth}: each binds the filter and a limit. */
+  static final int PAGE_BRANCHES = 2;
+
   /** The WHERE clause of {@link #filterWhere}, without its order and limit. */
   private static String filterConditions(SchemaName schema) {
     return """
@@ -58,20 +87,23 @@ final class AdminSql {
   }
 
   /**
-   * The work that ended done or failed in two ranges of {@code completed_at}, each a range of
-   * {@code outbox_finished_idx}: {@code [start, headEnd)}, and after the position {@code (at, id)}
-   * in (completed_at, work_id) order up to {@code end}. Parameters: start, headEnd, at, at, id,
-   * end.
+   * The work that ended done or failed in two ranges of {@code completed_at}: {@code [start,
+   * headEnd)}, and after the position {@code (at, id)} in (completed_at, work_id) order up to
+   * {@code end}. Read through the work view, whose two branches the planner reads separately with
+   * these conditions: in the work table a range of {@code outbox_finished_idx} (failed work, and
+   * work finished by an older worker or an operator), in the history table a range of {@code
+   * work_history_completed_idx} in the partitions of those days only (done work a worker finished).
+   * Parameters: start, headEnd, at, at, id, end.
    */
   private static final String LIVE_RANGES =
       """
       SELECT o.queue, o.kind, o.state, o.last_error_kind, o.created_at, o.completed_at
-        FROM ${relay_schema}.outbox o
+        FROM ${relay_schema}.work o
        WHERE o.state IN ('done', 'failed')
          AND o.completed_at >= ?::timestamptz AND o.completed_at < ?::timestamptz
       UNION ALL
       SELECT o.queue, o.kind, o.state, o.last_error_kind, o.created_at, o.completed_at
-        FROM ${relay_schema}.outbox o
+        FROM ${relay_schema}.work o
        WHERE o.state IN ('done', 'failed')
          AND o.completed_at >= ?::timestamptz
          AND (o.completed_at, o.work_id) > (?::timestamptz, ?::text)
@@ -100,26 +132,32 @@ final class AdminSql {
         """;
   }
 
-  /** One page of work in (created_at, work_id) order after the cursor. */
+  /**
+   * One page of work in (created_at, work_id) order after the cursor, unfinished and finished: the
+   * work table's page and the history table's, merged ({@link #pageOfBoth}).
+   */
   final String listWork;
 
   /**
-   * {@link #listWork} for a filter on ready or running work: the same parameters and rows, read
-   * through the partial claim index ({@code outbox_claim_idx}, ready and running rows only). Ready
-   * work is the newest, so {@link #listWork}'s walk of {@code outbox_created_idx} from the oldest
-   * row passes every finished row before it finds a page (5.6 s at 5M rows). Here the MATERIALIZED
-   * CTE reads the matching unfinished rows (its WHERE repeats the index's predicate verbatim, so
-   * the planner may use it, and the CTE keeps it from walking the creation order instead), keeps
-   * the first page's keys by a top-N sort, and fetches those rows by primary key: its cost follows
-   * the unfinished work, never the table.
+   * {@link #listWork} for a filter on ready or running work: the same rows, from the work table
+   * alone (the history table holds neither), with one branch's parameters (the filter, the limit),
+   * read through the partial claim index ({@code outbox_claim_idx}, ready and running rows only).
+   * Ready work is the newest, so {@link #listWork}'s walk of {@code outbox_created_idx} from the
+   * oldest row passes every finished row before it finds a page (5.6 s at 5M rows). Here the
+   * MATERIALIZED CTE reads the matching unfinished rows (its WHERE repeats the index's predicate
+   * verbatim, so the planner may use it, and the CTE keeps it from walking the creation order
+   * instead), keeps the first page's keys by a top-N sort, and fetches those rows by primary key:
+   * its cost follows the unfinished work, never the table.
    */
   final String listBacklog;
 
   /**
    * A bulk action's candidates: the filter's items in (created_at, work_id) order after the cursor,
-   * with their state, whether their kind's deduplication horizon has passed since the first attempt
-   * (a redrive's test) and whether they ended within it (a purge's test) (parameters 1 and 2: the
-   * default horizon in milliseconds, for kinds without a registered policy; then the filter's).
+   * from both tables as {@link #listWork} (finished work in the history table too), with their
+   * state, whether their kind's deduplication horizon has passed since the first attempt (a
+   * redrive's test) and whether they ended within it (a purge's test) (parameters 1 and 2: the
+   * default horizon in milliseconds, for kinds without a registered policy; then those of {@link
+   * #pageOfBoth}).
    */
   final String bulkCandidates;
 
@@ -154,12 +192,13 @@ final class AdminSql {
 
   /**
    * A payload search, bounded: the newest items created within the window (and, optionally, before
-   * its far end), at most the scan cap of them whatever their kind, read newest first through
-   * {@code outbox_created_idx}; then, among those, the ones of the kind, queue and state asked
-   * whose payload contains the JSON ({@code @>}, jsonb containment), newest first, up to the limit.
-   * The cap is applied before the kind and queue, so a rare kind never makes it read further. The
-   * MATERIALIZED CTE keeps the planner from pushing the filters into the capped read. Returns how
-   * many items were read ({@code scanned}) with every row.
+   * its far end), at most the scan cap of them whatever their kind, read newest first through the
+   * work view ({@code outbox_created_idx} and the history partitions' creation indexes, merged);
+   * then, among those, the ones of the kind, queue and state asked whose payload contains the JSON
+   * ({@code @>}, jsonb containment), newest first, up to the limit. The cap is applied before the
+   * kind and queue, so a rare kind never makes it read further. The MATERIALIZED CTE keeps the
+   * planner from pushing the filters into the capped read. Returns how many items were read ({@code
+   * scanned}) with every row.
    */
   final String searchPayload;
 
@@ -204,7 +243,9 @@ final class AdminSql {
 
   /**
    * Refresh, step three: done and cancelled counts per (queue, kind), and the refresh time, which
-   * is the start of this statement (its snapshot). Returns the time and the number of pairs.
+   * is the start of this statement (its snapshot). Counts both tables through the work view:
+   * finished work a worker moved to the history table, and finished rows left in the work table
+   * (older workers, operators). Returns the time and the number of pairs.
    */
   final String refreshSummary;
 
@@ -236,7 +277,10 @@ final class AdminSql {
    */
   final String blockedByReason;
 
-  /** The whole row of one item. */
+  /**
+   * The whole row of one item, unfinished or finished: the work view, a key lookup in the work
+   * table and in each history partition.
+   */
   final String showWork;
 
   /** The attempt history of one item, oldest first. */
@@ -254,8 +298,20 @@ final class AdminSql {
   /** The links of the items that replace this one. */
   final String showSupersededBy;
 
-  /** Redrive, step one: lock the row, so the decision rests on its current state. */
+  /**
+   * Redrive, step one: lock the row, so the decision rests on its current state. The work table
+   * only: finished work in the history table is first judged there ({@link #previewHorizon}) and,
+   * if the action goes ahead, moved back by {@link #reopenHistory}, then locked here.
+   */
   final String lockWork;
+
+  /**
+   * Moves finished rows named by ID (a text array) back from the history table into the work table,
+   * unchanged, and returns the IDs moved (V25's {@code reopen_history}): before an operator's write
+   * on finished work (a redrive, a purge of one item), which then runs on the work table exactly as
+   * for a finished row an older worker left there. An ID not in the history table is not returned.
+   */
+  final String reopenHistory;
 
   /**
    * Supersede, before anything else in its transaction: read committed, whatever the connection's
@@ -266,12 +322,20 @@ final class AdminSql {
   final String supersedeReadCommitted = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
 
   /**
-   * Redrive, step two, a later statement than the lock: the database clock now, and when the kind's
+   * Redrive, step two, a later statement than the lock: the database clock now, when the kind's
    * dedup horizon ends for this item (first attempt plus horizon; kinds no worker registered get
-   * the default horizon, bound as a parameter). Run alone, without the lock, it is the redrive
-   * preview: the state and generation it returns are read, not locked.
+   * the default horizon, bound as a parameter), and whether the item ended within that horizon (a
+   * purge's test). Parameters: the default horizon in milliseconds, the work ID.
    */
   final String horizon;
+
+  /**
+   * {@link #horizon} read through the work view, without a lock: the redrive preview (the state and
+   * generation it returns are read, not locked), and the judgement of finished work in the history
+   * table before an action moves it back. A history row never changes in place (it is only moved or
+   * retired), so what this reads of it is what the locked statements would read after moving it.
+   */
+  final String previewHorizon;
 
   /**
    * Redrive, step three: ready again with a new attempt budget. The generation is left alone, so
@@ -361,12 +425,7 @@ final class AdminSql {
   }
 
   AdminSql(SchemaName schema) {
-    listWork =
-        schema.inject(
-            "SELECT "
-                + itemColumns(schema)
-                + " FROM ${relay_schema}.outbox o"
-                + filterWhere(schema));
+    listWork = schema.inject(pageOfBoth(schema, "SELECT " + itemColumns(schema) + " FROM"));
     listBacklog =
         schema.inject(
             """
@@ -391,18 +450,27 @@ final class AdminSql {
     bulkCandidates =
         schema.inject(
             """
-            SELECT o.work_id, o.created_at, o.state,
-                   o.first_attempt_at IS NOT NULL
-                   AND coalesce(o.horizon_start, o.first_attempt_at)
+            SELECT c.work_id, c.created_at, c.state,
+                   c.first_attempt_at IS NOT NULL
+                   AND coalesce(c.horizon_start, c.first_attempt_at)
                        + coalesce(k.dedup_horizon, ? * interval '1 millisecond')
                        <= clock_timestamp() AS past_horizon,
-                   o.completed_at
+                   c.completed_at
                        > clock_timestamp() - coalesce(k.dedup_horizon, ? * interval '1 millisecond')
                        AS ended_within_horizon
-              FROM ${relay_schema}.outbox o
-              LEFT JOIN ${relay_schema}.kind k ON k.kind = o.kind
+              FROM (
             """
-                + filterWhere(schema));
+                + pageOfBoth(
+                    schema,
+                    """
+                    SELECT o.work_id, o.created_at, o.state, o.kind, o.first_attempt_at,
+                           o.horizon_start, o.completed_at
+                      FROM""")
+                + """
+              ) c
+              LEFT JOIN ${relay_schema}.kind k ON k.kind = c.kind
+             ORDER BY c.created_at, c.work_id
+            """);
     bulkPreview =
         "SELECT c.state, c.past_horizon, c.ended_within_horizon, count(*) AS n FROM ("
             + bulkCandidates
@@ -467,7 +535,7 @@ final class AdminSql {
             """
             WITH candidates AS MATERIALIZED (
                 SELECT o.*
-                  FROM ${relay_schema}.outbox o
+                  FROM ${relay_schema}.work o
                  WHERE o.created_at > statement_timestamp() - ?::int8 * interval '1 millisecond'
                    AND (?::int8 IS NULL
                         OR o.created_at <= statement_timestamp() - ?::int8 * interval '1 millisecond')
@@ -581,7 +649,7 @@ final class AdminSql {
                 INSERT INTO ${relay_schema}.finished_summary (queue, kind, done, cancelled)
                 SELECT queue, kind, count(*) FILTER (WHERE state = 'done'),
                        count(*) FILTER (WHERE state = 'cancelled')
-                  FROM ${relay_schema}.outbox
+                  FROM ${relay_schema}.work
                  WHERE state IN ('done', 'cancelled')
                  GROUP BY queue, kind
                 RETURNING 1
@@ -676,7 +744,7 @@ final class AdminSql {
                 + itemColumns(schema)
                 + """
                 , o.payload::text AS payload, o.result::text AS result, o.milestone
-                  FROM ${relay_schema}.outbox o
+                  FROM ${relay_schema}.work o
                  WHERE o.work_id = ?
                 """);
     showAttempts =
@@ -717,20 +785,9 @@ final class AdminSql {
              WHERE work_id = ?
                FOR UPDATE
             """);
-    horizon =
-        schema.inject(
-            """
-            SELECT o.state, o.claim_generation, clock_timestamp() AS now, o.first_attempt_at,
-                   o.horizon_start,
-                   -- from the first attempt, or from a redrive that overrode the horizon: the
-                   -- start every claim measures from too
-                   coalesce(o.horizon_start, o.first_attempt_at)
-                       + coalesce(k.dedup_horizon, ? * interval '1 millisecond') AS horizon_end,
-                   k.dedup_horizon IS NOT NULL AS registered
-              FROM ${relay_schema}.outbox o
-              LEFT JOIN ${relay_schema}.kind k ON k.kind = o.kind
-             WHERE o.work_id = ?
-            """);
+    horizon = horizon(schema, "outbox");
+    previewHorizon = horizon(schema, "work");
+    reopenHistory = schema.inject("SELECT * FROM ${relay_schema}.reopen_history(?::text[])");
     redrive =
         schema.inject(
             """
@@ -856,6 +913,26 @@ final class AdminSql {
     countPurgeAudit = ageCount(schema, "purge_audit", "requested_at");
     purgePurgeItemAudit = agePurge(schema, "purge_item_audit", "id", "purged_at");
     countPurgeItemAudit = ageCount(schema, "purge_item_audit", "purged_at");
+  }
+
+  /** {@link #horizon} over {@code relation}: the work table, or the work view. */
+  private static String horizon(SchemaName schema, String relation) {
+    return schema.inject(
+        """
+        SELECT o.state, o.claim_generation, c.now, o.first_attempt_at, o.horizon_start,
+               -- from the first attempt, or from a redrive that overrode the horizon: the
+               -- start every claim measures from too
+               coalesce(o.horizon_start, o.first_attempt_at) + c.horizon AS horizon_end,
+               o.completed_at > c.now - c.horizon AS ended_within_horizon,
+               k.dedup_horizon IS NOT NULL AS registered
+          FROM ${relay_schema}.%s o
+          LEFT JOIN ${relay_schema}.kind k ON k.kind = o.kind
+         CROSS JOIN LATERAL (
+               SELECT clock_timestamp() AS now,
+                      coalesce(k.dedup_horizon, ? * interval '1 millisecond') AS horizon) c
+         WHERE o.work_id = ?
+        """
+            .formatted(relation));
   }
 
   /**

@@ -179,9 +179,7 @@ final class BulkOperations {
         tx -> {
           Tally t = new Tally();
           try (PreparedStatement ps = tx.prepareStatement(sql.bulkPreview)) {
-            int i = bindHorizons(ps);
-            i = WorkQueries.bindFilter(tx, ps, i, filter, null, null);
-            ps.setInt(i, cap + 1);
+            WorkQueries.bindPage(tx, ps, bindHorizons(ps), false, filter, null, null, cap + 1);
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
                 Fate f =
@@ -269,9 +267,7 @@ final class BulkOperations {
           List<Cursor> items = new ArrayList<>();
           boolean last = false;
           try (PreparedStatement ps = tx.prepareStatement(sql.bulkCandidates)) {
-            int i = bindHorizons(ps);
-            i = WorkQueries.bindFilter(tx, ps, i, p.filter(), after, null);
-            ps.setInt(i, batch);
+            WorkQueries.bindPage(tx, ps, bindHorizons(ps), false, p.filter(), after, null, batch);
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
                 Instant created = AdminRows.instant(rs, "created_at");
@@ -359,20 +355,38 @@ final class BulkOperations {
    * Purges one item of bulk action {@code p} in the batch's transaction: lock its row (waiting for
    * a worker or an enqueue that holds it, within the lock timeout), judge its state, and only then,
    * in a later statement that samples the clock, tombstone, audit and delete it if it ended longer
-   * ago than its kind's horizon.
+   * ago than its kind's horizon. Finished work that a worker moved to the history table is judged
+   * there first (a refusal leaves it in place) and moved back to be purged from the work table as
+   * any finished row ({@link LockedWork}).
    */
   private Fate purge(Connection tx, BulkProgress p, String workId) throws SQLException {
-    String state;
-    try (PreparedStatement ps = tx.prepareStatement(sql.lockWork)) {
-      ps.setString(1, workId);
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          return Fate.GONE;
+    LockedWork row = LockedWork.lock(tx, sql, workId);
+    if (row == null) {
+      try (PreparedStatement ps = tx.prepareStatement(sql.previewHorizon)) {
+        ps.setLong(1, KindPolicy.DEFAULT_DEDUP_HORIZON.toMillis());
+        ps.setString(2, workId);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (!rs.next()) {
+            return Fate.GONE;
+          }
+          Fate f =
+              judge(
+                  BulkAction.PURGE,
+                  false,
+                  rs.getString("state"),
+                  false,
+                  rs.getBoolean("ended_within_horizon"));
+          if (f != Fate.CHANGED) {
+            return f;
+          }
         }
-        state = rs.getString("state");
+      }
+      row = LockedWork.reopenAndLock(tx, sql, workId);
+      if (row == null) {
+        return Fate.GONE; // its day was retired meanwhile
       }
     }
-    Fate f = judge(BulkAction.PURGE, false, state, false, false);
+    Fate f = judge(BulkAction.PURGE, false, row.state(), false, false);
     if (f != Fate.CHANGED) {
       return f;
     }

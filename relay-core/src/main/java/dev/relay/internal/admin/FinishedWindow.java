@@ -15,8 +15,9 @@ import java.util.TreeMap;
 
 /**
  * Work that ended done or failed within a window {@code [start, end]}, counted from the charts'
- * rollup (V20) where the maintenance leader's fold has reached, and from the work table around it,
- * so that the counts are those of the whole window without reading every finished row in it.
+ * rollup (V20) where the maintenance leader's fold has reached, and from the work table and the
+ * history table (the work view, {@link AdminSql#windowLive}) around it, so that the counts are
+ * those of the whole window without reading every finished row in it.
  *
  * <p>The window is split in three: the head, from {@code start} up to the first whole bucket of the
  * rollup tier chosen (less than one bucket: under a minute for windows up to 3 hours), read from

@@ -29,9 +29,10 @@ import java.util.TreeMap;
  * The rollup behind the console's charts (V20): the maintenance leader's fold of finished work into
  * it, and the reads of a chart.
  *
- * <p>The fold reads finished work in (completed_at, work_id) order after the watermark's position,
- * a bounded batch per transaction, adds it to the buckets of three tiers and moves the position, in
- * one transaction that first locks the watermark: a crash rolls back the batch and the position
+ * <p>The fold reads finished work (the work table's and the history table's, {@link
+ * RollupSql#foldBatch}) in (completed_at, work_id) order after the watermark's position, a bounded
+ * batch per transaction, adds it to the buckets of three tiers and moves the position, in one
+ * transaction that first locks the watermark: a crash rolls back the batch and the position
  * together, and a second leader waits for the first and continues after its position. It only reads
  * up to a bound behind which every finished row is committed ({@link RollupSql#foldBound}).
  */
@@ -149,7 +150,7 @@ public final class RollupFold {
           int n = 0;
           try (PreparedStatement ps = tx.prepareStatement(sql.foldBatch)) {
             int i = 1;
-            for (int branch = 0; branch < 3; branch++) {
+            for (int branch = 0; branch < RollupSql.FOLD_BRANCHES; branch++) {
               ps.setObject(i++, lastAt);
               ps.setObject(i++, lastAt);
               ps.setString(i++, lastId);

@@ -29,15 +29,24 @@ final class RollupSql {
 
   /**
    * Fold, step three: the next rows after the position, up to the bound, in (completed_at, work_id)
-   * order, at most the limit. One branch per finished state, each a range of the partial index
-   * {@code outbox_finished_idx (state, completed_at)} read in order with its own limit, so the
-   * statement reads at most three limits' worth of index entries and never the whole table (one
-   * scan for {@code state IN (...)} could not return completed_at order). The {@code >=} on
-   * completed_at is the index condition; the row comparison then drops the rows already folded at
-   * that same instant. Parameters per branch: position time (twice), position ID, bound, limit;
-   * then the outer limit.
+   * order, at most the limit, from both tables that hold finished work. In the work table (failed
+   * work, and work finished by an older worker or an operator) one branch per finished state, each
+   * a range of the partial index {@code outbox_finished_idx (state, completed_at)} read in order
+   * with its own limit (one scan for {@code state IN (...)} could not return completed_at order);
+   * the {@code >=} on completed_at is the index condition, and the row comparison then drops the
+   * rows already folded at that same instant. In the history table (done and cancelled work a
+   * worker moved there) one branch: a range of {@code work_history_completed_idx (completed_at,
+   * work_id)}, whose order is the fold's, in the partitions of the days from the position to the
+   * bound only (the {@code >=} prunes the others), merged across them. So the statement reads at
+   * most four limits' worth of index entries and never a whole table. A row is in one table at any
+   * instant (a move deletes and inserts in one transaction), so the statement's one snapshot reads
+   * it once. Parameters per branch: position time (twice), position ID, bound, limit; then the
+   * outer limit.
    */
   final String foldBatch;
+
+  /** The branches of {@link #foldBatch}, each bound with the same five parameters. */
+  static final int FOLD_BRANCHES = 4;
 
   /**
    * Fold, step four: add one bucket's counts to its row, creating it when new. Counters add;
@@ -121,12 +130,13 @@ final class RollupSql {
                        WHERE a.datname = current_database() AND a.backend_xid IS NOT NULL
                          AND a.pid <> pg_backend_pid())) AS bound
         """;
+    // one table and state condition per branch: %1$s the table, %2$s the states
     String branch =
         """
         (SELECT o.work_id, o.queue, o.kind, o.state, o.created_at, o.completed_at,
                 o.last_error_kind
-           FROM ${relay_schema}.outbox o
-          WHERE o.state = '%s'
+           FROM ${relay_schema}.%1$s o
+          WHERE o.state %2$s
             AND o.completed_at >= ?::timestamptz
             AND (o.completed_at, o.work_id) > (?::timestamptz, ?::text)
             AND o.completed_at <= ?::timestamptz
@@ -136,11 +146,14 @@ final class RollupSql {
     foldBatch =
         schema.inject(
             "SELECT * FROM (\n"
-                + branch.formatted("done")
+                + branch.formatted("outbox", "= 'done'")
                 + "UNION ALL\n"
-                + branch.formatted("failed")
+                + branch.formatted("outbox", "= 'failed'")
                 + "UNION ALL\n"
-                + branch.formatted("cancelled")
+                + branch.formatted("outbox", "= 'cancelled'")
+                + "UNION ALL\n"
+                // every history row is done or cancelled (its check); no state to pick
+                + branch.formatted("work_history", "IN ('done', 'cancelled')")
                 + ") b\n ORDER BY b.completed_at, b.work_id\n LIMIT ?");
     upsert =
         schema.inject(

@@ -15,7 +15,6 @@ import dev.relay.internal.jdbc.Tx;
 import dev.relay.internal.store.WorkStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.List;
 
@@ -49,16 +48,17 @@ final class SupersedeOperation {
           try (Statement s = tx.createStatement()) {
             s.execute(sql.supersedeReadCommitted);
           }
-          String state;
-          try (PreparedStatement ps = tx.prepareStatement(sql.lockWork)) {
-            ps.setString(1, oldWorkId);
-            try (ResultSet rs = ps.executeQuery()) {
-              if (!rs.next()) {
-                throw new WorkNotFoundException(oldWorkId);
-              }
-              state = rs.getString("state");
-            }
+          LockedWork old = LockedWork.lock(tx, sql, oldWorkId);
+          if (old == null) {
+            // Finished work a worker moved to the history table: back into the work table, so
+            // the checks and the cancel below meet it there as any finished row. Refused (done),
+            // the transaction rolls back and it stays where it was.
+            old = LockedWork.reopenAndLock(tx, sql, oldWorkId);
           }
+          if (old == null) {
+            throw new WorkNotFoundException(oldWorkId);
+          }
+          String state = old.state();
           // Read after the lock: a supersede of the same work that held it has committed its link.
           for (WorkDetail.SupersedeLink earlier :
               WorkQueries.links(tx, sql.showSupersededBy, oldWorkId)) {

@@ -39,8 +39,7 @@ final class WorkQueries {
         tx -> {
           List<WorkItem> items = new ArrayList<>();
           try (PreparedStatement ps = tx.prepareStatement(listStatement(filter))) {
-            int i = bindFilter(tx, ps, filter, after, null);
-            ps.setInt(i, limit + 1);
+            bindPage(tx, ps, 1, backlog(filter), filter, after, null, limit + 1);
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
                 items.add(AdminRows.item(rs));
@@ -60,12 +59,15 @@ final class WorkQueries {
   /**
    * The list statement for {@code filter}: through the claim index when it asks for ready or
    * running work (unfinished work is the newest, and walking the creation order from the oldest row
-   * would pass every finished row first), the creation-order walk otherwise.
+   * would pass every finished row first), the creation-order walk of both tables otherwise.
    */
   private String listStatement(WorkFilter filter) {
-    return "ready".equals(filter.state()) || "running".equals(filter.state())
-        ? sql.listBacklog
-        : sql.listWork;
+    return backlog(filter) ? sql.listBacklog : sql.listWork;
+  }
+
+  /** Whether {@code filter} asks for ready or running work: {@link AdminSql#listBacklog}. */
+  private static boolean backlog(WorkFilter filter) {
+    return "ready".equals(filter.state()) || "running".equals(filter.state());
   }
 
   /**
@@ -79,8 +81,7 @@ final class WorkQueries {
         tx -> {
           List<String> ids = new ArrayList<>();
           try (PreparedStatement ps = tx.prepareStatement(listStatement(filter))) {
-            int i = bindFilter(tx, ps, filter, null, states);
-            ps.setInt(i, limit);
+            bindPage(tx, ps, 1, backlog(filter), filter, null, states, limit);
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
                 ids.add(rs.getString("work_id"));
@@ -154,15 +155,38 @@ final class WorkQueries {
     return 5;
   }
 
-  /** Binds the filter (each criterion twice; see AdminSql's filter); returns the limit's index. */
-  private static int bindFilter(
-      Connection tx, PreparedStatement ps, WorkFilter f, Cursor after, List<String> states)
+  /**
+   * Binds a page of the filter from parameter {@code first} on: for {@link AdminSql#listBacklog}
+   * ({@code backlog}) the filter and the limit; for a page over both tables ({@link
+   * AdminSql#listWork}, {@link AdminSql#bulkCandidates}) the filter and the limit of each branch,
+   * then the outer limit. Returns the next parameter's index.
+   */
+  static int bindPage(
+      Connection tx,
+      PreparedStatement ps,
+      int first,
+      boolean backlog,
+      WorkFilter f,
+      Cursor after,
+      List<String> states,
+      int limit)
       throws SQLException {
-    return bindFilter(tx, ps, 1, f, after, states);
+    int i = first;
+    for (int b = 0; b < (backlog ? 1 : AdminSql.PAGE_BRANCHES); b++) {
+      i = bindFilter(tx, ps, i, f, after, states);
+      ps.setInt(i++, limit);
+    }
+    if (!backlog) {
+      ps.setInt(i++, limit);
+    }
+    return i;
   }
 
-  /** {@link #bindFilter} from parameter {@code first} on. */
-  static int bindFilter(
+  /**
+   * Binds the filter (each criterion twice; see AdminSql's filter) from parameter {@code first} on;
+   * returns the limit's index.
+   */
+  private static int bindFilter(
       Connection tx,
       PreparedStatement ps,
       int first,

@@ -26,6 +26,25 @@ final class Plans {
     void bind(PreparedStatement ps) throws SQLException;
   }
 
+  /** Sets one branch's parameters from {@code first} on; returns the next index. */
+  interface BranchBinder {
+    int bind(PreparedStatement ps, int first) throws SQLException;
+  }
+
+  /**
+   * Binds a page over the work table and the history table ({@code AdminSql.pageOfBoth}): {@code
+   * branch} binds one branch's filter and limit, once per branch, then the outer limit.
+   */
+  static Binder page(int limit, BranchBinder branch) {
+    return ps -> {
+      int p = 1;
+      for (int b = 0; b < AdminSql.PAGE_BRANCHES; b++) {
+        p = branch.bind(ps, p);
+      }
+      ps.setInt(p, limit);
+    };
+  }
+
   /** The EXPLAIN ANALYZE text of {@code query}, run in a transaction that is rolled back. */
   static String explain(TestDatabase db, String query, Binder binder) throws SQLException {
     List<String> plan = new ArrayList<>();
@@ -45,15 +64,17 @@ final class Plans {
   }
 
   /**
-   * The most rows any one node reading the work table produced or filtered out, over all its loops
-   * (PostgreSQL 18 prints fractional average rows per loop; 15 prints whole ones).
+   * The most rows any one node reading the work table or a partition of the history table produced
+   * or filtered out, over all its loops (PostgreSQL 18 prints fractional average rows per loop; 15
+   * prints whole ones).
    */
   static long maxWorkTableRows(String text) {
     long max = 0;
     String[] lines = text.split("\n");
     for (int i = 0; i < lines.length; i++) {
       String l = lines[i];
-      if (!l.contains(" on outbox ") || l.contains("Bitmap Index Scan")) {
+      if (!(l.contains(" on outbox ") || l.contains(" on work_history"))
+          || l.contains("Bitmap Index Scan")) {
         continue;
       }
       Matcher m = ROWS.matcher(l);

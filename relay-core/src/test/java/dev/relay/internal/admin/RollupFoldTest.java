@@ -50,7 +50,10 @@ class RollupFoldTest {
   /**
    * {@code n} finished items named {@code prefix-i}: mostly done, some failed (two reasons and
    * none), some cancelled; ended between {@code fromMin} and {@code toMin} minutes ago, in runs of
-   * five sharing one completed_at, on two queues and three kinds.
+   * five sharing one completed_at, on two queues and three kinds. Done and cancelled items with an
+   * even number are in the history table (in their day's partition), as a worker of this release
+   * leaves them; the others in the work table, as an older worker did: both interleave in the
+   * fold's order, within runs of one completed_at too.
    */
   private static void finished(TestDatabase db, String prefix, int n, int fromMin, int toMin)
       throws Exception {
@@ -67,6 +70,14 @@ class RollupFoldTest {
                 + " - interval '%3$d minutes' + (g / 5) * ((%3$d - %4$d) * 60.0 / %2$d * 5)"
                 + " * interval '1 second' AS at) t")
             .formatted(prefix, n, fromMin, toMin));
+    db.execute(
+        ("SELECT {schema}.add_history_day((clock_timestamp() AT TIME ZONE 'UTC')::date - d)"
+                + " FROM generate_series(0, %1$d) AS d;"
+                + " WITH moved AS (DELETE FROM {schema}.outbox"
+                + " WHERE work_id ~ '^%2$s-[0-9]*[02468]$' AND state IN ('done', 'cancelled')"
+                + " RETURNING *)"
+                + " INSERT INTO {schema}.work_history SELECT * FROM moved")
+            .formatted(fromMin / (60 * 24) + 1, prefix));
   }
 
   /** Sums of one tier's rows: done, failed, cancelled. */
@@ -306,6 +317,7 @@ class RollupFoldTest {
 
       // The folded part comes from the rollup: purging it from the table changes nothing.
       db.execute("DELETE FROM {schema}.outbox WHERE work_id LIKE 'a-%'");
+      db.execute("DELETE FROM {schema}.work_history WHERE work_id LIKE 'a-%'");
       Map<String, QueueHealth> afterPurge = byPair(admin.health(Duration.ofHours(1)));
       for (String pair : expected.keySet()) {
         assertThat(afterPurge.get(pair).completedInWindow())
@@ -338,7 +350,7 @@ class RollupFoldTest {
                       + " THEN coalesce(last_error_kind, 'unknown') END) AS reasons"
                       + " FROM "
                       + db.schema()
-                      + ".outbox WHERE state IN ('done', 'failed')"
+                      + ".work WHERE state IN ('done', 'failed')"
                       + " AND completed_at > clock_timestamp() - interval '1 hour'"
                       + " GROUP BY queue, kind")) {
         while (rs.next()) {
@@ -438,22 +450,26 @@ class RollupFoldTest {
     }
   }
 
-  /** The fold's read of finished work, on a table that is mostly finished work. */
+  /**
+   * The fold's read of finished work, on tables that are mostly finished work: each branch a range
+   * of its index in the fold's order, the history table's in the partitions from the position on.
+   */
   @Test
   void theFoldReadsFinishedWorkThroughTheFinishedIndexNeverTheWholeTable(TestDatabase db)
       throws Exception {
     finished(db, "bulk", 30_000, 60 * 24 * 7, 2);
     db.execute(
         "INSERT INTO {schema}.outbox (work_id, kind, payload) SELECT 'ready-' || g, 'k', '{}'"
-            + " FROM generate_series(1, 2000) g; ANALYZE {schema}.outbox");
+            + " FROM generate_series(1, 2000) g; ANALYZE {schema}.outbox;"
+            + " ANALYZE {schema}.work_history");
     RollupSql sql = RollupSql.of(SchemaName.of(db.schema()));
     StringBuilder plan = new StringBuilder();
+    OffsetDateTime from = OffsetDateTime.now().minusDays(3);
     try (Connection c = db.connection();
         PreparedStatement ps =
             c.prepareStatement("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + sql.foldBatch)) {
-      OffsetDateTime from = OffsetDateTime.now().minusDays(3);
       int i = 1;
-      for (int branch = 0; branch < 3; branch++) {
+      for (int branch = 0; branch < RollupSql.FOLD_BRANCHES; branch++) {
         ps.setObject(i++, from);
         ps.setObject(i++, from);
         ps.setString(i++, "");
@@ -468,6 +484,20 @@ class RollupFoldTest {
       }
     }
     String text = plan.toString();
-    assertThat(text).as(text).contains("outbox_finished_idx").doesNotContain("Seq Scan");
+    assertThat(text)
+        .as(text)
+        .contains("outbox_finished_idx")
+        .containsPattern("work_history_\\d{8}_completed_at_work_id_idx")
+        .doesNotContain("Seq Scan on outbox")
+        .doesNotContain("Seq Scan on work_history_default");
+    // rows folded before the position, 4 to 7 days ago, are not read: their partitions are pruned
+    assertThat(Plans.maxWorkTableRows(text)).as(text).isLessThanOrEqualTo(5_000);
+    assertThat(text)
+        .as(text)
+        .doesNotContain(
+            "work_history_"
+                + from.minusDays(2)
+                    .atZoneSameInstant(java.time.ZoneOffset.UTC)
+                    .format(java.time.format.DateTimeFormatter.ofPattern("yyyyMMdd")));
   }
 }
