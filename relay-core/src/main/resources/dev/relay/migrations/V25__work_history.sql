@@ -37,6 +37,15 @@ CREATE INDEX work_history_completed_idx ON ${relay_schema}.work_history (complet
 CREATE INDEX work_history_created_idx ON ${relay_schema}.work_history (created_at, work_id);
 CREATE INDEX work_history_key_idx ON ${relay_schema}.work_history (ordering_key, sequence)
     WHERE ordering_key IS NOT NULL;
+-- The list filters by error kind and by a doubtful outcome, in keyset order, as version 9's partial
+-- indexes of outbox: only finished work that had an error, or whose outcome is not 'delivered',
+-- has an entry, so most completions add nothing to them.
+CREATE INDEX work_history_error_kind_idx
+    ON ${relay_schema}.work_history (last_error_kind, created_at, work_id)
+    WHERE last_error_kind IS NOT NULL;
+CREATE INDEX work_history_doubtful_outcome_idx
+    ON ${relay_schema}.work_history (outcome, created_at, work_id)
+    WHERE outcome IN ('unknown', 'not_delivered');
 
 -- Rows of a day that has no partition yet (maintenance stopped past the days it created ahead)
 -- land here; add_history_day moves them into their day's partition when it creates it.
