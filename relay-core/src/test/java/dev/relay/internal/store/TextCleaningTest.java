@@ -71,7 +71,7 @@ class TextCleaningTest {
                       c.prepareStatement(
                           "SELECT result->>'body', result->>'s', result->>'ok' FROM "
                               + f.schema
-                              + ".outbox WHERE work_id = 'b'");
+                              + ".work WHERE work_id = 'b'");
                   var rs = ps.executeQuery()) {
                 rs.next();
                 return List.of(rs.getString(1), rs.getString(2), rs.getString(3));
