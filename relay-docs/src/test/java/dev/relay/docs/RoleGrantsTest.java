@@ -148,6 +148,9 @@ class RoleGrantsTest {
     refused(producer, "UPDATE %s.outbox SET state = 'done'");
     refused(producer, "DELETE FROM %s.outbox");
     refused(producer, "SELECT state FROM %s.outbox");
+    refused(producer, "SELECT state FROM %s.work_history");
+    refused(producer, "SELECT state FROM %s.work");
+    refused(producer, "DELETE FROM %s.work_history");
     refused(producer, "SELECT work_id FROM %s.outbox FOR KEY SHARE");
     refused(producer, "SELECT work_id FROM %s.tombstone FOR KEY SHARE");
     refused(producer, "SELECT %s.handoff_lease('w', 'k', 'default')");
@@ -218,10 +221,10 @@ class RoleGrantsTest {
       await()
           .atMost(Duration.ofSeconds(60))
           .until(
-              () -> db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE state = 'done'") == 6);
+              () -> db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'done'") == 6);
       assertThat(
               db.queryLong(
-                  "SELECT claim_generation FROM {schema}.outbox WHERE work_id = 'order-105-ack'"))
+                  "SELECT claim_generation FROM {schema}.work WHERE work_id = 'order-105-ack'"))
           .as("handed off, not claimed")
           .isEqualTo(1);
     }
@@ -246,7 +249,15 @@ class RoleGrantsTest {
     refused(worker, "INSERT INTO %s.outbox (work_id, kind, payload) VALUES ('x', 'k', '{}')");
     refused(worker, "SELECT %s.enqueue('x', 'k', '{}')");
     refused(worker, "SELECT %s.lock_dependencies(ARRAY['order-103-ack'])");
-    refused(worker, "DELETE FROM %s.outbox");
+    // The worker deletes from outbox only to move finished work (it holds DELETE for the settle's
+    // move, V25); the history table it only appends to.
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work_history WHERE state = 'done'"))
+        .as("completed work moved to the history table by the worker role")
+        .isEqualTo(6);
+    refused(worker, "DELETE FROM %s.work_history");
+    refused(worker, "UPDATE %s.work_history SET state = 'cancelled'");
+    refused(worker, "SELECT %s.retire_history_day(current_date - 30, now())");
+    refused(worker, "SELECT %s.reopen_history(ARRAY['order-103-ack'])");
     refused(worker, "DELETE FROM %s.attempt");
     refused(worker, "UPDATE %s.attempt SET error = 'x'");
     refused(worker, "DELETE FROM %s.pause");
@@ -270,7 +281,7 @@ class RoleGrantsTest {
       await()
           .atMost(Duration.ofSeconds(60))
           .until(
-              () -> db.queryLong("SELECT count(*) FROM {schema}.outbox WHERE kind = 'report'") > 0);
+              () -> db.queryLong("SELECT count(*) FROM {schema}.work WHERE kind = 'report'") > 0);
     }
     assertThat(db.queryLong("SELECT enqueued FROM {schema}.schedule_state")).isPositive();
     refusedToAll(scheduler);
