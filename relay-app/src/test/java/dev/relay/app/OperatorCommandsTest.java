@@ -549,6 +549,46 @@ class OperatorCommandsTest {
     }
 
     @Test
+    void retiresAWholeDayOfTheHistoryTableLeavingTombstones(TestDatabase db) throws Exception {
+      // done 40 days ago and moved to its day of the history table, as a worker leaves it
+      insert(db, "old-history", "mail", "default");
+      db.execute(
+          "SELECT {schema}.add_history_day("
+              + "((clock_timestamp() - interval '40 days') AT TIME ZONE 'UTC')::date);"
+              + " UPDATE {schema}.outbox SET state = 'done', outcome = 'delivered',"
+              + " completed_at = clock_timestamp() - interval '40 days'"
+              + " WHERE work_id = 'old-history';"
+              + " WITH m AS (DELETE FROM {schema}.outbox WHERE work_id = 'old-history'"
+              + " RETURNING *) INSERT INTO {schema}.work_history SELECT * FROM m");
+      JsonNode dry = json(Cli.run(on(db, "purge", "--retention", "1h", "--dry-run", "--json")));
+      assertThat(dry.get("history_days").asLong()).isEqualTo(1);
+      assertThat(dry.get("work").asLong()).isEqualTo(1);
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work_history")).isEqualTo(1);
+
+      Cli.Result r = Cli.run(on(db, "purge", "--retention", "1h"));
+      assertThat(r.exitCode()).as(r.toString()).isZero();
+      assertThat(r.out()).startsWith("purged: 1 work items").contains("1 whole days of history");
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isZero();
+      assertThat(
+              db.queryString(
+                  "SELECT final_state FROM {schema}.tombstone WHERE work_id = 'old-history'"))
+          .isEqualTo("done");
+      Cli.Result reused =
+          Cli.run(
+              on(
+                  db,
+                  "enqueue",
+                  "--id",
+                  "old-history",
+                  "--kind",
+                  "mail",
+                  "--payload",
+                  "{\"x\": 2}"));
+      assertThat(reused.exitCode()).as(reused.toString()).isEqualTo(1);
+      assertThat(reused.err()).contains("old-history");
+    }
+
+    @Test
     void byFilterPurgesFinishedWorkPastItsHorizonAuditedAndRefusesTheRest(TestDatabase db)
         throws Exception {
       insert(db, "test-1", "mail", "test");
