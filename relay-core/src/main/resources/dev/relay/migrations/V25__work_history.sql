@@ -12,7 +12,7 @@
 -- The identity of an ID is now held by one of three places, looked up in this order: the work
 -- table, the history table, a tombstone. An ID can be in only one of them: enqueue inserts only
 -- when it is in none (the statement trigger below closes the race with a concurrent move), a move
--- deletes the row it inserts, and retiring a day writes each row's tombstone before it drops the
+-- inserts only the row it deletes, and retiring a day writes each row's tombstone before it drops the
 -- partition, in one transaction.
 
 -- Finished work, one partition per UTC day of completed_at, created ahead by maintenance
