@@ -11,11 +11,17 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * What PostgreSQL itself does on this machine for Relay's statement shapes, over plain JDBC: a copy
- * of the work table (same columns, defaults, checks, indexes and fillfactor; no trigger), a
- * single-row and a multi-row insert, and claim + complete of one batch in one transaction.
+ * of the work table (same columns, defaults, checks, indexes and fillfactor; no trigger) and of one
+ * day of the history table (its columns, check and indexes, one plain table), a single-row and a
+ * multi-row insert, and claim + complete of one batch in one transaction, the completion moving
+ * each row from the work table to the history table as Relay's does since schema version 25.
  */
 final class LimitBench {
   static final String TABLE = "bench_limit.work";
+
+  /** One day of the history table: where a completion moves a row. */
+  static final String HISTORY = "bench_limit.history";
+
   static final int THREADS = 2;
 
   private final BenchDb db;
@@ -36,11 +42,17 @@ final class LimitBench {
             + TABLE
             + " (LIKE "
             + RelayBench.SCHEMA
-            + ".outbox INCLUDING ALL) WITH (fillfactor = 80)");
+            + ".outbox INCLUDING ALL) WITH (fillfactor = 80)",
+        "DROP TABLE IF EXISTS " + HISTORY,
+        "CREATE TABLE "
+            + HISTORY
+            + " (LIKE "
+            + RelayBench.SCHEMA
+            + ".work_history INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES)");
   }
 
   private void truncate() throws SQLException {
-    db.exec("TRUNCATE " + TABLE, "VACUUM ANALYZE " + TABLE);
+    db.exec("TRUNCATE " + TABLE + ", " + HISTORY, "VACUUM ANALYZE " + TABLE);
   }
 
   void insert() throws SQLException {
@@ -196,12 +208,18 @@ final class LimitBench {
             + " interval '1 minute', claim_generation = t.claim_generation + 1,"
             + " attempts = t.attempts + 1 FROM c WHERE t.work_id = c.work_id RETURNING t.work_id,"
             + " t.claim_generation";
+    // The row leaves the work table and enters the history table done, in one statement.
     String complete =
-        "UPDATE "
+        "WITH m AS (DELETE FROM "
             + TABLE
-            + " SET state = 'done', claimed_by = NULL, lease_until = NULL, completed_at ="
-            + " clock_timestamp(), outcome = 'delivered' WHERE work_id = ANY (?::text[])"
-            + " AND claimed_by = ?";
+            + " WHERE work_id = ANY (?::text[]) AND claimed_by = ? RETURNING *)"
+            + " INSERT INTO "
+            + HISTORY
+            + " (work_id, kind, payload, state, available_at, claim_generation, completed_at,"
+            + " created_at, queue, priority, attempts, max_attempts, outcome)"
+            + " SELECT m.work_id, m.kind, m.payload, 'done', m.available_at, m.claim_generation,"
+            + " clock_timestamp(), m.created_at, m.queue, m.priority, m.attempts,"
+            + " m.max_attempts, 'delivered' FROM m";
     AtomicLong doneCount = new AtomicLong();
     AtomicReference<Exception> failure = new AtomicReference<>();
     List<Thread> threads = new ArrayList<>();
