@@ -12,15 +12,19 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * What PostgreSQL itself does on this machine for Relay's statement shapes, over plain JDBC: a copy
  * of the work table (same columns, defaults, checks, indexes and fillfactor; no trigger) and of one
- * day of the history table (its columns, check and indexes, one plain table), a single-row and a
- * multi-row insert, and claim + complete of one batch in one transaction, the completion moving
- * each row from the work table to the history table as Relay's does since schema version 25.
+ * day of the history table (its columns, check and indexes, one plain table) and of the tombstone
+ * table, a single-row and a multi-row insert, and claim + complete of one batch in one transaction,
+ * the completion moving each row from the work table to the history table and writing its
+ * tombstone, as Relay's does since schema version 25.
  */
 final class LimitBench {
   static final String TABLE = "bench_limit.work";
 
   /** One day of the history table: where a completion moves a row. */
   static final String HISTORY = "bench_limit.history";
+
+  /** The tombstone table: what holds a finished ID. */
+  static final String TOMBSTONE = "bench_limit.tombstone";
 
   static final int THREADS = 2;
 
@@ -48,11 +52,13 @@ final class LimitBench {
             + HISTORY
             + " (LIKE "
             + RelayBench.SCHEMA
-            + ".work_history INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES)");
+            + ".work_history INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES)",
+        "DROP TABLE IF EXISTS " + TOMBSTONE,
+        "CREATE TABLE " + TOMBSTONE + " (LIKE " + RelayBench.SCHEMA + ".tombstone INCLUDING ALL)");
   }
 
   private void truncate() throws SQLException {
-    db.exec("TRUNCATE " + TABLE + ", " + HISTORY, "VACUUM ANALYZE " + TABLE);
+    db.exec("TRUNCATE " + TABLE + ", " + HISTORY + ", " + TOMBSTONE, "VACUUM ANALYZE " + TABLE);
   }
 
   void insert() throws SQLException {
@@ -208,18 +214,27 @@ final class LimitBench {
             + " interval '1 minute', claim_generation = t.claim_generation + 1,"
             + " attempts = t.attempts + 1 FROM c WHERE t.work_id = c.work_id RETURNING t.work_id,"
             + " t.claim_generation";
-    // The row leaves the work table and enters the history table done, in one statement.
+    // The row leaves the work table and enters the history table done, and its tombstone is
+    // written, in one statement.
     String complete =
         "WITH m AS (DELETE FROM "
             + TABLE
-            + " WHERE work_id = ANY (?::text[]) AND claimed_by = ? RETURNING *)"
-            + " INSERT INTO "
+            + " WHERE work_id = ANY (?::text[]) AND claimed_by = ? RETURNING *),"
+            + " f AS (INSERT INTO "
             + HISTORY
             + " (work_id, kind, payload, state, available_at, claim_generation, completed_at,"
             + " created_at, queue, priority, attempts, max_attempts, outcome)"
             + " SELECT m.work_id, m.kind, m.payload, 'done', m.available_at, m.claim_generation,"
             + " clock_timestamp(), m.created_at, m.queue, m.priority, m.attempts,"
-            + " m.max_attempts, 'delivered' FROM m";
+            + " m.max_attempts, 'delivered' FROM m"
+            + " RETURNING work_id, kind, payload, claim_generation, completed_at)"
+            + " INSERT INTO "
+            + TOMBSTONE
+            + " (work_id, kind, payload_digest, last_generation, final_state, outcome, purged_at)"
+            + " SELECT f.work_id, f.kind, "
+            + RelayBench.SCHEMA
+            + ".payload_digest(f.payload), f.claim_generation, 'done', 'delivered',"
+            + " f.completed_at FROM f";
     AtomicLong doneCount = new AtomicLong();
     AtomicReference<Exception> failure = new AtomicReference<>();
     List<Thread> threads = new ArrayList<>();

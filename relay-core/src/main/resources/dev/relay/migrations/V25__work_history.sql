@@ -9,11 +9,14 @@
 -- one as before, so nothing an older release does is refused. Failed work stays in outbox (it
 -- waits for a person). See docs/operations.md, section 17.
 --
--- The identity of an ID is now held by one of three places, looked up in this order: the work
--- table, the history table, a tombstone. An ID can be in only one of them: enqueue inserts only
--- when it is in none (the statement trigger below closes the race with a concurrent move), a move
--- inserts only the row it deletes, and retiring a day writes each row's tombstone before it drops the
--- partition, in one transaction.
+-- The identity of an ID is held, as before, by the work table or a tombstone: a move writes the
+-- row's tombstone in the statement that files it, so enqueue (and the purged-ID trigger) probe two
+-- unpartitioned indexes, however many days of history are retained, instead of every day's
+-- partition (with a week retained, about eleven probes in the insert and as many in the trigger).
+-- A finished ID is therefore in the history table and in the tombstone table; the tombstone stays
+-- while the history row does (the tombstone purge spares every tombstone not older than the oldest
+-- history row), and retiring a day only drops its partition. Readers that show a finished row read
+-- the history table.
 
 -- Finished work, one partition per UTC day of completed_at, created ahead by maintenance
 -- (add_history_day). The columns are the work table's, in its order, so the work view below can
@@ -86,11 +89,11 @@ END;
 $$;
 REVOKE ALL ON FUNCTION ${relay_schema}.add_history_day(date) FROM PUBLIC;
 
--- Retires one UTC day of history: writes the tombstone of each of its rows (an ID already
--- tombstoned keeps its tombstone), then detaches and drops the partition, in the caller's
--- transaction: either both happen or neither. Refuses (22023) a day that ends after keep_until:
--- the caller passes now minus the longest of the work retention and every deduplication horizon.
--- Returns the tombstones written, or NULL when the day has no partition.
+-- Retires one UTC day of history: detaches and drops its partition, in the caller's transaction.
+-- Every row's tombstone was written when it was filed; a row found without one (none should be)
+-- gets it first, so no ID of the day is ever left unheld. Refuses (22023) a day that ends after
+-- keep_until: the caller passes now minus the longest of the work retention and every
+-- deduplication horizon. Returns the rows dropped, or NULL when the day has no partition.
 CREATE FUNCTION ${relay_schema}.retire_history_day(day date, keep_until timestamptz)
     RETURNS bigint
     LANGUAGE plpgsql VOLATILE STRICT SECURITY DEFINER
@@ -109,9 +112,9 @@ BEGIN
     IF to_regclass(format('%I.%I', '${relay_schema}', part)) IS NULL THEN
         RETURN NULL;
     END IF;
-    EXECUTE format('INSERT INTO %I.tombstone (work_id, kind, payload_digest, last_generation, final_state, outcome) SELECT h.work_id, h.kind, %I.payload_digest(h.payload), h.claim_generation, h.state, h.outcome FROM %I.%I h ON CONFLICT (work_id) DO NOTHING',
-                   '${relay_schema}', '${relay_schema}', '${relay_schema}', part);
-    GET DIAGNOSTICS n = ROW_COUNT;
+    EXECUTE format('SELECT count(*) FROM %I.%I', '${relay_schema}', part) INTO n;
+    EXECUTE format('INSERT INTO %I.tombstone (work_id, kind, payload_digest, last_generation, final_state, outcome, purged_at) SELECT h.work_id, h.kind, %I.payload_digest(h.payload), h.claim_generation, h.state, h.outcome, h.completed_at FROM %I.%I h WHERE NOT EXISTS (SELECT 1 FROM %I.tombstone t WHERE t.work_id = h.work_id) ON CONFLICT (work_id) DO NOTHING',
+                   '${relay_schema}', '${relay_schema}', '${relay_schema}', part, '${relay_schema}');
     EXECUTE format('ALTER TABLE %I.work_history DETACH PARTITION %I.%I',
                    '${relay_schema}', '${relay_schema}', part);
     EXECUTE format('DROP TABLE %I.%I', '${relay_schema}', part);
@@ -121,7 +124,8 @@ $$;
 REVOKE ALL ON FUNCTION ${relay_schema}.retire_history_day(date, timestamptz) FROM PUBLIC;
 
 -- Moves finished rows named by ID back from the history table into the work table, unchanged
--- (still done or cancelled), and returns the IDs it moved: the first step of an operator's action
+-- (still done or cancelled), with the tombstones their moves wrote deleted, and returns the IDs it
+-- moved: the first step of an operator's action
 -- on finished work (a redrive, a purge of one item), which then runs on the work table exactly as
 -- for a finished row an older worker left there. The DELETE waits for a producer's FOR KEY SHARE
 -- on a dependency it is naming, and for a concurrent retire_history_day of the row's day.
@@ -135,6 +139,10 @@ AS $$
         DELETE FROM ${relay_schema}.work_history h
          WHERE h.work_id = ANY (ids)
      RETURNING h.*
+    ), freed AS (
+        -- the work table holds the ID again: its tombstone (written by the move) goes
+        DELETE FROM ${relay_schema}.tombstone t
+         WHERE t.work_id IN (SELECT b.work_id FROM back b)
     )
     INSERT INTO ${relay_schema}.outbox
     SELECT * FROM back ORDER BY work_id
@@ -146,11 +154,11 @@ REVOKE ALL ON FUNCTION ${relay_schema}.reopen_history(text[]) FROM PUBLIC;
 SELECT ${relay_schema}.add_history_day((clock_timestamp() AT TIME ZONE 'UTC')::date + d)
   FROM generate_series(0, 2) AS d;
 
--- A purged or finished ID stays refused: version 5's check, now also against the history table.
--- An INSERT whose snapshot predates a move's commit waits for the moving transaction on the
--- unique index and then inserts (the row is gone from outbox, its history row invisible to its
--- snapshot); this check, with a fresh snapshot, sees the history row and raises the same
--- serialization failure as for a tombstone. The repeat is judged by the history row.
+-- A purged or finished ID stays refused: version 5's check, which a move now also answers. An
+-- INSERT whose snapshot predates a move's commit waits for the moving transaction on the unique
+-- index and then inserts (the row is gone from outbox, its tombstone invisible to its snapshot);
+-- this check, with a fresh snapshot, sees the tombstone the move wrote and raises the
+-- serialization failure. The repeat is then judged by the history row.
 CREATE OR REPLACE FUNCTION ${relay_schema}.outbox_refuse_purged_id() RETURNS trigger
     LANGUAGE plpgsql AS $$
 DECLARE
@@ -159,10 +167,9 @@ BEGIN
     SELECT n.work_id INTO purged
       FROM inserted_rows n
      WHERE EXISTS (SELECT 1 FROM ${relay_schema}.tombstone t WHERE t.work_id = n.work_id)
-        OR EXISTS (SELECT 1 FROM ${relay_schema}.work_history h WHERE h.work_id = n.work_id)
      LIMIT 1;
     IF purged IS NOT NULL THEN
-        RAISE EXCEPTION 'relay: work ID % finished or was purged (its history row or tombstone holds it) while this insert ran', purged
+        RAISE EXCEPTION 'relay: work ID % finished or was purged (its tombstone holds it) while this insert ran', purged
             USING ERRCODE = '40001',
                   HINT = 'roll back and repeat the transaction; the stored intention then decides';
     END IF;
@@ -194,7 +201,8 @@ AS $$
     SELECT work_id FROM present UNION SELECT work_id FROM finished UNION SELECT work_id FROM kept
 $$;
 
--- The SQL enqueue of version 16, with the history table among the places an ID can be held.
+-- The SQL enqueue of version 16: finished work in the history table is judged by its history row
+-- (the work view); the tombstone its move wrote keeps the ID out of the insert.
 CREATE OR REPLACE FUNCTION ${relay_schema}.enqueue(
     work_id      text,
     kind         text,
@@ -328,7 +336,6 @@ BEGIN
         -- Step two, a later statement (it sees what the previous holder committed): an ID already
         -- stored or tombstoned takes no sequence, so an idempotent repeat consumes none.
         IF NOT EXISTS (SELECT 1 FROM ${relay_schema}.outbox o WHERE o.work_id = id)
-           AND NOT EXISTS (SELECT 1 FROM ${relay_schema}.work_history h WHERE h.work_id = id)
            AND NOT EXISTS (SELECT 1 FROM ${relay_schema}.tombstone t WHERE t.work_id = id) THEN
             WITH bumped AS (
                 UPDATE ${relay_schema}.key_sequence k SET last_sequence = k.last_sequence + 1
@@ -355,8 +362,7 @@ BEGIN
                coalesce(enqueue.available_at,
                         clock_timestamp() + coalesce(enqueue.delay, interval '0')),
                enqueue.max_attempts, enqueue.deadline, enqueue.group_key, cardinality(deps) > 0
-         WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.work_history h WHERE h.work_id = id)
-           AND NOT EXISTS (SELECT 1 FROM ${relay_schema}.tombstone t WHERE t.work_id = id)
+         WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.tombstone t WHERE t.work_id = id)
             ON CONFLICT (work_id) DO NOTHING
         RETURNING work_id INTO added;
     END IF;
@@ -412,7 +418,7 @@ $fn$;
 -- trace_context): their statements now read and write the history table. A role is told apart by
 -- what it already holds on outbox (membership counts, as PostgreSQL checks it):
 --   a worker (UPDATE of claim_generation): moves rows at completion, so SELECT and INSERT on
---     work_history, DELETE on outbox, SELECT on the view;
+--     work_history, INSERT on tombstone, DELETE on outbox, SELECT on the view;
 --   an operator (DELETE on outbox, no claim_generation): SELECT and DELETE on work_history (a
 --     redrive moves rows back through reopen_history), SELECT on the view, and the day functions;
 --   any role that reads the identity columns (a producer: enqueue and the purged-ID trigger look in
@@ -430,6 +436,7 @@ BEGIN
     LOOP
         IF has_column_privilege(r.oid, '${relay_schema}.outbox', 'claim_generation', 'UPDATE') THEN
             EXECUTE 'GRANT SELECT, INSERT ON ${relay_schema}.work_history TO ' || r.name;
+            EXECUTE 'GRANT INSERT ON ${relay_schema}.tombstone TO ' || r.name;
             EXECUTE 'GRANT SELECT ON ${relay_schema}.work TO ' || r.name;
             EXECUTE 'GRANT DELETE ON ${relay_schema}.outbox TO ' || r.name;
         ELSIF has_table_privilege(r.oid, '${relay_schema}.outbox', 'DELETE') THEN

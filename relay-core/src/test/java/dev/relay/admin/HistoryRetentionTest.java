@@ -60,11 +60,7 @@ class HistoryRetentionTest {
       // ... and is made 30 days old, in that day's partition, with three more rows of that day.
       LocalDate old = today.minusDays(30);
       addDay(old);
-      f.update(
-          "UPDATE {schema}.work_history"
-              + " SET completed_at = (?::date)::timestamp AT TIME ZONE 'UTC' + interval '12 hours'"
-              + " WHERE work_id = 'relayed'",
-          old.toString());
+      noonOf(old, "work_history", "completed_at", "relayed");
       insertDone(old, "old-", 3);
       assertThat(count(old)).isEqualTo(4);
 
@@ -106,6 +102,68 @@ class HistoryRetentionTest {
           .isInstanceOfSatisfying(
               WorkConflictException.class, e -> assertThat(e.purged()).isTrue());
       assertThat(f.count("SELECT count(*) FROM {schema}.outbox")).isZero();
+    }
+
+    @Test
+    void aFinishedIdsTombstoneIsWrittenAtCompletionAndOutlivesItsHistoryRow() throws Exception {
+      completeWithRelay("relayed", "{\"id\":\"relayed\"}");
+      // the move wrote the tombstone, at the completion time
+      assertThat(
+              f.count(
+                  "SELECT count(*) FROM {schema}.tombstone t JOIN {schema}.work_history h"
+                      + " USING (work_id) WHERE work_id = 'relayed' AND t.final_state = 'done'"
+                      + " AND t.purged_at = h.completed_at"))
+          .isEqualTo(1);
+      // 30 days ago, with a week of identity horizon and 60 days of work retention: the tombstone
+      // is past its horizon, but its history row is kept, so the tombstone stays
+      LocalDate old = today.minusDays(30);
+      addDay(old);
+      noonOf(old, "work_history", "completed_at", "relayed");
+      noonOf(old, "tombstone", "purged_at", "relayed");
+      PurgePolicy longRetention =
+          PurgePolicy.DEFAULT
+              .withWorkRetention(Duration.ofDays(60))
+              .withIdentityHorizon(Duration.ofDays(7));
+      PurgeResult kept = admin.purge(longRetention, false);
+      assertThat(kept.historyDays()).isZero();
+      assertThat(kept.tombstones()).isZero();
+      // the ID is held: the same intention is a repeat judged by the history row, nothing inserted
+      assertThat(f.enqueue(Work.of("relayed", "k", "{\"id\":\"relayed\"}")))
+          .extracting(EnqueueResult::status)
+          .containsExactly(EnqueueResult.Status.ALREADY_ENQUEUED);
+      assertThatThrownBy(() -> f.enqueue(Work.of("relayed", "k", "{\"id\":\"other\"}")))
+          .isInstanceOfSatisfying(
+              WorkConflictException.class, e -> assertThat(e.purged()).isFalse());
+      assertThat(f.count("SELECT count(*) FROM {schema}.outbox")).isZero();
+
+      // with 20 days of work retention the day is retired; then, past its horizon and no longer
+      // guarding a history row, the tombstone goes too: the ID is free
+      PurgeResult retired =
+          admin.purge(longRetention.withWorkRetention(Duration.ofDays(20)), false);
+      assertThat(retired.historyDays()).isEqualTo(1);
+      assertThat(retired.tombstones()).isEqualTo(1);
+      assertThat(f.enqueue(Work.of("relayed", "k", "{\"id\":\"other\"}")))
+          .extracting(EnqueueResult::status)
+          .containsExactly(EnqueueResult.Status.ENQUEUED);
+    }
+
+    @Test
+    void aRowWithoutItsTombstoneGetsOneBeforeItsDayIsDropped() throws Exception {
+      LocalDate old = today.minusDays(30);
+      addDay(old);
+      insertDone(old, "bare-", 3); // written straight into the table: no tombstones
+      assertThat(f.count("SELECT count(*) FROM {schema}.tombstone")).isZero();
+
+      PurgeResult r = admin.purge(PurgePolicy.DEFAULT, false);
+
+      assertThat(r.historyDays()).isEqualTo(1);
+      assertThat(r.work()).isEqualTo(3);
+      assertThat(partitionExists(old)).isFalse();
+      assertThat(
+              f.count(
+                  "SELECT count(*) FROM {schema}.tombstone WHERE work_id LIKE 'bare-%'"
+                      + " AND final_state = 'done' AND last_generation = 2"))
+          .isEqualTo(3);
     }
 
     @Test
@@ -325,6 +383,19 @@ class HistoryRetentionTest {
                   f.count("SELECT count(*) FROM {schema}.work_history WHERE work_id = ?", workId)
                       == 1);
     }
+  }
+
+  /** Sets {@code column} of {@code workId}'s row in {@code table} to noon (UTC) of {@code day}. */
+  private void noonOf(LocalDate day, String table, String column, String workId)
+      throws SQLException {
+    f.update(
+        "UPDATE {schema}."
+            + table
+            + " SET "
+            + column
+            + " = (?::date)::timestamp AT TIME ZONE 'UTC' + interval '12 hours' WHERE work_id = ?",
+        day.toString(),
+        workId);
   }
 
   private void addDay(LocalDate day) throws SQLException {

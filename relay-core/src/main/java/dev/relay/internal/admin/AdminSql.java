@@ -890,8 +890,14 @@ final class AdminSql {
             DELETE FROM ${relay_schema}.outbox o
              WHERE o.work_id = ANY (ARRAY(SELECT d.work_id FROM doomed d))
             """);
-    purgeTombstones = agePurge(schema, "tombstone", "work_id", "purged_at");
-    countTombstones = ageCount(schema, "tombstone", "purged_at");
+    // A finished ID's tombstone is written when its row is filed in the history table (schema
+    // version 25) and must hold the ID as long as that row is retained: none goes while it is not
+    // older than the oldest history row (one probe of each day's index of completion).
+    String historyKept =
+        " AND purged_at < (SELECT coalesce(min(h.completed_at), 'infinity')"
+            + " FROM ${relay_schema}.work_history h)";
+    purgeTombstones = agePurge(schema, "tombstone", "work_id", "purged_at", historyKept);
+    countTombstones = ageCount(schema, "tombstone", "purged_at", historyKept);
     longestCatchUp =
         schema.inject(
             """
@@ -941,6 +947,14 @@ final class AdminSql {
    * there; for tables whose rows depend on nothing else (tombstones, the purge audit).
    */
   private static String agePurge(SchemaName schema, String table, String key, String timeColumn) {
+    return agePurge(schema, table, key, timeColumn, "");
+  }
+
+  /**
+   * {@link #agePurge(SchemaName, String, String, String)} with {@code also} added to its filter.
+   */
+  private static String agePurge(
+      SchemaName schema, String table, String key, String timeColumn, String also) {
     return schema.inject(
         "WITH doomed AS MATERIALIZED (\n SELECT "
             + key
@@ -948,7 +962,9 @@ final class AdminSql {
             + table
             + "\n WHERE "
             + timeColumn
-            + " < (SELECT clock_timestamp()) - ? * interval '1 millisecond'\n ORDER BY "
+            + " < (SELECT clock_timestamp()) - ? * interval '1 millisecond'"
+            + also
+            + "\n ORDER BY "
             + timeColumn
             + "\n LIMIT ?\n FOR UPDATE SKIP LOCKED\n)\nDELETE FROM ${relay_schema}."
             + table
@@ -958,12 +974,17 @@ final class AdminSql {
   }
 
   private static String ageCount(SchemaName schema, String table, String timeColumn) {
+    return ageCount(schema, table, timeColumn, "");
+  }
+
+  private static String ageCount(SchemaName schema, String table, String timeColumn, String also) {
     return schema.inject(
         "SELECT count(*) FROM ${relay_schema}."
             + table
             + " WHERE "
             + timeColumn
-            + " < clock_timestamp() - ? * interval '1 millisecond'");
+            + " < clock_timestamp() - ? * interval '1 millisecond'"
+            + also);
   }
 
   /**

@@ -233,11 +233,13 @@ public final class GrantCatalog {
     table(
         "tombstone",
         "work_id, kind, payload_digest, last_generation, final_state, outcome, purged_at",
-        "what remains of purged work: enqueue compares against it, the claim's dependency test"
-            + " reads it, a purge writes and expires it"
+        "what holds the ID of finished and purged work: enqueue compares against it, the"
+            + " claim's dependency test reads it, a worker writes it as it files finished work in"
+            + " the history table, a purge writes and expires it"
             + RETENTION_LOCK,
         g(p, "SELECT"),
         g(w, "SELECT"),
+        g(w, "INSERT"),
         g(o, "SELECT"),
         g(o, "INSERT"),
         g(o, "UPDATE", "purged_at"),

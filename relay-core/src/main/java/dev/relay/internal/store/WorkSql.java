@@ -214,9 +214,7 @@ final class WorkSql {
                    u.max_attempts, u.deadline::timestamptz, u.group_key, u.has_dependencies,
                    u.trace_context::jsonb
               FROM u
-             WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.work_history h
-                                WHERE h.work_id = u.work_id)
-               AND NOT EXISTS (SELECT 1 FROM ${relay_schema}.tombstone t
+             WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.tombstone t
                                 WHERE t.work_id = u.work_id)
                 ON CONFLICT (work_id) DO NOTHING
             RETURNING work_id
@@ -284,9 +282,7 @@ final class WorkSql {
                    CASE WHEN d.claimed THEN d.now END,
                    CASE WHEN d.claimed THEN d.now END
               FROM d
-             WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.work_history h
-                                WHERE h.work_id = d.work_id)
-               AND NOT EXISTS (SELECT 1 FROM ${relay_schema}.tombstone t
+             WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.tombstone t
                                 WHERE t.work_id = d.work_id)
                 ON CONFLICT (work_id) DO NOTHING
             RETURNING work_id
@@ -355,8 +351,6 @@ final class WorkSql {
         ), fresh AS (
             SELECT u.* FROM u
              WHERE NOT EXISTS (SELECT 1 FROM ${relay_schema}.outbox o WHERE o.work_id = u.work_id)
-               AND NOT EXISTS (SELECT 1 FROM ${relay_schema}.work_history h
-                                WHERE h.work_id = u.work_id)
                AND NOT EXISTS (SELECT 1 FROM ${relay_schema}.tombstone t
                                 WHERE t.work_id = u.work_id)
         ), numbered AS (
@@ -922,6 +916,19 @@ final class WorkSql {
                        m.cancel_requested_at, m.retry_window_start, m.group_key,
                        m.has_dependencies, m.horizon_start, m.trace_context, m.snoozes
                   FROM moved m, clock k
+             RETURNING work_id, kind, payload, claim_generation, state, outcome, completed_at
+            ), marked AS (
+                -- The ID's tombstone, written as it is filed: enqueue then finds a finished ID
+                -- with one probe of the tombstone table instead of one per day of history, and
+                -- retiring a day only drops it (docs/operations.md, section 17). The tombstone
+                -- purge spares it while the history row is retained.
+                INSERT INTO ${relay_schema}.tombstone
+                       (work_id, kind, payload_digest, last_generation, final_state, outcome,
+                        purged_at)
+                SELECT f.work_id, f.kind, ${relay_schema}.payload_digest(f.payload),
+                       f.claim_generation, f.state, f.outcome, f.completed_at
+                  FROM filed f
+                    ON CONFLICT (work_id) DO NOTHING
             ), settled AS (
                 SELECT work_id, claimed_at, action FROM changed
                 UNION ALL
