@@ -67,7 +67,16 @@ final class ConsoleOverviewBench {
   }
 
   void run() throws SQLException {
-    db.exec("TRUNCATE " + T + ", " + HISTORY + ", " + RelayBench.SCHEMA + ".attempt CASCADE");
+    db.exec(
+        "TRUNCATE "
+            + T
+            + ", "
+            + HISTORY
+            + ", "
+            + RelayBench.SCHEMA
+            + ".tombstone, "
+            + RelayBench.SCHEMA
+            + ".attempt CASCADE");
     step(0, 1_000_000, MIXED, "mixed");
     int big = sizes.retained();
     if (big > 1_000_000) {

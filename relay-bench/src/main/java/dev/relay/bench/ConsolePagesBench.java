@@ -81,6 +81,8 @@ final class ConsolePagesBench {
             + S
             + ".work_history, "
             + S
+            + ".tombstone, "
+            + S
             + ".attempt, "
             + S
             + ".rollup CASCADE",

@@ -125,6 +125,8 @@ final class ReadyIndexBench {
             + schema
             + ".work_history, "
             + schema
+            + ".tombstone, "
+            + schema
             + ".attempt CASCADE");
   }
 

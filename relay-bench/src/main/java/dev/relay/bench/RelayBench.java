@@ -45,9 +45,9 @@ final class RelayBench {
   }
 
   /**
-   * Empties the work, its history and the attempts. Completed work moves to the history table,
-   * whose rows hold their IDs: a run that left them there would make the next run's IDs already
-   * taken.
+   * Empties the work, its history, the tombstones and the attempts. Completed work moves to the
+   * history table and leaves its tombstone, which hold their IDs: a run that left them there would
+   * make the next run's IDs already taken.
    */
   void truncate() throws SQLException {
     db.exec(
@@ -56,6 +56,8 @@ final class RelayBench {
             + ".outbox, "
             + SCHEMA
             + ".work_history, "
+            + SCHEMA
+            + ".tombstone, "
             + SCHEMA
             + ".attempt CASCADE");
   }
@@ -444,6 +446,7 @@ final class RelayBench {
       db.exec(
           "DELETE FROM " + SCHEMA + ".outbox WHERE work_id LIKE 'b-%'",
           "DELETE FROM " + SCHEMA + ".work_history WHERE work_id LIKE 'b-%'",
+          "DELETE FROM " + SCHEMA + ".tombstone WHERE work_id LIKE 'b-%'",
           "TRUNCATE " + SCHEMA + ".attempt");
       vacuum();
       retained.add(burnDownRun(1, sizes.jobs(), () -> {}).jobsPerSecond());

@@ -86,6 +86,8 @@ final class ScaleOutBench {
               + RelayBench.SCHEMA
               + ".work_history, "
               + RelayBench.SCHEMA
+              + ".tombstone, "
+              + RelayBench.SCHEMA
               + ".attempt CASCADE");
       List<String> args =
           List.of(db.url(), RelayBench.SCHEMA, "two-db-" + run, "0", url2, RelayBench.SCHEMA);
