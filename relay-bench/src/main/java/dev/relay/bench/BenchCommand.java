@@ -84,6 +84,13 @@ public final class BenchCommand implements Callable<Integer> {
   Integer retained;
 
   @Option(
+      names = "--enqueue-history-days",
+      description =
+          "Past days of finished work (100,000 rows a day, each with its tombstone) kept while the"
+              + " enqueue part runs, as a Relay that retains a week holds (default 0).")
+  Integer enqueueHistoryDays;
+
+  @Option(
       names = "--history-rows",
       description = "Done rows loaded for the history part (default 10,000,000; --quick 4,000).")
   Integer historyRows;
@@ -264,6 +271,10 @@ public final class BenchCommand implements Callable<Integer> {
         full ? or(runs, 3) : 1);
   }
 
+  int enqueueHistoryDays() {
+    return enqueueHistoryDays == null ? 0 : enqueueHistoryDays;
+  }
+
   int historyRows() {
     return or(historyRows, quick ? 4_000 : HistoryBench.DEFAULT_ROWS);
   }
@@ -310,6 +321,10 @@ public final class BenchCommand implements Callable<Integer> {
     positive("--runs", runs);
     positive("--seconds", seconds);
     positive("--retained", retained);
+    if (enqueueHistoryDays != null && (enqueueHistoryDays < 0 || enqueueHistoryDays > 60)) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), "--enqueue-history-days must be 0 to 60, was " + enqueueHistoryDays);
+    }
     positive("--memory-backlog", memoryBacklog);
     positive("--history-rows", historyRows);
     positive("--history-purge", historyPurge);
@@ -362,7 +377,7 @@ public final class BenchCommand implements Callable<Integer> {
 
       if (runs("enqueue")) {
         step(report, "enqueue: relay");
-        relay.enqueue();
+        relay.enqueue(enqueueHistoryDays());
         step(report, "enqueue: postgres-limit");
         limit.insert();
       }

@@ -69,18 +69,70 @@ final class RelayBench {
         "VACUUM ANALYZE " + SCHEMA + ".attempt");
   }
 
-  /** Enqueue: one item per transaction, and bulk transactions of 100 and 1,000. */
-  void enqueue() throws SQLException {
+  /** Rows a day of the history kept while enqueue runs ({@code --enqueue-history-days}). */
+  static final int ENQUEUE_HISTORY_ROWS_PER_DAY = 100_000;
+
+  /**
+   * Enqueue: one item per transaction, and bulk transactions of 100 and 1,000, with {@code
+   * historyDays} past days of finished work kept (each row with its tombstone, as completion leaves
+   * them): what an ID must be checked against.
+   */
+  void enqueue(int historyDays) throws SQLException {
     Outbox outbox = Outbox.builder().schema(SCHEMA).build();
+    truncate();
+    if (historyDays > 0) {
+      long t0 = System.nanoTime();
+      db.exec(
+          "SELECT "
+              + SCHEMA
+              + ".add_history_day((clock_timestamp() AT TIME ZONE 'UTC')::date - d)"
+              + " FROM generate_series(1, "
+              + historyDays
+              + ") AS d",
+          "INSERT INTO "
+              + SCHEMA
+              + ".work_history (work_id, kind, payload, state, claim_generation, attempts,"
+              + " created_at, available_at, completed_at, outcome)"
+              + " SELECT 'h' || d || '-' || g, '"
+              + KIND
+              + "', jsonb_build_object('n', g), 'done', 1, 1, t, t, t, 'delivered'"
+              + " FROM generate_series(1, "
+              + historyDays
+              + ") AS d, generate_series(1, "
+              + ENQUEUE_HISTORY_ROWS_PER_DAY
+              + ") AS g, LATERAL (SELECT ((clock_timestamp() AT TIME ZONE 'UTC')::date - d)"
+              + "::timestamp AT TIME ZONE 'UTC' + g * (interval '1 day' / "
+              + ENQUEUE_HISTORY_ROWS_PER_DAY
+              + ") AS t) AS at",
+          "INSERT INTO "
+              + SCHEMA
+              + ".tombstone (work_id, kind, payload_digest, last_generation, final_state,"
+              + " outcome, purged_at) SELECT work_id, kind, "
+              + SCHEMA
+              + ".payload_digest(payload), 1, 'done', 'delivered', completed_at FROM "
+              + SCHEMA
+              + ".work_history",
+          "VACUUM ANALYZE " + SCHEMA + ".work_history",
+          "VACUUM ANALYZE " + SCHEMA + ".tombstone",
+          "CHECKPOINT");
+      report.log(
+          "enqueue: "
+              + historyDays
+              + " past days of history kept, "
+              + ENQUEUE_HISTORY_ROWS_PER_DAY
+              + " rows each with their tombstones (loaded in "
+              + Math.round(seconds(t0))
+              + " s)");
+    }
     Scenario single =
         report.add(
             new Scenario(
                 "enqueue",
                 "relay",
-                params("per_tx", 1, "items", sizes.enqueueSingle()),
+                params("per_tx", 1, "items", sizes.enqueueSingle(), "history_days", historyDays),
                 "items/s"));
     for (int run = 0; run < sizes.runs(); run++) {
-      truncate();
+      emptyWorkTable();
       single.add(enqueueRun(outbox, sizes.enqueueSingle(), 1, run));
     }
     for (int perTx : new int[] {100, 1000}) {
@@ -89,13 +141,20 @@ final class RelayBench {
               new Scenario(
                   "enqueue",
                   "relay",
-                  params("per_tx", perTx, "items", sizes.enqueueBulk()),
+                  params(
+                      "per_tx", perTx, "items", sizes.enqueueBulk(), "history_days", historyDays),
                   "items/s"));
       for (int run = 0; run < sizes.runs(); run++) {
-        truncate();
+        emptyWorkTable();
         bulk.add(enqueueRun(outbox, sizes.enqueueBulk(), perTx, run));
       }
     }
+    truncate();
+  }
+
+  /** Empties the work table only (enqueue completes nothing): the history kept stays. */
+  private void emptyWorkTable() throws SQLException {
+    db.exec("TRUNCATE " + SCHEMA + ".outbox, " + SCHEMA + ".attempt CASCADE");
   }
 
   private double enqueueRun(Outbox outbox, int items, int perTx, int run) throws SQLException {
