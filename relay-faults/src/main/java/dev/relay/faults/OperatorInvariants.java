@@ -66,6 +66,7 @@ final class OperatorInvariants {
   private final List<Cancel> cancels = new ArrayList<>();
   private final Map<String, Tombstone> tombstones = new HashMap<>();
   private final Map<String, Boolean> reusedRows = new HashMap<>(); // ID -> same digest
+  private final List<String> unheld = new ArrayList<>(); // finished, without a tombstone
   private final Map<String, List<String>> auditsByTag = new HashMap<>(); // tag -> "table work"
   private final List<Long> purgeAudits = new ArrayList<>();
   private final Map<String, List<Long>> horizonResets = new HashMap<>();
@@ -109,10 +110,22 @@ final class OperatorInvariants {
         FROM relay.tombstone
       """;
   // The work view: a purged ID stored again counts wherever its row is, unfinished or finished.
+  // A finished row in the history table carries the tombstone its move wrote (same completion
+  // time and generation): only another tombstone, older than the row, says it was purged first.
   static final String REUSED_ROWS =
       """
       SELECT o.work_id, relay.payload_digest(o.payload) = t.payload_digest
-        FROM relay.work o JOIN relay.tombstone t ON t.work_id = o.work_id
+        FROM relay.outbox o JOIN relay.tombstone t ON t.work_id = o.work_id
+      UNION ALL
+      SELECT h.work_id, relay.payload_digest(h.payload) = t.payload_digest
+        FROM relay.work_history h JOIN relay.tombstone t ON t.work_id = h.work_id
+       WHERE t.purged_at <> h.completed_at OR t.last_generation <> h.claim_generation
+      """;
+  // Finished work whose ID no tombstone holds: enqueue would take the ID again.
+  static final String UNHELD_FINISHED =
+      """
+      SELECT h.work_id FROM relay.work_history h
+       WHERE NOT EXISTS (SELECT 1 FROM relay.tombstone t WHERE t.work_id = h.work_id)
       """;
   static final String HORIZON =
       "SELECT (extract(epoch FROM dedup_horizon) * 1000000)::bigint FROM relay.kind WHERE kind = '"
@@ -187,6 +200,11 @@ final class OperatorInvariants {
       try (ResultSet r = s.executeQuery(REUSED_ROWS)) {
         while (r.next()) {
           reusedRows.put(r.getString(1), r.getBoolean(2));
+        }
+      }
+      try (ResultSet r = s.executeQuery(UNHELD_FINISHED)) {
+        while (r.next()) {
+          unheld.add(r.getString(1));
         }
       }
       try (ResultSet r = s.executeQuery(HORIZON)) {
@@ -418,8 +436,9 @@ final class OperatorInvariants {
 
   /**
    * A purged ID stays purged: no stored row has an ID that a tombstone holds (equal payload: the
-   * enqueue should have recognised it; another payload: a reuse), and every enqueue of a purged ID
-   * with another payload was refused as a conflict, with the same payload recognised.
+   * enqueue should have recognised it; another payload: a reuse), except finished work with the
+   * tombstone its own move wrote; every finished row has one; and every enqueue of a purged ID with
+   * another payload was refused as a conflict, with the same payload recognised.
    */
   private void tombstoneHolds() {
     List<String> out = v.get(Checker.Invariant.TOMBSTONE_HOLDS);
@@ -429,6 +448,9 @@ final class OperatorInvariants {
                 id
                     + ": stored again after its purge, "
                     + (same ? "same payload" : "with a DIFFERENT payload")));
+    for (String id : unheld) {
+      out.add(id + ": finished in the history table, but no tombstone holds its ID");
+    }
     Map<String, Long> counts = new TreeMap<>();
     for (Producer.Reuse r : reuses) {
       counts.merge(
@@ -527,6 +549,11 @@ final class OperatorInvariants {
         });
     long unaudited = 0;
     for (Tombstone t : tombstones.values()) {
+      if (rows.containsKey(t.workId())) {
+        // finished work in the history table: the tombstone is its move's, not a purge's (a
+        // purged ID stored again is TOMBSTONE_HOLDS's)
+        continue;
+      }
       boolean covered = purgeAudits.stream().anyMatch(at -> at + TOLERANCE_MICROS >= t.purgedAt());
       if (!covered) {
         unaudited++;

@@ -107,13 +107,23 @@ class CheckerTest {
   }
 
   @Test
+  void aFinishedIdWithoutItsTombstoneIsCaught() throws Exception {
+    sql(MOVE_TO_HISTORY);
+    sql("DELETE FROM relay.tombstone WHERE work_id = 't1-0'");
+    assertThat(check().violations().get(Checker.Invariant.TOMBSTONE_HOLDS))
+        .singleElement()
+        .asString()
+        .contains("t1-0", "no tombstone holds its ID");
+  }
+
+  @Test
   void aPurgedIdStoredAgainInTheHistoryIsCaught() throws Exception {
+    // purged an hour before it finished: the tombstone is not the one its move wrote
     sql(MOVE_TO_HISTORY);
     sql(
         """
-        INSERT INTO relay.tombstone (work_id, kind, payload_digest, last_generation, final_state)
-        VALUES ('t1-0', 'fx', relay.payload_digest('{"tx":"t1","res":"res-0","token":1}'), 1,
-                'done')
+        UPDATE relay.tombstone SET purged_at = purged_at - interval '1 hour'
+         WHERE work_id = 't1-0'
         """);
     assertThat(check().violations().get(Checker.Invariant.TOMBSTONE_HOLDS))
         .anySatisfy(v -> assertThat(v).contains("t1-0", "stored again after its purge"));
@@ -288,10 +298,16 @@ class CheckerTest {
   }
 
   /** What a worker's completion does since schema version 25: the done row moves to history. */
+  // A worker's move: the row leaves the work table for the history table, with its tombstone.
   private static final String MOVE_TO_HISTORY =
       """
-      WITH moved AS (DELETE FROM relay.outbox WHERE work_id = 't1-0' RETURNING *)
-      INSERT INTO relay.work_history SELECT * FROM moved
+      WITH moved AS (DELETE FROM relay.outbox WHERE work_id = 't1-0' RETURNING *),
+      filed AS (INSERT INTO relay.work_history SELECT * FROM moved RETURNING *)
+      INSERT INTO relay.tombstone (work_id, kind, payload_digest, last_generation, final_state,
+                                  outcome, purged_at)
+      SELECT work_id, kind, relay.payload_digest(payload), claim_generation, state, outcome,
+             completed_at
+        FROM filed
       """;
 
   private Checker.Result check() throws SQLException {
