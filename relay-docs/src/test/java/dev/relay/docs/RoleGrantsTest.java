@@ -261,7 +261,8 @@ class RoleGrantsTest {
     refused(worker, "DELETE FROM %s.attempt");
     refused(worker, "UPDATE %s.attempt SET error = 'x'");
     refused(worker, "DELETE FROM %s.pause");
-    // it writes a finished ID's tombstone as it moves the row, and can neither change nor remove one
+    // it writes a finished ID's tombstone as it moves the row, and can neither change nor remove
+    // one
     refused(worker, "DELETE FROM %s.tombstone");
     refused(worker, "UPDATE %s.tombstone SET purged_at = now()");
     refused(worker, "DELETE FROM %s.rollup");
