@@ -182,6 +182,18 @@ class BenchSmokeTest {
   }
 
   @Test
+  void historyDaysOutOfRangeAreRefusedBeforeAnythingRuns() {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    CommandLine cmd =
+        new CommandLine(new BenchCommand(new PrintStream(OutputStream.nullOutputStream())));
+    cmd.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
+    int exit = cmd.execute("--only", "enqueue", "--enqueue-history-days", "61");
+    assertThat(exit).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains("--enqueue-history-days must be 0 to 60, was 61");
+  }
+
+  @Test
   void theKafkaPartWithoutABrokerIsRefusedBeforeAnythingRuns() {
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     CommandLine cmd =
