@@ -14,8 +14,8 @@ package dev.relay.admin;
  * @param complete whether everything eligible was purged (false when a table hit {@code
  *     maxBatches}, or when retiring a history day waited too long for its lock; the next run
  *     continues)
- * @param historyDays days of the history table retired, each as a whole (its rows' tombstones
- *     written, its partition dropped; their rows are counted in {@code work})
+ * @param historyDays days of the history table retired, each as a whole (its partition dropped; its
+ *     rows' tombstones were written when they finished; their rows are counted in {@code work})
  */
 public record PurgeResult(
     boolean dryRun,

@@ -22,8 +22,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The day partitions of the history table (V25): maintenance creates today's and the next two days'
  * ahead of the completions that land in them, and retention retires a whole day at a time ({@code
- * retire_history_day}: the day's tombstones, then the partition detached and dropped, in one short
- * transaction per day) instead of deleting its rows one by one.
+ * retire_history_day}: the partition detached and dropped, in one short transaction per day; its
+ * rows' tombstones were written when they finished) instead of deleting its rows one by one.
  *
  * <p>Rows of a day that had no partition when they finished wait in the default partition; they
  * must not escape retention. Creating their day's partition moves them into it ({@code
@@ -162,8 +162,9 @@ public final class HistoryDays {
   }
 
   /**
-   * One day: its tombstones written, its partition dropped. {@code null} when another purge retired
-   * it first (gone before this call, or dropped while this call waited for its lock).
+   * One day: its partition dropped (a row found without its tombstone gets it first). {@code null}
+   * when another purge retired it first (gone before this call, or dropped while this call waited
+   * for its lock).
    */
   private Long retireDay(Connection c, LocalDate day, Edge edge) {
     try {
