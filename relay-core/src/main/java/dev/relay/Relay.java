@@ -66,11 +66,12 @@ public final class Relay implements AutoCloseable {
   public static final List<String> DEFAULT_QUEUES = List.of(Work.DEFAULT_QUEUE);
 
   /**
-   * Default most rows per claim transaction: 100. A ceiling: each claim takes only the room that is
-   * free (handler slots and the buffer the worker wants now), so a worker that is not in a backlog
-   * claims what it can start.
+   * Default most rows per claim transaction: 500. A ceiling, reached only in a backlog: each claim
+   * takes only the room that is free (handler slots and the buffer the worker wants now, which is
+   * bounded by about a second of work), so a worker that is not in a backlog claims what it can
+   * start, and a worker draining a backlog claims in fewer, larger transactions.
    */
-  public static final int DEFAULT_BATCH_SIZE = 100;
+  public static final int DEFAULT_BATCH_SIZE = 500;
 
   /** Default handler slots: 8. */
   public static final int DEFAULT_CONCURRENCY = 8;
@@ -101,8 +102,12 @@ public final class Relay implements AutoCloseable {
   /** Default shutdown grace period: 30 s. */
   public static final Duration DEFAULT_SHUTDOWN_GRACE = Duration.ofSeconds(30);
 
-  /** Default most outcomes per completion transaction: 100. */
-  public static final int DEFAULT_COMPLETION_BATCH_SIZE = 100;
+  /**
+   * Default most outcomes per completion transaction: 500. A ceiling, reached only under load:
+   * while outcomes arrive slowly each is recorded at once (two writers), and batches grow only
+   * while outcomes queue up behind a commit.
+   */
+  public static final int DEFAULT_COMPLETION_BATCH_SIZE = 500;
 
   /** Default longest wait for a completion batch to fill: 20 ms. */
   public static final Duration DEFAULT_COMPLETION_MAX_DELAY = Duration.ofMillis(20);
@@ -358,7 +363,9 @@ public final class Relay implements AutoCloseable {
       return this;
     }
 
-    /** The most rows one claim transaction takes (1-1,000; default 100). */
+    /**
+     * The most rows one claim transaction takes (1-1,000; default 500, reached only in a backlog).
+     */
     public Builder batchSize(int batchSize) {
       this.batchSize = batchSize;
       return this;
@@ -471,7 +478,10 @@ public final class Relay implements AutoCloseable {
       return this;
     }
 
-    /** The most outcomes recorded in one transaction (1-10,000; default 100). */
+    /**
+     * The most outcomes recorded in one transaction (1-10,000; default 500, reached only under
+     * load).
+     */
     public Builder completionBatchSize(int completionBatchSize) {
       this.completionBatchSize = completionBatchSize;
       return this;

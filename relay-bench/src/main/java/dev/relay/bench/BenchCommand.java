@@ -1,5 +1,6 @@
 package dev.relay.bench;
 
+import dev.relay.Relay;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -64,9 +65,9 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(
       names = "--batch",
       description =
-          "Rows per limit transaction, and per claim of the tuned Relay comparison (default 100);"
-              + " Relay itself runs at its defaults.")
-  int batch = 100;
+          "Rows per limit transaction, and per claim of the tuned Relay comparison (default: Relay's"
+              + " own claim ceiling, 500); Relay itself runs at its defaults.")
+  int batch = Relay.DEFAULT_BATCH_SIZE;
 
   @Option(names = "--runs", description = "Runs per scenario (default 3; --quick 1).")
   Integer runs;

@@ -2,6 +2,7 @@ package dev.relay.internal.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.relay.Relay;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
@@ -13,11 +14,14 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The claim's plan on a large table: it walks the partial claim index in claim order and stops
- * after its batch, so future-dated rows are never read, and the ordering gate probes the partial
- * key index. Asserted on EXPLAIN ANALYZE output, not on timings.
+ * after its batch (of 10, the default ceiling, or the largest allowed), so future-dated rows are
+ * never read, and the ordering gate probes the partial key index. Asserted on EXPLAIN ANALYZE
+ * output, not on timings.
  */
 @RelayDatabaseTest
 class ClaimPlanTest {
@@ -45,52 +49,79 @@ class ClaimPlanTest {
         ANALYZE {schema}.outbox;
         """);
     String claim = new WorkSql(SchemaName.of(s)).claimBatch;
-    List<String> plan = new ArrayList<>();
+    // A small claim, the default ceiling (what a claim takes in a backlog) and the largest allowed:
+    // the plan must not change shape as the limit grows.
+    for (int limit : new int[] {10, Relay.DEFAULT_BATCH_SIZE, 1_000}) {
+      String text = claimPlan(db, claim, limit);
+      assertThat(text).as(text).contains("outbox_claim_idx").contains("outbox_key_sequence_idx");
+      assertThat(text).as(text).doesNotContain("Seq Scan on outbox");
+      // The one sort is of the returned batch (at most the limit), to hand rows back in claim
+      // order; the eligible rows themselves are read in index order, never sorted.
+      assertThat(text.split("Sort Method", -1)).as(text).hasSize(2);
+      assertThat(text).as(text).startsWith("Sort").contains("Sort Key: updated.priority DESC");
+      // Every row the claim index scan produced or filtered: the batch, plus the 1,000 blocked
+      // successors it had to pass; never the 10,000 future-dated rows or the whole table.
+      long visited = 0;
+      Matcher m =
+          Pattern.compile(
+                  "Index Scan using outbox_claim_idx[^\\n]*actual rows=(\\d+)[\\s\\S]*?"
+                      + "(?:Rows Removed by Filter: (\\d+))?")
+              .matcher(text);
+      assertThat(m.find()).as(text).isTrue();
+      visited += Long.parseLong(m.group(1));
+      if (m.group(2) != null) {
+        visited += Long.parseLong(m.group(2));
+      }
+      assertThat(visited).as(text).isLessThan(limit + 2_000L);
+      // With no pause, the pause test is one probe of the empty pause table per statement: the
+      // per-row subquery is never executed.
+      assertThat(text)
+          .as(text)
+          .containsPattern("Seq Scan on pause \\(actual rows=0[.0-9]* loops=1\\)");
+      assertThat(text).as(text).containsPattern("on pause ps \\(never executed\\)");
+    }
+  }
+
+  @Test
+  void aLargeClaimOnASmallTableProbesThePrimaryKeyInsteadOfReadingTheTable(TestDatabase db)
+      throws Exception {
+    // A backlog of 20,000 rows and a claim at the default ceiling: joined on the candidates' IDs
+    // alone, the planner hash-joins the whole table into the update (it reads 20,000 rows to
+    // change 500). The update finds its rows by the candidates' IDs instead.
+    db.execute(
+        """
+        INSERT INTO {schema}.outbox (work_id, kind, payload, available_at)
+        SELECT 'ready-' || g, 'k', '{}', clock_timestamp() - interval '1 hour' + g * interval '1 ms'
+          FROM generate_series(1, 20000) g;
+        ANALYZE {schema}.outbox;
+        """);
+    String claim = new WorkSql(SchemaName.of(db.schema())).claimBatch;
+    for (int limit : new int[] {Relay.DEFAULT_BATCH_SIZE, 1_000}) {
+      String text = claimPlan(db, claim, limit);
+      assertThat(text).as(text).doesNotContain("Seq Scan on outbox");
+      assertThat(text)
+          .as(text)
+          .containsPattern(
+              "Index Scan using outbox_pkey on outbox j \\(actual rows=" + limit + "[. ]");
+    }
+  }
+
+  /** EXPLAIN ANALYZE of one claim of {@code limit} rows of kind {@code k}, rolled back. */
+  private static String claimPlan(TestDatabase db, String claim, int limit) throws Exception {
     try (Connection c = db.connection()) {
       c.setAutoCommit(false);
-      try (PreparedStatement ps =
-          c.prepareStatement("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + claim)) {
+      try (PreparedStatement ps = c.prepareStatement(EXPLAIN + claim)) {
         ps.setString(1, "default");
         ps.setArray(2, c.createArrayOf("text", new String[] {"k"}));
-        ps.setInt(3, 10);
+        ps.setInt(3, limit);
         ps.setString(4, "planner");
         ps.setLong(5, 60_000);
         ps.setString(6, "planner");
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            plan.add(rs.getString(1));
-          }
-        }
+        return lines(ps);
+      } finally {
+        c.rollback();
       }
-      c.rollback();
     }
-    String text = String.join("\n", plan);
-    assertThat(text).as(text).contains("outbox_claim_idx").contains("outbox_key_sequence_idx");
-    assertThat(text).as(text).doesNotContain("Seq Scan on outbox");
-    // The one sort is of the returned batch (at most the limit), to hand rows back in claim order;
-    // the eligible rows themselves are read in index order, never sorted.
-    assertThat(text.split("Sort Method", -1)).as(text).hasSize(2);
-    assertThat(text).as(text).startsWith("Sort").contains("Sort Key: updated.priority DESC");
-    // Every row the claim index scan produced or filtered: the batch, plus the 1,000 blocked
-    // successors it had to pass; never the 10,000 future-dated rows or the whole table.
-    long visited = 0;
-    Matcher m =
-        Pattern.compile(
-                "Index Scan using outbox_claim_idx[^\\n]*actual rows=(\\d+)[\\s\\S]*?"
-                    + "(?:Rows Removed by Filter: (\\d+))?")
-            .matcher(text);
-    assertThat(m.find()).as(text).isTrue();
-    visited += Long.parseLong(m.group(1));
-    if (m.group(2) != null) {
-      visited += Long.parseLong(m.group(2));
-    }
-    assertThat(visited).as(text).isLessThan(2_000);
-    // With no pause, the pause test is one probe of the empty pause table per statement: the
-    // per-row subquery is never executed.
-    assertThat(text)
-        .as(text)
-        .containsPattern("Seq Scan on pause \\(actual rows=0[.0-9]* loops=1\\)");
-    assertThat(text).as(text).containsPattern("on pause ps \\(never executed\\)");
   }
 
   @Test
@@ -176,23 +207,25 @@ class ClaimPlanTest {
     assertThat(scan).as(text).doesNotContain("Rows Removed by Filter");
   }
 
-  @Test
-  void settlementFindsItsRowsByPrimaryKeyWhateverTheStatisticsSay(TestDatabase db)
-      throws Exception {
+  @ParameterizedTest(name = "{1} outcomes, {0} rows in the work table")
+  @CsvSource({"100000, 100", "100000, " + Relay.DEFAULT_COMPLETION_BATCH_SIZE})
+  void settlementFindsItsRowsByPrimaryKeyWhateverTheStatisticsSay(
+      int tableRows, int n, TestDatabase db) throws Exception {
     String s = db.schema();
     // Statistics taken while nothing runs: the planner believes this worker holds no rows. (On a
     // small table a sequential scan and a hash join are as good, and the planner may take them.)
+    // The second case is a full completion batch of the default size.
     db.execute(
         """
         INSERT INTO {schema}.outbox (work_id, kind, payload)
-        SELECT 'w-' || lpad(g::text, 6, '0'), 'k', '{}' FROM generate_series(1, 100000) g;
+        SELECT 'w-' || lpad(g::text, 6, '0'), 'k', '{}' FROM generate_series(1, %d) g;
         ANALYZE {schema}.outbox;
         UPDATE {schema}.outbox SET state = 'running', claimed_by = 'worker-a',
                claim_generation = 1, attempts = 1, lease_until = clock_timestamp() + interval '1 h'
-         WHERE work_id <= 'w-000400';
-        """);
+         WHERE work_id <= 'w-%06d';
+        """
+            .formatted(tableRows, 2 * n));
     String settle = new WorkSql(SchemaName.of(s)).settleIfOwned;
-    int n = 100;
     String[] ids = new String[n];
     Long[] generations = new Long[n];
     String[] actions = new String[n];
@@ -221,14 +254,18 @@ class ClaimPlanTest {
       c.rollback();
     }
     // the snoozes stay in the work table; the completions move to the history table
-    assertThat(text).as(text).containsPattern("Update on outbox o\\S* \\(actual rows=50");
-    assertThat(text).as(text).containsPattern("Delete on outbox o\\S* \\(actual rows=50");
+    int half = n / 2;
+    assertThat(text).as(text).containsPattern("Update on outbox o\\S* \\(actual rows=" + half);
+    assertThat(text).as(text).containsPattern("Delete on outbox o\\S* \\(actual rows=" + half);
     assertThat(text).as(text).contains("Insert on work_history");
-    // Each input row probes the primary key, in the update and in the move alike; the 400 rows
-    // this worker holds are not each compared with every input row.
+    // Each input row probes the primary key, in the update and in the move alike; the rows this
+    // worker holds are not each compared with every input row.
+    assertThat(text).as(text).doesNotContain("Seq Scan on outbox");
     assertThat(
             Pattern.compile(
-                    "Index Scan using outbox_pkey on outbox o\\S* \\(actual rows=1\\S* loops=50\\)")
+                    "Index Scan using outbox_pkey on outbox o\\S* \\(actual rows=1\\S* loops="
+                        + half
+                        + "\\)")
                 .matcher(text)
                 .results()
                 .count())
