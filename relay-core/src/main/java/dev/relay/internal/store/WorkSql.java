@@ -534,12 +534,7 @@ final class WorkSql {
                                       WHEN j.attempts = 0 THEN 'not_delivered'
                                       ELSE j.outcome END
                   FROM candidates c
-                 -- The rows are found by the candidates' IDs as an array (primary key probes,
-                 -- never more than the claim's rows): joined on c.work_id alone, the planner
-                 -- hash-joins the whole work table when it is small against the claim (a claim of
-                 -- 500 on a table of 20,000 rows reads all of them).
-                 WHERE j.work_id = ANY (ARRAY(SELECT ci.work_id FROM candidates ci))
-                   AND j.work_id = c.work_id
+                 WHERE j.work_id = c.work_id
              RETURNING j.work_id, j.kind, j.queue, j.payload::text AS payload,
                        j.priority, j.available_at,
                        j.claim_generation, j.attempts, c.cap AS max_attempts, j.lease_until,
