@@ -99,13 +99,8 @@ class BenchSmokeTest {
 
   @Test
   void moreHistoryPurgedThanLoadedIsRefusedBeforeAnythingRuns() {
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    CommandLine cmd =
-        new CommandLine(new BenchCommand(new PrintStream(OutputStream.nullOutputStream())));
-    cmd.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
-    int exit = cmd.execute("--only", "history", "--history-rows", "10", "--history-purge", "20");
-    assertThat(exit).isEqualTo(2);
-    assertThat(err.toString(StandardCharsets.UTF_8)).contains("--history-purge (20) cannot exceed");
+    assertThat(refused("--only", "history", "--history-rows", "10", "--history-purge", "20"))
+        .contains("--history-purge (20) cannot exceed");
   }
 
   @Test
@@ -170,37 +165,29 @@ class BenchSmokeTest {
 
   @Test
   void unknownPartIsRefusedByNameBeforeAnythingRuns() {
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    CommandLine cmd =
-        new CommandLine(new BenchCommand(new PrintStream(OutputStream.nullOutputStream())));
-    cmd.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
-    int exit = cmd.execute("--only", "burn-down,warp-drive");
-    assertThat(exit).isEqualTo(2);
-    assertThat(err.toString(StandardCharsets.UTF_8))
+    assertThat(refused("--only", "burn-down,warp-drive"))
         .contains("--only takes")
         .contains("warp-drive");
   }
 
   @Test
   void historyDaysOutOfRangeAreRefusedBeforeAnythingRuns() {
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    CommandLine cmd =
-        new CommandLine(new BenchCommand(new PrintStream(OutputStream.nullOutputStream())));
-    cmd.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
-    int exit = cmd.execute("--only", "enqueue", "--enqueue-history-days", "61");
-    assertThat(exit).isEqualTo(2);
-    assertThat(err.toString(StandardCharsets.UTF_8))
+    assertThat(refused("--only", "enqueue", "--enqueue-history-days", "61"))
         .contains("--enqueue-history-days must be 0 to 60, was 61");
   }
 
   @Test
   void theKafkaPartWithoutABrokerIsRefusedBeforeAnythingRuns() {
+    assertThat(refused("--only", "kafka")).contains("--only kafka needs --kafka");
+  }
+
+  /** Runs the bench with {@code args}, asserts the usage exit code (2), and returns stderr. */
+  private static String refused(String... args) {
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     CommandLine cmd =
         new CommandLine(new BenchCommand(new PrintStream(OutputStream.nullOutputStream())));
     cmd.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
-    int exit = cmd.execute("--only", "kafka");
-    assertThat(exit).isEqualTo(2);
-    assertThat(err.toString(StandardCharsets.UTF_8)).contains("--only kafka needs --kafka");
+    assertThat(cmd.execute(args)).as("exit code of a refused run").isEqualTo(2);
+    return err.toString(StandardCharsets.UTF_8);
   }
 }
