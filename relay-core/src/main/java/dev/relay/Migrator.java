@@ -107,7 +107,11 @@ public final class Migrator {
               24,
               "payload digest without plpgsql",
               "migrations/V24__payload_digest_without_plpgsql.sql"),
-          new Version(25, "work history", "migrations/V25__work_history.sql"));
+          new Version(25, "work history", "migrations/V25__work_history.sql"),
+          new Version(
+              26,
+              "dependency rows leave per statement",
+              "migrations/V26__dependency_rows_leave_per_statement.sql"));
 
   /**
    * The file-name marker of a contract step: {@code V20__contract_drop_old_column.sql}. Every

@@ -451,6 +451,10 @@ public final class GrantCatalog {
     function("outbox_refuse_identity_change()", "a trigger's: called by no role");
     function("outbox_refuse_purged_id()", "a trigger's: called by no role");
     function("outbox_check_inserted_claim()", "a trigger's: called by no role");
+    function(
+        "outbox_drop_dependencies()",
+        "a trigger's (SECURITY DEFINER, as the foreign key's cascade it replaced): called by no"
+            + " role");
   }
 
   /** Every table the catalog decides, in script order. */
