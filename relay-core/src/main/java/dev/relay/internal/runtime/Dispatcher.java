@@ -37,7 +37,7 @@ final class Dispatcher implements Runnable {
   private final Executor executor;
   private final AttemptRunner runner;
   private final Releaser releaser;
-  private final Runnable started;
+  private final Consumer<LiveClaim> started;
   private final LiveClaims live;
   private final TimeSource time;
   private final Map<String, Integer> batchSizes;
@@ -50,7 +50,8 @@ final class Dispatcher implements Runnable {
    *     (absent: one claim per call)
    * @param asyncKinds the kinds whose handler is an {@link dev.relay.AsyncHandler}: their slot is
    *     held until the stage completes, not while a thread runs
-   * @param started called when an attempt is about to start (the lease keeper re-plans)
+   * @param started called with each claim whose attempt is about to start, after its start time is
+   *     set and it is RUNNING (the lease keeper re-plans when it must)
    */
   Dispatcher(
       int concurrency,
@@ -60,7 +61,7 @@ final class Dispatcher implements Runnable {
       Executor executor,
       AttemptRunner runner,
       Releaser releaser,
-      Runnable started,
+      Consumer<LiveClaim> started,
       LiveClaims live,
       TimeSource time) {
     this.slots = new Semaphore(concurrency);
@@ -146,7 +147,7 @@ final class Dispatcher implements Runnable {
       release.accept(c);
       return;
     }
-    started.run();
+    started.accept(c);
     try {
       executor.execute(() -> runAttempt(c));
     } catch (RejectedExecutionException e) {
@@ -193,7 +194,7 @@ final class Dispatcher implements Runnable {
       slots.release();
       return;
     }
-    started.run();
+    batch.forEach(started);
     try {
       executor.execute(() -> runBatch(batch));
     } catch (RejectedExecutionException e) {

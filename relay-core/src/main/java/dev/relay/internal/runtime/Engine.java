@@ -180,7 +180,7 @@ public final class Engine {
             handlerExecutor,
             new AttemptRunner(handlers, events, completer, live::ended, runTime, time, tracing),
             releaser,
-            keeper::wake,
+            keeper::started,
             live,
             time);
     this.claimer =

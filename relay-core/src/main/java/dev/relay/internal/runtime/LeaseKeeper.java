@@ -104,9 +104,39 @@ final class LeaseKeeper implements Runnable {
             });
   }
 
-  /** Re-plans now (a handler started, a renewal ended, or the runtime is stopping). */
+  /** Re-plans now (a renewal ended, or the runtime is stopping). */
   void wake() {
     wake.signal();
+  }
+
+  /**
+   * The attempt of {@code c} is about to start (its start time is set, its phase RUNNING). Re-plans
+   * only when the plan may not cover what the start brings:
+   *
+   * <ul>
+   *   <li>a max run time shorter than the renew interval. Every pass plans to look again within one
+   *       renew interval, and a pass that begins after the start sees the claim RUNNING; so a
+   *       longer max run time (the default is an hour) is always seen in time, at most the instant
+   *       between setting the start time and the phase late;
+   *   <li>a renewal already due (the claim waited in the buffer a whole renew interval). A renewal
+   *       that falls due later is planned by the next pass; a pass that saw the claim buffered
+   *       planned to look again by the claim's start margin at the latest, so its renewal is never
+   *       later than that.
+   * </ul>
+   *
+   * Waking on every start made the keeper pass over all live claims once per start, a large part of
+   * the runtime's own CPU in a backlog (docs/performance.md).
+   */
+  void started(LiveClaim c) {
+    if (c.policy.maxRunTime().toNanos() < renewNanos
+        || c.startedNanos - (c.leaseBaseNanos() + renewNanos) >= 0) {
+      wake.signal();
+    }
+  }
+
+  /** How many times the keeper was asked to re-plan so far; for tests. */
+  long wakeSignals() {
+    return wake.mark();
   }
 
   /**

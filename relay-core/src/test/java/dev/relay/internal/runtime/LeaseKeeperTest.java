@@ -119,6 +119,33 @@ class LeaseKeeperTest {
   }
 
   /** A claim of the kind whose handler started now, with its stop reasons recorded. */
+  @Test
+  void aStartWakesTheKeeperOnlyWhenItsPlanMayNotCoverTheStart() {
+    // the renew interval here is the lease (30 s); the kind's max run time is 10 minutes
+    long before = keeper.wakeSignals();
+    keeper.started(running("w-1"));
+    assertThat(keeper.wakeSignals())
+        .as("a start whose timeout and renewal lie beyond the next planned pass")
+        .isEqualTo(before);
+
+    LiveClaim quick =
+        RuntimeFixture.claim(
+            "w-2", KindPolicy.DEFAULT.withMaxRunTime(Duration.ofSeconds(1)), time.nanoTime(), time);
+    quick.startedNanos = time.nanoTime();
+    quick.phase.set(LiveClaim.Phase.RUNNING);
+    keeper.started(quick);
+    assertThat(keeper.wakeSignals())
+        .as("a max run time shorter than the renew interval")
+        .isEqualTo(before + 1);
+
+    LiveClaim waited = RuntimeFixture.claim("w-3", config.kinds().get("k"), time.nanoTime(), time);
+    time.advance(RuntimeFixture.LEASE); // buffered a whole renew interval
+    waited.startedNanos = time.nanoTime();
+    waited.phase.set(LiveClaim.Phase.RUNNING);
+    keeper.started(waited);
+    assertThat(keeper.wakeSignals()).as("a renewal already due").isEqualTo(before + 2);
+  }
+
   private LiveClaim running(String id) {
     LiveClaim c = RuntimeFixture.claim(id, config.kinds().get("k"), time.nanoTime(), time);
     c.onStop(() -> stops.add(c.stopReason()));
