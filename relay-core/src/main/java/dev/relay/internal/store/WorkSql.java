@@ -413,6 +413,9 @@ final class WorkSql {
                        o.claim_generation AS prev_generation, o.claimed_at AS prev_claimed_at,
                        CASE WHEN o.cancel_requested_at IS NOT NULL THEN 'cancelled'
                             WHEN o.deadline <= (SELECT clock_timestamp()) THEN 'deadline'
+                            -- Never claimed (most of a backlog): no cap is reached (every cap is
+                            -- at least 1), so the kind's cap is not looked up twice per row.
+                            WHEN o.attempts = 0 AND o.first_attempt_at IS NULL THEN 'claim'
                             WHEN o.attempts >= {cap} THEN 'attempts_exhausted'
                             -- Never attempted: no receiver has seen the ID, so no horizon applies,
                             -- and fresh work (most of a backlog) never reads the kind table here.
