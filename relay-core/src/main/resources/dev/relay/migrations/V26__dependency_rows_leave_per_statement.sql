@@ -6,8 +6,8 @@
 -- checks such a key with a trigger per deleted row, which runs a DELETE on the dependency table
 -- for every row that leaves outbox, with or without dependencies. Since version 25 every
 -- completion deletes its rows from outbox (they move to the history table), so each finished job
--- paid for that query: about a fifth of the completion statement's time in a backlog
--- (docs/performance.md, "Dependency rows without a per-row trigger").
+-- paid for that query: about a sixth of the completion statement's time per row (docs/
+-- performance.md, "What bounds a backlog, and two costs removed").
 --
 -- The key is replaced by one trigger per statement: it reads the deleted rows once and deletes
 -- the dependency rows of those enqueued with dependencies (has_dependencies, set at enqueue and
