@@ -62,10 +62,14 @@ class DependencyRowsLeaveTest {
     try (Connection c = db.connection();
         Statement s = c.createStatement()) {
       s.execute("SET ROLE " + Role.WORKER.of(SchemaName.of(db.schema())));
-      // first the work nothing holds, then the two waiting for order-103; only the ack finishes
-      assertThat(settleDone(c, "order-103", "order-104")).isEmpty();
-      assertThat(settleDone(c, "order-103-ack")).containsExactly("order-103-invoice");
-      s.execute("RESET ROLE");
+      try {
+        // first the work nothing holds, then the two waiting for order-103; only the ack finishes
+        assertThat(settleDone(c, "order-103", "order-104")).isEmpty();
+        assertThat(settleDone(c, "order-103-ack")).containsExactly("order-103-invoice");
+      } finally {
+        s.execute(
+            "RESET ROLE"); // a failed assertion must not hand a pooled connection on as the role
+      }
     }
 
     assertThat(db.queryString("SELECT state FROM {schema}.work WHERE work_id = 'order-103-ack'"))
