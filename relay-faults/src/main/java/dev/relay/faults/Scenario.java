@@ -650,12 +650,26 @@ final class Scenario implements AutoCloseable {
       case PAUSE_AND_REPLACE -> {
         // An orchestrator replaces a frozen worker under the same worker ID; the frozen one
         // wakes up later with claims that its replacement (same name) may now hold.
-        awaitHolding(slot.id(), 10_000);
+        // Frozen inside a receiver transaction (its effect's sleep running), the old process
+        // holds the inbox row that its replacement's repeat then waits for: the unsafe completion
+        // by name meets the replacement's claim. Partitions and clock jumps may overlap this, so
+        // the waits are long; a miss is printed, not hidden.
+        awaitHolding(slot.id(), 30_000);
         Process old = slot.process;
+        // Only a slow receiver's effect can be seen running (and a failover's is elsewhere).
+        boolean inEffect =
+            config.baseSlowMillis() >= 100
+                && !config.topology().failover()
+                && awaitInEffect("receiver-" + slot.id() + "-" + old.pid(), 10_000);
         slot.signal("STOP");
         Thread.sleep(e.durationMillis());
         slot.replace(config.killPermille());
-        awaitClaimBy(slot.id(), 10_000);
+        boolean takenOver = awaitClaimBy(slot.id(), 30_000);
+        out.printf(
+            "    %s paused %s a receiver transaction; its claims %s%n",
+            slot.id(),
+            inEffect ? "inside" : "outside",
+            takenOver ? "taken over under the same ID" : "NOT taken over within 30 s");
         signal(old, "CONT");
         Thread.sleep(2000);
         old.destroyForcibly();
@@ -754,8 +768,39 @@ final class Scenario implements AutoCloseable {
     }
   }
 
-  /** Waits until a worker with this ID holds a running claim (the replacement started work). */
-  private void awaitClaimBy(String workerId, long timeoutMillis) throws InterruptedException {
+  /**
+   * Waits until a session named {@code applicationName} runs the receiver's effect (its sleep,
+   * inside the inbox transaction); false if none did within the time.
+   */
+  private boolean awaitInEffect(String applicationName, long timeoutMillis)
+      throws InterruptedException {
+    long end = System.nanoTime() + timeoutMillis * 1_000_000;
+    while (System.nanoTime() < end) {
+      try (Connection c = connectDirect();
+          PreparedStatement ps =
+              c.prepareStatement(
+                  "SELECT count(*) FROM pg_stat_activity WHERE application_name = ?"
+                      + " AND state = 'active' AND query LIKE 'SELECT pg_sleep%'")) {
+        ps.setString(1, applicationName);
+        try (ResultSet r = ps.executeQuery()) {
+          r.next();
+          if (r.getLong(1) > 0) {
+            return true;
+          }
+        }
+      } catch (SQLException e) {
+        // retry
+      }
+      Thread.sleep(20);
+    }
+    return false;
+  }
+
+  /**
+   * Waits until a worker with this ID holds a running claim taken over from its frozen predecessor;
+   * false if none within the time.
+   */
+  private boolean awaitClaimBy(String workerId, long timeoutMillis) throws InterruptedException {
     long end = System.nanoTime() + timeoutMillis * 1_000_000;
     while (System.nanoTime() < end) {
       try (Connection c = connectDirect();
@@ -770,7 +815,7 @@ final class Scenario implements AutoCloseable {
         try (ResultSet r = ps.executeQuery()) {
           r.next();
           if (r.getLong(1) > 0) {
-            return;
+            return true;
           }
         }
       } catch (SQLException e) {
@@ -778,6 +823,7 @@ final class Scenario implements AutoCloseable {
       }
       Thread.sleep(100);
     }
+    return false;
   }
 
   /** Restarts workers whose process ended on its own (the self-kill hook). */

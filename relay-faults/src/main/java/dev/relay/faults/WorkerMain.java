@@ -214,6 +214,8 @@ public final class WorkerMain {
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(url);
     config.setPoolName(name);
+    // The harness finds this process's sessions by name (a pause inside a receiver transaction).
+    config.addDataSourceProperty("ApplicationName", name + "-" + ProcessHandle.current().pid());
     config.setMaximumPoolSize(size);
     config.setMinimumIdle(1);
     config.setConnectionTimeout(5_000);
@@ -338,7 +340,17 @@ public final class WorkerMain {
                 if (d.status() == KeyedHistory.Status.APPLY) {
                   insert(tx, FxSql.APPLIED, claim.orderingKey(), claim.sequence(), claim.workId());
                 } else {
-                  insert(tx, FxSql.ANOMALY, claim.workId(), "first delivery behind position");
+                  insert(
+                      tx,
+                      FxSql.ANOMALY,
+                      claim.workId(),
+                      "first delivery behind position "
+                          + d.lastApplied()
+                          + " (sequence "
+                          + claim.sequence()
+                          + ", generation "
+                          + claim.generation()
+                          + ")");
                 }
               }
               FenceResult f = fence.advance(tx, item.resource(), item.token());

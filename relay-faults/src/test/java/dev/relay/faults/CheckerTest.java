@@ -297,6 +297,37 @@ class CheckerTest {
         .anySatisfy(v -> assertThat(v).contains("pauses in force"));
   }
 
+  @Test
+  void aFirstDeliveryBehindTheKeysPositionIsCaughtUnlessTheItemEndedCancelled() throws Exception {
+    // A done item the receiver met behind its key's position: its effect was never applied.
+    sql(
+        "INSERT INTO fx.anomaly (work_id, what) VALUES ('t1-0',"
+            + " 'first delivery behind position 3 (sequence 2, generation 1)')");
+    assertThat(check().violations().get(Checker.Invariant.KEYED_IN_SEQUENCE))
+        .singleElement()
+        .asString()
+        .contains("t1-0", "behind position 3", "ended done");
+    // A cancelled item's late delivery (its lease expired, the takeover ended it cancelled, the
+    // key moved on): the receiver refusing it is strict history doing its job.
+    sql("DELETE FROM fx.anomaly");
+    committed("t2", "t2-0");
+    sql(
+        """
+        INSERT INTO relay.outbox (work_id, kind, payload, state, claim_generation,
+                                  first_attempt_at, claimed_at, completed_at, last_error_kind,
+                                  cancel_requested_at)
+        VALUES ('t2-0', 'fx', '{"tx":"t2","res":"res-0","token":2}', 'cancelled', 1,
+                now() - interval '5 s', now() - interval '5 s', now(), 'cancelled',
+                now() - interval '4 s')
+        """);
+    sql(
+        "INSERT INTO fx.anomaly (work_id, what) VALUES ('t2-0',"
+            + " 'first delivery behind position 3 (sequence 1, generation 1)')");
+    Checker.Result r = check();
+    assertThat(r.violations().get(Checker.Invariant.KEYED_IN_SEQUENCE)).isEmpty();
+    assertThat(r.figures().get("late deliveries of cancelled keyed items refused")).isEqualTo(1L);
+  }
+
   /** What a worker's completion does since schema version 25: the done row moves to history. */
   // A worker's move: the row leaves the work table for the history table, with its tombstone.
   private static final String MOVE_TO_HISTORY =
