@@ -746,26 +746,13 @@ final class Scenario implements AutoCloseable {
   /** Waits until the worker with this ID holds a claim with more than {@code leftMillis} left. */
   private void awaitHolding(String workerId, long timeoutMillis, long leftMillis)
       throws InterruptedException {
-    long end = System.nanoTime() + timeoutMillis * 1_000_000;
-    while (System.nanoTime() < end) {
-      try (Connection c = connectDirect();
-          PreparedStatement ps =
-              c.prepareStatement(
-                  "SELECT count(*) FROM relay.outbox WHERE state = 'running' AND claimed_by = ?"
-                      + " AND lease_until > clock_timestamp() + ? * interval '1 millisecond'")) {
-        ps.setString(1, workerId);
-        ps.setLong(2, leftMillis);
-        try (ResultSet r = ps.executeQuery()) {
-          r.next();
-          if (r.getLong(1) > 0) {
-            return;
-          }
-        }
-      } catch (SQLException e) {
-        // retry
-      }
-      Thread.sleep(50);
-    }
+    awaitAny(
+        "SELECT count(*) FROM relay.outbox WHERE state = 'running' AND claimed_by = ?"
+            + " AND lease_until > clock_timestamp() + ? * interval '1 millisecond'",
+        timeoutMillis,
+        50,
+        workerId,
+        leftMillis);
   }
 
   /**
@@ -774,26 +761,10 @@ final class Scenario implements AutoCloseable {
    */
   private boolean awaitInEffect(String applicationName, long timeoutMillis)
       throws InterruptedException {
-    long end = System.nanoTime() + timeoutMillis * 1_000_000;
-    while (System.nanoTime() < end) {
-      try (Connection c = connectDirect();
-          PreparedStatement ps =
-              c.prepareStatement(
-                  "SELECT count(*) FROM pg_stat_activity WHERE application_name = ?"
-                      + " AND state = 'active' AND query LIKE 'SELECT pg_sleep%'")) {
-        ps.setString(1, applicationName);
-        try (ResultSet r = ps.executeQuery()) {
-          r.next();
-          if (r.getLong(1) > 0) {
-            return true;
-          }
-        }
-      } catch (SQLException e) {
-        // retry
-      }
-      Thread.sleep(20);
-    }
-    return false;
+    return awaitAny(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = ?"
+            + " AND state = 'active' AND query LIKE 'SELECT pg_sleep%'",
+        timeoutMillis, 20, applicationName);
   }
 
   /**
@@ -801,17 +772,31 @@ final class Scenario implements AutoCloseable {
    * false if none within the time.
    */
   private boolean awaitClaimBy(String workerId, long timeoutMillis) throws InterruptedException {
+    return awaitAny(
+        "SELECT count(*) FROM relay.outbox o WHERE o.state = 'running'"
+            + " AND o.claimed_by = ? AND o.lease_until > clock_timestamp()"
+            + " AND EXISTS (SELECT 1 FROM relay.attempt a WHERE a.work_id = o.work_id"
+            + " AND a.ending = 'lease_expired' AND a.worker = ?)",
+        timeoutMillis,
+        100,
+        workerId,
+        workerId);
+  }
+
+  /**
+   * Runs {@code countSql} on a direct connection every {@code pauseMillis} until it counts more
+   * than zero (true) or {@code timeoutMillis} pass (false); a failed attempt (PostgreSQL
+   * restarting, a partition) is tried again.
+   */
+  private boolean awaitAny(String countSql, long timeoutMillis, long pauseMillis, Object... params)
+      throws InterruptedException {
     long end = System.nanoTime() + timeoutMillis * 1_000_000;
     while (System.nanoTime() < end) {
       try (Connection c = connectDirect();
-          PreparedStatement ps =
-              c.prepareStatement(
-                  "SELECT count(*) FROM relay.outbox o WHERE o.state = 'running'"
-                      + " AND o.claimed_by = ? AND o.lease_until > clock_timestamp()"
-                      + " AND EXISTS (SELECT 1 FROM relay.attempt a WHERE a.work_id = o.work_id"
-                      + " AND a.ending = 'lease_expired' AND a.worker = ?)")) {
-        ps.setString(1, workerId);
-        ps.setString(2, workerId);
+          PreparedStatement ps = c.prepareStatement(countSql)) {
+        for (int i = 0; i < params.length; i++) {
+          ps.setObject(i + 1, params[i]);
+        }
         try (ResultSet r = ps.executeQuery()) {
           r.next();
           if (r.getLong(1) > 0) {
@@ -821,7 +806,7 @@ final class Scenario implements AutoCloseable {
       } catch (SQLException e) {
         // retry
       }
-      Thread.sleep(100);
+      Thread.sleep(pauseMillis);
     }
     return false;
   }
