@@ -95,6 +95,11 @@ final class Checker {
       boolean expiredRunning,
       OperatorInvariants.RowTimes times) {}
 
+  /** The item's final state: its row's, else its tombstone's (purged), else null (missing). */
+  private static String finalState(Row row, OperatorInvariants.Tombstone tombstone) {
+    return row != null ? row.state() : tombstone != null ? tombstone.finalState() : null;
+  }
+
   /**
    * What the harness recorded besides the database.
    *
@@ -308,15 +313,13 @@ final class Checker {
     long purged = 0;
     for (String id : expected) {
       Row row = rows.get(id);
-      String state;
-      if (row != null) {
-        state = row.state();
-      } else if (tombstones.containsKey(id)) {
-        state = tombstones.get(id).finalState();
-        purged++;
-      } else {
+      String state = finalState(row, tombstones.get(id));
+      if (state == null) {
         v.get(Invariant.COMMITTED_DONE).add(id + ": committed but missing");
         continue;
+      }
+      if (row == null) {
+        purged++;
       }
       if (state.equals("done")) {
         done++;
@@ -450,15 +453,12 @@ final class Checker {
         "SELECT work_id, what FROM fx.anomaly ORDER BY work_id",
         r -> anomalies.add(new String[] {r.getString(1), r.getString(2)}));
     for (String[] a : anomalies) {
-      Row row = rows.get(a[0]);
-      String state =
-          row != null
-              ? row.state()
-              : tombstones.containsKey(a[0]) ? tombstones.get(a[0]).finalState() : "missing";
-      if (state.equals("cancelled") && !appliedIds.contains(a[0])) {
+      String state = finalState(rows.get(a[0]), tombstones.get(a[0]));
+      if ("cancelled".equals(state)) {
         staleCancelledRefused++;
       } else {
-        v.get(Invariant.KEYED_IN_SEQUENCE).add(a[0] + ": " + a[1] + ", ended " + state);
+        v.get(Invariant.KEYED_IN_SEQUENCE)
+            .add(a[0] + ": " + a[1] + ", ended " + (state == null ? "missing" : state));
       }
     }
     figures.put("keyed items applied", keyedApplied);

@@ -660,7 +660,7 @@ final class Scenario implements AutoCloseable {
         boolean inEffect =
             config.baseSlowMillis() >= 100
                 && !config.topology().failover()
-                && awaitInEffect("receiver-" + slot.id() + "-" + old.pid(), 10_000);
+                && awaitInEffect(WorkerMain.receiverSessionName(slot.id(), old.pid()), 10_000);
         slot.signal("STOP");
         Thread.sleep(e.durationMillis());
         slot.replace(config.killPermille());
@@ -763,8 +763,11 @@ final class Scenario implements AutoCloseable {
       throws InterruptedException {
     return awaitAny(
         "SELECT count(*) FROM pg_stat_activity WHERE application_name = ?"
-            + " AND state = 'active' AND query LIKE 'SELECT pg_sleep%'",
-        timeoutMillis, 20, applicationName);
+            + " AND state = 'active' AND query = ?",
+        timeoutMillis,
+        20,
+        applicationName,
+        FxSql.SLOW);
   }
 
   /**

@@ -210,12 +210,24 @@ public final class WorkerMain {
     stopped.await();
   }
 
+  /**
+   * The {@code application_name} of the receiver's sessions of worker {@code workerId}'s process.
+   */
+  static String receiverSessionName(String workerId, long pid) {
+    return sessionName("receiver-" + workerId, pid);
+  }
+
+  private static String sessionName(String poolName, long pid) {
+    return poolName + "-" + pid;
+  }
+
   private static HikariDataSource pool(String url, String name, int size) {
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(url);
     config.setPoolName(name);
     // The harness finds this process's sessions by name (a pause inside a receiver transaction).
-    config.addDataSourceProperty("ApplicationName", name + "-" + ProcessHandle.current().pid());
+    config.addDataSourceProperty(
+        "ApplicationName", sessionName(name, ProcessHandle.current().pid()));
     config.setMaximumPoolSize(size);
     config.setMinimumIdle(1);
     config.setConnectionTimeout(5_000);
