@@ -263,7 +263,7 @@ public final class BenchCommand implements Callable<Integer> {
         or(jobs, 100_000),
         workers,
         batch,
-        2_000,
+        5_000,
         50_000,
         rates == null ? List.of(100, 500, 2_000) : rates,
         or(seconds, 15),
@@ -377,10 +377,8 @@ public final class BenchCommand implements Callable<Integer> {
       }
 
       if (runs("enqueue")) {
-        step(report, "enqueue: relay");
-        relay.enqueue(enqueueHistoryDays());
-        step(report, "enqueue: postgres-limit");
-        limit.insert();
+        step(report, "enqueue: relay and postgres-limit, alternating after a warm-up round");
+        new EnqueueComparison(relay, limit, sizes, report).run(enqueueHistoryDays());
       }
       Map<Integer, Scenario> burn = Map.of();
       if (runs("burn-down")) {

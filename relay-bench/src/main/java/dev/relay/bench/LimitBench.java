@@ -61,31 +61,13 @@ final class LimitBench {
     db.exec("TRUNCATE " + TABLE + ", " + HISTORY + ", " + TOMBSTONE, "VACUUM ANALYZE " + TABLE);
   }
 
-  void insert() throws SQLException {
-    Scenario single =
-        report.add(
-            new Scenario(
-                "enqueue",
-                "postgres-limit",
-                RelayBench.params("per_tx", 1, "items", sizes.enqueueSingle()),
-                "items/s"));
-    for (int run = 0; run < sizes.runs(); run++) {
-      truncate();
-      single.add(insertRun(sizes.enqueueSingle(), 1));
-    }
-    for (int perTx : new int[] {100, 1000}) {
-      Scenario bulk =
-          report.add(
-              new Scenario(
-                  "enqueue",
-                  "postgres-limit",
-                  RelayBench.params("per_tx", perTx, "items", sizes.enqueueBulk()),
-                  "items/s"));
-      for (int run = 0; run < sizes.runs(); run++) {
-        truncate();
-        bulk.add(insertRun(sizes.enqueueBulk(), perTx));
-      }
-    }
+  /**
+   * One round of the insert limit: {@code items} rows, {@code perTx} per transaction, into emptied
+   * tables; items/s.
+   */
+  double insertRound(int items, int perTx) throws SQLException {
+    truncate();
+    return insertRun(items, perTx);
   }
 
   /**

@@ -73,12 +73,11 @@ final class RelayBench {
   static final int ENQUEUE_HISTORY_ROWS_PER_DAY = 100_000;
 
   /**
-   * Enqueue: one item per transaction, and bulk transactions of 100 and 1,000, with {@code
-   * historyDays} past days of finished work kept (each row with its tombstone, as completion leaves
-   * them): what an ID must be checked against.
+   * Enqueue's setting: empty tables, then {@code historyDays} past days of finished work kept (each
+   * row with its tombstone, as completion leaves them): what an ID must be checked against. {@link
+   * EnqueueComparison} then runs the rounds.
    */
-  void enqueue(int historyDays) throws SQLException {
-    Outbox outbox = Outbox.builder().schema(SCHEMA).build();
+  void enqueueSetUp(int historyDays) throws SQLException {
     truncate();
     if (historyDays > 0) {
       long t0 = System.nanoTime();
@@ -124,32 +123,15 @@ final class RelayBench {
               + Math.round(seconds(t0))
               + " s)");
     }
-    Scenario single =
-        report.add(
-            new Scenario(
-                "enqueue",
-                "relay",
-                params("per_tx", 1, "items", sizes.enqueueSingle(), "history_days", historyDays),
-                "items/s"));
-    for (int run = 0; run < sizes.runs(); run++) {
-      emptyWorkTable();
-      single.add(enqueueRun(outbox, sizes.enqueueSingle(), 1, run));
-    }
-    for (int perTx : new int[] {100, 1000}) {
-      Scenario bulk =
-          report.add(
-              new Scenario(
-                  "enqueue",
-                  "relay",
-                  params(
-                      "per_tx", perTx, "items", sizes.enqueueBulk(), "history_days", historyDays),
-                  "items/s"));
-      for (int run = 0; run < sizes.runs(); run++) {
-        emptyWorkTable();
-        bulk.add(enqueueRun(outbox, sizes.enqueueBulk(), perTx, run));
-      }
-    }
-    truncate();
+  }
+
+  /**
+   * One round of enqueue: {@code items} items, {@code perTx} per transaction, into an emptied work
+   * table (the history kept stays); items/s. {@code round} makes the IDs of each round new.
+   */
+  double enqueueRound(int items, int perTx, int round) throws SQLException {
+    emptyWorkTable();
+    return enqueueRun(Outbox.builder().schema(SCHEMA).build(), items, perTx, round);
   }
 
   /** Empties the work table only (enqueue completes nothing): the history kept stays. */
