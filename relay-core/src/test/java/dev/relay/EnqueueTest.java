@@ -218,34 +218,6 @@ class EnqueueTest {
     }
 
     @Test
-    void tombstoneOutlivesThePurgedRow() throws SQLException {
-      enqueue(Work.of("old-1", "k", "{\"total\":29.00}"));
-      // What a purge leaves behind: the row gone, its tombstone kept.
-      Rows.update(
-          ds,
-          schema,
-          """
-          WITH gone AS (DELETE FROM {schema}.outbox WHERE work_id = 'old-1' RETURNING *)
-          INSERT INTO {schema}.tombstone (work_id, kind, payload_digest, last_generation,
-                                          final_state, outcome)
-          SELECT work_id, kind, {schema}.payload_digest(payload), claim_generation, state, outcome
-            FROM gone""");
-
-      assertThat(enqueue(Work.of("old-1", "k", "{\"total\":29.0}")).status())
-          .isEqualTo(EnqueueResult.Status.ALREADY_ENQUEUED);
-      assertThatThrownBy(() -> enqueue(Work.of("old-1", "k", "{\"total\":31.00}")))
-          .isInstanceOfSatisfying(
-              WorkConflictException.class,
-              e -> {
-                assertThat(e.purged()).as("conflict with a tombstone says so").isTrue();
-                assertThat(e.storedKind()).isEqualTo("k");
-                assertThat(e.storedPayloadDigest()).isNotEqualTo(e.requestedPayloadDigest());
-              })
-          .hasMessageContaining("tombstone");
-      assertThat(outboxRows()).isZero();
-    }
-
-    @Test
     void concurrentDuplicateUnderRepeatableReadIsARetryableSerializationFailure()
         throws SQLException {
       try (Connection rr = ds.getConnection()) {

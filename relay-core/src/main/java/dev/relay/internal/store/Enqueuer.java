@@ -12,6 +12,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -229,6 +230,11 @@ public final class Enqueuer {
       List<HandedOff> handedOff)
       throws SQLException {
     int n = works.size();
+    boolean mayHandOff = handoff != null && !handoff.candidates().isEmpty();
+    if (n == 1 && works.get(0).orderingKey() == null && !mayHandOff) {
+      String[] trace = traceTexts(works, traceContext);
+      return insertOne(c, works.get(0), trace == null ? null : trace[0]);
+    }
     String[] ids = new String[n];
     String[] kinds = new String[n];
     String[] payloads = new String[n];
@@ -329,6 +335,37 @@ public final class Enqueuer {
       }
     }
     return notInserted;
+  }
+
+  /**
+   * One unkeyed item that is not handed off, by {@link WorkSql#enqueueOne}: the values bound as
+   * scalars, in the order and with the conversions of the batch statement's arrays. Returns the ID
+   * when the insert skipped it (taken or tombstoned).
+   */
+  private Set<String> insertOne(Connection c, Work w, String trace) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(notify ? sql.enqueueOneNotify : sql.enqueueOne)) {
+      ps.setString(1, w.workId());
+      ps.setString(2, w.kind());
+      ps.setString(3, w.payload());
+      ps.setString(4, w.queue());
+      ps.setInt(5, w.priority());
+      ps.setString(6, instantText(w.availableAt()));
+      Duration d = w.delay();
+      ps.setLong(7, d == null ? 0L : d.toMillis());
+      if (w.hasMaxAttempts()) {
+        ps.setInt(8, w.maxAttempts());
+      } else {
+        ps.setNull(8, Types.INTEGER); // the kind's registered cap then applies
+      }
+      ps.setString(9, instantText(w.deadline()));
+      ps.setString(10, w.group());
+      ps.setBoolean(11, !w.dependsOn().isEmpty());
+      ps.setString(12, trace);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? Set.of() : Set.of(w.workId());
+      }
+    }
   }
 
   /**

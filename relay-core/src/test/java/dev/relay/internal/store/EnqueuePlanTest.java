@@ -63,6 +63,47 @@ class EnqueuePlanTest {
     assertThat(plan).as(plan).contains("tombstone_pkey").doesNotContain("work_history");
   }
 
+  @Test
+  void oneItemEnqueueProbesThePrimaryKeysWhetherTheIdIsNewTakenOrPurged() throws SQLException {
+    for (String id : new String[] {"new-1", "stored-7", "purged-7"}) {
+      String plan = explainOne(id);
+
+      assertThat(plan).as(plan).doesNotContain("Seq Scan on outbox", "Seq Scan on tombstone");
+      assertThat(plan).as(plan).contains("tombstone_pkey").doesNotContain("work_history");
+      // no arrays to unnest and no CTE to materialise: the insert reads its one row of values
+      assertThat(plan).as(plan).doesNotContain("Function Scan", "CTE Scan");
+    }
+  }
+
+  /** EXPLAIN ANALYZE of the one-item statement inserting {@code id}. */
+  private String explainOne(String id) throws SQLException {
+    List<String> plan = new ArrayList<>();
+    try (Connection c = db.connection()) {
+      c.setAutoCommit(false);
+      try (PreparedStatement ps = c.prepareStatement(EXPLAIN + sql.enqueueOneNotify)) {
+        ps.setString(1, id);
+        ps.setString(2, "mail");
+        ps.setString(3, "{}");
+        ps.setString(4, "default");
+        ps.setInt(5, 0);
+        ps.setString(6, null);
+        ps.setLong(7, 0L);
+        ps.setNull(8, java.sql.Types.INTEGER);
+        ps.setString(9, null);
+        ps.setString(10, "");
+        ps.setBoolean(11, false);
+        ps.setString(12, null);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            plan.add(rs.getString(1));
+          }
+        }
+      }
+      c.rollback();
+    }
+    return String.join("\n", plan);
+  }
+
   /** EXPLAIN ANALYZE of one statement inserting three items (one new, one taken, one purged). */
   private String explain(String statement, boolean handoff) throws SQLException {
     List<String> plan = new ArrayList<>();
