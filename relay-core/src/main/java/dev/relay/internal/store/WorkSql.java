@@ -207,8 +207,6 @@ final class WorkSql {
   }
 
   WorkSql(SchemaName schema) {
-    // The statement returns the IDs it did NOT insert (taken, or tombstoned): in the usual case
-    // none, so a batch of 1,000 new items sends back no rows instead of 1,000 IDs.
     // The insert itself, from a source named u with the twelve columns below: the arrays of a
     // batch (enqueueMany) or one row of scalars (enqueueOne).
     String columns =
@@ -258,6 +256,8 @@ final class WorkSql {
     enqueueOneNotify =
         schema.inject(
             insertOne + ", pg_notify(" + Coordination.channelLiteral(schema) + ", '') AS woke");
+    // The batch statement returns the IDs it did NOT insert (taken, or tombstoned): in the usual
+    // case none, so a batch of 1,000 new items sends back no rows instead of 1,000 IDs.
     String skipped =
         "SELECT u.work_id FROM u WHERE u.work_id NOT IN (SELECT work_id FROM inserted)";
     String notified =
