@@ -16,8 +16,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The enqueue statements' plans on large work and tombstone tables: the identity checks (taken ID,
- * tombstone) are primary-key probes, never scans, for the plain and the hand-off form alike.
- * Asserted on EXPLAIN ANALYZE output (in a transaction that is rolled back), not on timings.
+ * tombstone) are primary-key probes, never scans, for the batch, the one-item and the hand-off form
+ * alike. Asserted on EXPLAIN ANALYZE output (in a transaction that is rolled back), not on timings.
  */
 @RelayDatabaseTest
 class EnqueuePlanTest {
