@@ -258,10 +258,8 @@ public final class Enqueuer {
       queues[i] = w.queue();
       priorities[i] = w.priority();
       availableAt[i] = instantText(w.availableAt());
-      Duration d = w.delay();
-      delays[i] = d == null ? 0L : d.toMillis();
-      // NULL unless the producer named a cap: the kind's registered cap then applies
-      maxAttempts[i] = w.hasMaxAttempts() ? w.maxAttempts() : null;
+      delays[i] = delayMillis(w);
+      maxAttempts[i] = namedCap(w);
       deadlines[i] = instantText(w.deadline());
       keys[i] = w.orderingKey();
       order[i] = callerOrder.get(w.workId());
@@ -351,13 +349,8 @@ public final class Enqueuer {
       ps.setString(4, w.queue());
       ps.setInt(5, w.priority());
       ps.setString(6, instantText(w.availableAt()));
-      Duration d = w.delay();
-      ps.setLong(7, d == null ? 0L : d.toMillis());
-      if (w.hasMaxAttempts()) {
-        ps.setInt(8, w.maxAttempts());
-      } else {
-        ps.setNull(8, Types.INTEGER); // the kind's registered cap then applies
-      }
+      ps.setLong(7, delayMillis(w));
+      ps.setObject(8, namedCap(w), Types.INTEGER);
       ps.setString(9, instantText(w.deadline()));
       ps.setString(10, w.group());
       ps.setBoolean(11, !w.dependsOn().isEmpty());
@@ -432,6 +425,17 @@ public final class Enqueuer {
         }
       }
     }
+  }
+
+  /** The item's delay in milliseconds, 0 when it has none. */
+  private static long delayMillis(Work w) {
+    Duration d = w.delay();
+    return d == null ? 0L : d.toMillis();
+  }
+
+  /** The producer's attempt cap, or {@code null}: then the kind's registered cap applies. */
+  private static Integer namedCap(Work w) {
+    return w.hasMaxAttempts() ? w.maxAttempts() : null;
   }
 
   private static String instantText(Instant instant) {
