@@ -414,7 +414,7 @@ public final class BenchCommand implements Callable<Integer> {
       }
       if (runs("growth")) {
         step(report, "growth: relay");
-        relay.growth(burn.get(1));
+        relay.growth();
       }
       if (runs("steady")) {
         step(report, "steady: relay");

@@ -53,6 +53,7 @@ class BenchSmokeTest {
           "\"steady-completion-p99\"",
           "\"growth-retained\"",
           "\"growth-xmin-held\"",
+          "\"growth-empty\"",
           "\"memory-heap-after-burn-down\"",
           "\"memory-heap-peak-live\"",
           "\"memory-bytes-per-retained-row\"",
