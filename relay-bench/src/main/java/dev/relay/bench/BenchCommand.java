@@ -380,10 +380,9 @@ public final class BenchCommand implements Callable<Integer> {
         step(report, "enqueue: relay and postgres-limit, alternating after a warm-up round");
         new EnqueueComparison(relay, limit, sizes, report).run(enqueueHistoryDays());
       }
-      Map<Integer, Scenario> burn = Map.of();
       if (runs("burn-down")) {
         step(report, "burn-down: relay");
-        burn = relay.burnDown();
+        relay.burnDown();
         step(report, "claim+complete: postgres-limit");
         limit.claimComplete();
       }

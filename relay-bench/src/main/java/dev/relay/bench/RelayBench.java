@@ -70,6 +70,17 @@ final class RelayBench {
         "VACUUM ANALYZE " + SCHEMA + ".attempt");
   }
 
+  /** A tombstone for every history row, as completion writes one with each row it moves. */
+  private static final String TOMBSTONES_OF_HISTORY =
+      "INSERT INTO "
+          + SCHEMA
+          + ".tombstone (work_id, kind, payload_digest, last_generation, final_state, outcome,"
+          + " purged_at) SELECT work_id, kind, "
+          + SCHEMA
+          + ".payload_digest(payload), 1, 'done', 'delivered', completed_at FROM "
+          + SCHEMA
+          + ".work_history";
+
   /** Rows a day of the history kept while enqueue runs ({@code --enqueue-history-days}). */
   static final int ENQUEUE_HISTORY_ROWS_PER_DAY = 100_000;
 
@@ -104,14 +115,7 @@ final class RelayBench {
               + "::timestamp AT TIME ZONE 'UTC' + g * (interval '1 day' / "
               + ENQUEUE_HISTORY_ROWS_PER_DAY
               + ") AS t) AS at",
-          "INSERT INTO "
-              + SCHEMA
-              + ".tombstone (work_id, kind, payload_digest, last_generation, final_state,"
-              + " outcome, purged_at) SELECT work_id, kind, "
-              + SCHEMA
-              + ".payload_digest(payload), 1, 'done', 'delivered', completed_at FROM "
-              + SCHEMA
-              + ".work_history",
+          TOMBSTONES_OF_HISTORY,
           "VACUUM ANALYZE " + SCHEMA + ".work_history",
           "VACUUM ANALYZE " + SCHEMA + ".tombstone",
           "CHECKPOINT");
@@ -336,8 +340,7 @@ final class RelayBench {
    * each run; and, in the same rounds (run for run, so both see the same load), one instance tuned
    * as before ({@code burn-down-tuned}), to compare the defaults with.
    */
-  Map<Integer, Scenario> burnDown() throws Exception {
-    Map<Integer, Scenario> byInstances = new LinkedHashMap<>();
+  void burnDown() throws Exception {
     for (int instances : new int[] {1, 2}) {
       Map<String, Object> p =
           params(
@@ -377,12 +380,12 @@ final class RelayBench {
           tuned.add(burnDownRun(instances, sizes.jobs(), true, () -> {}).jobsPerSecond());
         }
       }
-      byInstances.put(instances, rate);
     }
-    return byInstances;
   }
 
-  /** Rows of each discarded warm-up burn-down (fewer when {@code --jobs} is smaller). */
+  /**
+   * Rows of each discarded warm-up burn-down but the first (fewer when {@code --jobs} is smaller).
+   */
   static final int WARM_UP_JOBS = 20_000;
 
   /** Seconds of the discarded warm-up steady run. */
@@ -516,15 +519,7 @@ final class RelayBench {
       ps.setInt(2, sizes.retained());
       ps.executeUpdate();
     }
-    db.exec(
-        "INSERT INTO "
-            + SCHEMA
-            + ".tombstone (work_id, kind, payload_digest, last_generation, final_state, outcome,"
-            + " purged_at) SELECT work_id, kind, "
-            + SCHEMA
-            + ".payload_digest(payload), 1, 'done', 'delivered', completed_at FROM "
-            + SCHEMA
-            + ".work_history");
+    db.exec(TOMBSTONES_OF_HISTORY);
     vacuum();
     // A partitioned table has no storage of its own: its partitions (with their indexes) hold it.
     long bytes =
