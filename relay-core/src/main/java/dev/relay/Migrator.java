@@ -498,6 +498,22 @@ public final class Migrator {
               v.number());
           s.execute(sql.migration(v.text()));
         }
+      } catch (SQLException e) {
+        if (!DEADLOCK_DETECTED.equals(e.getSQLState())) {
+          throw e;
+        }
+        // Two migrators that both found no index start a build at once; a partial index's build
+        // waits for the other build's transaction while that one waits for the table's lock, and
+        // the server cancels one of them. The statement ran alone in auto-commit mode, so nothing
+        // is held: look at the index again (being built, valid, or left invalid to drop).
+        log.info(
+            "relay schema {}: the build of index {} (version {}) met another migrator's build of"
+                + " it; looking at the index again",
+            schema,
+            index,
+            v.number());
+        pause(backoffMillis);
+        backoffMillis = Math.min(1000, backoffMillis * 2);
       }
     }
     c.setAutoCommit(false);
@@ -505,6 +521,8 @@ public final class Migrator {
   }
 
   private static final Duration WAIT_LOG_INTERVAL = Duration.ofSeconds(30);
+
+  private static final String DEADLOCK_DETECTED = "40P01";
 
   private void pause(long millis) {
     try {
