@@ -477,8 +477,7 @@ public final class Migrator {
               v.number());
           waitingSince = now;
         }
-        pause(backoffMillis);
-        backoffMillis = Math.min(1000, backoffMillis * 2);
+        backoffMillis = backOff(backoffMillis);
         continue;
       }
       try (Statement s = c.createStatement()) {
@@ -512,8 +511,7 @@ public final class Migrator {
             schema,
             index,
             v.number());
-        pause(backoffMillis);
-        backoffMillis = Math.min(1000, backoffMillis * 2);
+        backoffMillis = backOff(backoffMillis);
       }
     }
     c.setAutoCommit(false);
@@ -523,6 +521,12 @@ public final class Migrator {
   private static final Duration WAIT_LOG_INTERVAL = Duration.ofSeconds(30);
 
   private static final String DEADLOCK_DETECTED = "40P01";
+
+  /** Pauses {@code millis}, then returns the next pause: twice as long, at most a second. */
+  private long backOff(long millis) {
+    pause(millis);
+    return Math.min(1000, millis * 2);
+  }
 
   private void pause(long millis) {
     try {
