@@ -63,11 +63,14 @@ class ConcurrentIndexMigrationTest {
     assertThat(recorded(db, 90)).isEqualTo(1);
     assertThat(recorded(db, 91)).isEqualTo(1);
     assertThat(later.migrate(db.dataSource()).applied()).isEmpty();
-    // No migration lock is left behind (none is held across the build): none is granted now.
+    // No migration lock of this schema is left behind (none is held across the build). Only this
+    // schema's key counts: other sessions on a shared server hold advisory locks of their own.
     assertThat(
             db.queryLong(
                 "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
-                    + " AND pid <> pg_backend_pid()"))
+                    + " AND objid::bigint = (hashtext('"
+                    + db.schema()
+                    + "')::bigint & 4294967295)"))
         .isZero();
   }
 
@@ -148,6 +151,52 @@ class ConcurrentIndexMigrationTest {
         .hasMessageContaining("not exactly one CREATE [UNIQUE] INDEX CONCURRENTLY");
     assertThat(recorded(db, 91)).isZero();
     assertThat(db.queryString("SELECT to_regclass('{schema}.outbox_probe_a')::text")).isNull();
+  }
+
+  /**
+   * Two migrators that both find no index both start its build. Each build first takes the table's
+   * share-update-exclusive lock, which the other build's lock conflicts with; the one that gets it
+   * later waits for every transaction older than its snapshot, the other build's among them, while
+   * that build waits for its lock: the server cancels one of them with a deadlock. Here a session
+   * holds that lock until both builds wait behind it, so both have looked at the index and found
+   * none; the cancelled migrator looks again, waits for the other's build and applies nothing
+   * twice.
+   */
+  @Test
+  void twoMigratorsWhoseBuildsCollideBothFinish(TestDatabase db) throws Exception {
+    Migrator later = laterRelease(db, "V94__concurrently_partial_probe");
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    try {
+      List<Future<Migrator.Report>> runs = new ArrayList<>();
+      try (Connection holder = db.connection()) {
+        holder.setAutoCommit(false);
+        try (Statement s = holder.createStatement()) {
+          s.execute("LOCK TABLE " + db.schema() + ".outbox IN SHARE UPDATE EXCLUSIVE MODE");
+        }
+        for (int i = 0; i < 2; i++) {
+          runs.add(pool.submit(() -> later.migrate(db.dataSource())));
+        }
+        await()
+            .atMost(Duration.ofMinutes(1))
+            .until(
+                () ->
+                    db.queryLong(
+                            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                                + " AND query LIKE '%CREATE INDEX CONCURRENTLY IF NOT EXISTS"
+                                + " outbox_probe_failed_kind%'")
+                        == 2);
+        holder.commit();
+      }
+      List<Integer> applied = new ArrayList<>();
+      for (Future<Migrator.Report> run : runs) {
+        applied.addAll(run.get().applied());
+      }
+      assertThat(applied).containsExactly(94);
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(recorded(db, 94)).isEqualTo(1);
+    assertThat(indexValid(db, "outbox_probe_failed_kind")).isTrue();
   }
 
   @Test
