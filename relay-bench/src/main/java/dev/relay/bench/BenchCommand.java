@@ -85,6 +85,14 @@ public final class BenchCommand implements Callable<Integer> {
   Integer retained;
 
   @Option(
+      names = "--ids",
+      description =
+          "How loaded work is named: sequential (b-1, b-2, ...: the default) or random (32 hex"
+              + " digits, as UUIDs): the burn-down backlogs, the limit's rows and the growth part's"
+              + " retained rows.")
+  BenchIds ids = BenchIds.sequential;
+
+  @Option(
       names = "--enqueue-history-days",
       description =
           "Past days of finished work (100,000 rows a day, each with its tombstone) kept while the"
@@ -350,25 +358,26 @@ public final class BenchCommand implements Callable<Integer> {
     Sizes sizes = sizes();
     Report report = new Report(out);
     report.meta("sizes", sizes.toString());
+    report.meta("ids", ids.name());
     report.meta("cores", Runtime.getRuntime().availableProcessors());
     report.meta("java", System.getProperty("java.version"));
     started = System.nanoTime();
     try (BenchDb db = BenchDb.open(jdbcUrl)) {
       db.lockForRun(); // before anything is truncated: a second run on this database is refused
       Map<String, String> settings = db.settings();
-      report.log("relay bench: " + sizes);
+      report.log("relay bench: " + sizes + ", ids " + ids);
       report.log("database: " + (db.embedded() ? "embedded " : "") + db.url());
       report.log("settings: " + settings);
       report.meta("settings", settings);
       if (!"on".equals(settings.get("fsync")) || !"on".equals(settings.get("synchronous_commit"))) {
         report.log("WARNING: fsync or synchronous_commit is off: these numbers are not durable");
       }
-      RelayBench relay = new RelayBench(db, sizes, report);
+      RelayBench relay = new RelayBench(db, sizes, ids, report);
       report.log(
           "relay runs at its defaults; settings the bench changes: " + relay.settingsChanged());
       report.meta("relay_settings_changed", relay.settingsChanged());
       relay.migrate();
-      LimitBench limit = new LimitBench(db, sizes, report);
+      LimitBench limit = new LimitBench(db, sizes, ids, report);
       limit.setUp();
       if (runs("burn-down") || runs("growth") || runs("steady") || runs("memory") || peers) {
         step(report, "warm-up: a discarded round of relay burn-down, steady load and the limit");

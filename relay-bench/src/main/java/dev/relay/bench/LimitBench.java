@@ -30,11 +30,13 @@ final class LimitBench {
 
   private final BenchDb db;
   private final Sizes sizes;
+  private final BenchIds ids;
   private final Report report;
 
-  LimitBench(BenchDb db, Sizes sizes, Report report) {
+  LimitBench(BenchDb db, Sizes sizes, BenchIds ids, Report report) {
     this.db = db;
     this.sizes = sizes;
+    this.ids = ids;
     this.report = report;
   }
 
@@ -174,7 +176,9 @@ final class LimitBench {
     db.exec(
         "INSERT INTO "
             + TABLE
-            + " (work_id, kind, payload) SELECT 'b-' || g, '"
+            + " (work_id, kind, payload) SELECT "
+            + ids.sql("b-", "g")
+            + ", '"
             + RelayBench.KIND
             + "', jsonb_build_object('n', g) FROM generate_series(1, "
             + jobs

@@ -32,11 +32,13 @@ final class RelayBench {
 
   private final BenchDb db;
   private final Sizes sizes;
+  private final BenchIds ids;
   private final Report report;
 
-  RelayBench(BenchDb db, Sizes sizes, Report report) {
+  RelayBench(BenchDb db, Sizes sizes, BenchIds ids, Report report) {
     this.db = db;
     this.sizes = sizes;
+    this.ids = ids;
     this.report = report;
   }
 
@@ -171,7 +173,9 @@ final class RelayBench {
             c.prepareStatement(
                 "INSERT INTO "
                     + SCHEMA
-                    + ".outbox (work_id, kind, payload) SELECT 'b-' || g, ?,"
+                    + ".outbox (work_id, kind, payload) SELECT "
+                    + ids.sql("b-", "g")
+                    + ", ?,"
                     + " jsonb_build_object('n', g) FROM generate_series(1, ?) AS g")) {
       ps.setString(1, KIND);
       ps.setInt(2, jobs);
@@ -512,7 +516,9 @@ final class RelayBench {
                     + SCHEMA
                     + ".work_history (work_id, kind, payload, state, claim_generation, attempts,"
                     + " claimed_at, first_attempt_at, completed_at, outcome, milestone)"
-                    + " SELECT 'r-' || g, ?, jsonb_build_object('n', g), 'done', 1, 1,"
+                    + " SELECT "
+                    + ids.sql("r-", "g")
+                    + ", ?, jsonb_build_object('n', g), 'done', 1, 1,"
                     + " clock_timestamp(), clock_timestamp(), clock_timestamp(), 'delivered',"
                     + " 'accepted' FROM generate_series(1, ?) AS g")) {
       ps.setString(1, KIND);
@@ -540,13 +546,26 @@ final class RelayBench {
             new Scenario(
                 "growth-retained",
                 "relay",
-                params("jobs", sizes.jobs(), "retained_done_rows", sizes.retained()),
+                params(
+                    "jobs",
+                    sizes.jobs(),
+                    "retained_done_rows",
+                    sizes.retained(),
+                    "ids",
+                    ids.name()),
                 "jobs/s"));
     for (int run = 0; run < sizes.runs(); run++) {
+      // the previous run's backlog, found again from the series that named it
+      String backlog =
+          " WHERE work_id IN (SELECT "
+              + ids.sql("b-", "g")
+              + " FROM generate_series(1, "
+              + sizes.jobs()
+              + ") AS g)";
       db.exec(
-          "DELETE FROM " + SCHEMA + ".outbox WHERE work_id LIKE 'b-%'",
-          "DELETE FROM " + SCHEMA + ".work_history WHERE work_id LIKE 'b-%'",
-          "DELETE FROM " + SCHEMA + ".tombstone WHERE work_id LIKE 'b-%'",
+          "DELETE FROM " + SCHEMA + ".outbox" + backlog,
+          "DELETE FROM " + SCHEMA + ".work_history" + backlog,
+          "DELETE FROM " + SCHEMA + ".tombstone" + backlog,
           "TRUNCATE " + SCHEMA + ".attempt");
       vacuum();
       retained.add(burnDownRun(1, sizes.jobs(), () -> {}).jobsPerSecond());

@@ -98,6 +98,40 @@ class BenchSmokeTest {
     }
   }
 
+  /**
+   * Random IDs through the growth part, two runs: the second retained run loads its backlog under
+   * the same IDs as the first, so it finishes only if the first one's rows and tombstones were
+   * found again from their series and removed.
+   */
+  @Test
+  void theGrowthPartRunsWithRandomIds(@TempDir Path dir) throws Exception {
+    Path json = dir.resolve("growth.json");
+    ByteArrayOutputStream buffer = new ByteArrayOutputStream();
+    int exit =
+        new CommandLine(new BenchCommand(new PrintStream(buffer, true, StandardCharsets.UTF_8)))
+            .execute(
+                "--quick",
+                "--only",
+                "growth",
+                "--ids",
+                "random",
+                "--runs",
+                "2",
+                "--json",
+                json.toString());
+    String printed = buffer.toString(StandardCharsets.UTF_8);
+    assertThat(exit).as(printed).isZero();
+    assertThat(printed).contains("ids random");
+    assertThat(Files.readString(json))
+        .contains("\"ids\":\"random\"")
+        .contains("\"name\":\"growth-retained-ratio\"");
+  }
+
+  @Test
+  void unknownIdsAreRefusedBeforeAnythingRuns() {
+    assertThat(refused("--ids", "uuid")).contains("--ids").contains("uuid");
+  }
+
   @Test
   void moreHistoryPurgedThanLoadedIsRefusedBeforeAnythingRuns() {
     assertThat(refused("--only", "history", "--history-rows", "10", "--history-purge", "20"))
