@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.util.Optional;
 import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 
@@ -18,8 +19,9 @@ import org.postgresql.ds.PGSimpleDataSource;
  * <p>The embedded server comes in two forms: {@link #open} starts a throwaway one (the demo), and
  * {@link #openPersistent} keeps its data in a directory (by default {@code ~/.relay/pgdata}) so
  * that work enqueued by one {@code relay} command is there for the next. A persistent data
- * directory is locked by the process using it: two {@code relay} commands cannot share one embedded
- * server at the same time.
+ * directory is locked by the process whose server uses it; while that process runs (a {@code relay
+ * serve}, another command), a command on the same directory connects to its server instead of
+ * starting one ({@link EmbeddedServer#runningIn}).
  */
 final class Database implements AutoCloseable {
   private final EmbeddedServer embedded;
@@ -58,6 +60,24 @@ final class Database implements AutoCloseable {
       }
     }
     Path dir = dataDirectory.toAbsolutePath();
+    Optional<String> running = EmbeddedServer.runningIn(dir);
+    if (running.isPresent()) {
+      // Another relay process (relay serve, say) runs the server on this directory and holds its
+      // lock: use that server while it runs.
+      try {
+        Database shared = connect(running.get());
+        notes.println(
+            "relay: no --jdbc-url or RELAY_JDBC_URL: using the embedded PostgreSQL that another"
+                + " relay process runs on "
+                + dir
+                + " ("
+                + running.get()
+                + ")");
+        return shared;
+      } catch (SQLException e) {
+        // stopping, or not ours after all: try to start it as usual
+      }
+    }
     notes.println(
         "relay: no --jdbc-url or RELAY_JDBC_URL: using an embedded PostgreSQL 18 on 127.0.0.1"
             + " with its data kept in "
@@ -67,7 +87,12 @@ final class Database implements AutoCloseable {
     } catch (IOException | RuntimeException e) {
       String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
       if (why.contains("could not lock")) {
-        why = "its data directory " + dir + " is in use by another relay process";
+        why =
+            "its data directory "
+                + dir
+                + " is in use by another relay process, whose server is not accepting"
+                + " connections (starting or stopping): try again, or name the database with"
+                + " --jdbc-url";
       }
       throw new DatabaseUnavailableException("cannot start the embedded PostgreSQL: " + why, e);
     }

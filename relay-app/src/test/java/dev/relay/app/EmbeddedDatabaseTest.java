@@ -2,8 +2,12 @@ package dev.relay.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.relay.test.EmbeddedServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -30,5 +34,35 @@ class EmbeddedDatabaseTest {
     Cli.Result list = Cli.run(env, "list", "--json");
     assertThat(list.exitCode()).as(list.toString()).isZero();
     assertThat(list.out()).contains("\"work_id\" : \"kept-1\"");
+  }
+
+  /**
+   * While another process runs the embedded server on the data directory ({@code relay serve}, here
+   * this test), a command connects to that server instead of failing on the directory's lock, and
+   * leaves it running.
+   */
+  @Test
+  void aCommandUsesTheServerAnotherProcessRunsOnTheDirectory(@TempDir Path home) throws Exception {
+    Path pgdata = home.resolve("pgdata");
+    try (EmbeddedServer held = EmbeddedServer.builder().dataDirectory(pgdata).start()) {
+      Map<String, String> env = Map.of("RELAY_HOME", home.toString());
+      Cli.Result migrate = Cli.run(env, "migrate");
+      assertThat(migrate.exitCode()).as(migrate.toString()).isZero();
+      assertThat(migrate.err())
+          .contains("another relay process runs on " + pgdata)
+          .contains("127.0.0.1:" + held.port());
+
+      Cli.Result enqueue =
+          Cli.run(env, "enqueue", "--id", "shared-1", "--kind", "k", "--payload", "{\"n\": 1}");
+      assertThat(enqueue.exitCode()).as(enqueue.toString()).isZero();
+
+      try (Connection c = held.dataSource().getConnection();
+          Statement s = c.createStatement();
+          ResultSet rs =
+              s.executeQuery("SELECT count(*) FROM relay.outbox WHERE work_id = 'shared-1'")) {
+        rs.next();
+        assertThat(rs.getLong(1)).as("enqueued into the running server").isEqualTo(1);
+      }
+    }
   }
 }

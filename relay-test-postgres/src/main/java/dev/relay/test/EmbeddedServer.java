@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -185,6 +186,40 @@ public final class EmbeddedServer implements AutoCloseable {
           .filter(bin -> Files.isExecutable(bin.resolve("initdb")))
           .findFirst();
     }
+  }
+
+  /**
+   * The JDBC URL (database and user {@code postgres} on 127.0.0.1) of a server already running on
+   * {@code dataDirectory}, as its {@code postmaster.pid} names it: the process is alive and the
+   * server says it is ready to accept connections. Another process's server holds the directory's
+   * lock, so a second {@link Builder#start()} on it fails; its owner may stop it at any time.
+   *
+   * @return the URL, or empty when no live, ready server runs on the directory (no {@code
+   *     postmaster.pid}, a stale one, or a server still starting or stopping)
+   */
+  public static Optional<String> runningIn(Path dataDirectory) {
+    Path pidFile = dataDirectory.resolve("postmaster.pid");
+    List<String> lines;
+    try {
+      lines = Files.readAllLines(pidFile);
+    } catch (IOException e) {
+      return Optional.empty(); // no server, or its file is being written or removed
+    }
+    // postmaster.pid: pid, data directory, start time, port, socket directory, listen address,
+    // shared memory key, status
+    if (lines.size() < 8 || !"ready".equals(lines.get(7).strip())) {
+      return Optional.empty();
+    }
+    try {
+      long pid = Long.parseLong(lines.get(0).strip());
+      int port = Integer.parseInt(lines.get(3).strip());
+      if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
+        return Optional.of("jdbc:postgresql://127.0.0.1:" + port + "/postgres?user=postgres");
+      }
+    } catch (NumberFormatException e) {
+      return Optional.empty();
+    }
+    return Optional.empty();
   }
 
   /** The port on 127.0.0.1. */

@@ -34,11 +34,31 @@ class EmbeddedServerTest {
       assertThatThrownBy(() -> EmbeddedServer.builder().dataDirectory(dir).start().close())
           .as("a second server on the same directory")
           .isInstanceOf(IOException.class);
+      assertThat(EmbeddedServer.runningIn(dir))
+          .as("the running server, as its postmaster.pid names it")
+          .contains("jdbc:postgresql://127.0.0.1:" + pg.port() + "/postgres?user=postgres");
     }
+    assertThat(EmbeddedServer.runningIn(dir)).as("after the server stopped").isEmpty();
     try (EmbeddedServer again = EmbeddedServer.builder().dataDirectory(dir).start()) {
       assertThat(query(again.dataSource(), "SELECT id::text FROM kept")).isEqualTo("7");
     }
     assertThat(Files.isDirectory(dir)).isTrue();
+  }
+
+  @Test
+  void aStaleOrUnreadyPostmasterPidNamesNoRunningServer() throws Exception {
+    Path dir = Files.createDirectories(tmp.resolve("stale"));
+    assertThat(EmbeddedServer.runningIn(dir)).as("no postmaster.pid").isEmpty();
+    long dead = new ProcessBuilder("true").start().onExit().get().pid();
+    Files.writeString(
+        dir.resolve("postmaster.pid"),
+        dead + "\n" + dir + "\n1\n5999\n/tmp\n127.0.0.1\n1\nready\n");
+    assertThat(EmbeddedServer.runningIn(dir)).as("a process that has exited").isEmpty();
+    long alive = ProcessHandle.current().pid();
+    Files.writeString(
+        dir.resolve("postmaster.pid"),
+        alive + "\n" + dir + "\n1\n5999\n/tmp\n127.0.0.1\n1\nstarting\n");
+    assertThat(EmbeddedServer.runningIn(dir)).as("a server still starting").isEmpty();
   }
 
   @Test
