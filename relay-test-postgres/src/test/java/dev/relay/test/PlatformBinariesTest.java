@@ -25,4 +25,17 @@ class PlatformBinariesTest {
         .as("zonky's %s (see relay-test-postgres/pom.xml)", archive)
         .isNotNull();
   }
+
+  /**
+   * zonky's POM brings these two at its own default PostgreSQL, outside the binaries BOM: the kit
+   * leaves them out, so no project of a user's runs its tests on a PostgreSQL Relay was not built
+   * for.
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"postgres-windows-x86_64.txz", "postgres-linux-x86_64-alpine_linux.txz"})
+  void theArchivesOfUncoveredPlatformsAreLeftOut(String archive) {
+    assertThat(EmbeddedServer.class.getClassLoader().getResource(archive))
+        .as("zonky's %s (excluded in relay-test-postgres/pom.xml)", archive)
+        .isNull();
+  }
 }
