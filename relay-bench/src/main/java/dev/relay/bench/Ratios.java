@@ -96,10 +96,7 @@ final class Ratios {
         out.printf(
             Locale.ROOT,
             "| %s | %s | %s | %s |%n",
-            s.name()
-                + (s.params().containsKey("relay_instances")
-                    ? " (relay x" + s.params().get("relay_instances") + ")"
-                    : ""),
+            s.name() + qualifier(r, s),
             Report.fmt(s.median()),
             Double.isNaN(t) ? "-" : Report.fmt(t),
             met);
@@ -110,9 +107,30 @@ final class Ratios {
     ceiling(out, r, "steady-completion-p50", 5.0);
     ceiling(out, r, "steady-completion-p99", 20.0);
     Scenario peak = r.find("memory-heap-peak-live", "relay", null, null);
-    if (peak != null) {
+    if (peak != null && peak.median() == 0) {
+      // HeapWatch saw no collection (a backlog too small to fill the young generation): a zero
+      // there is no measurement, and would pass any ceiling
+      out.printf(
+          Locale.ROOT,
+          "| memory-heap-peak-live (MiB, %s) | - | <= %s | not measured: no collection ran |%n",
+          peak.paramText(),
+          Report.fmt(64.0));
+    } else if (peak != null) {
       row(out, "memory-heap-peak-live (MiB, " + peak.paramText() + ")", peak.median(), 64.0);
     }
+  }
+
+  /**
+   * What tells a row from others of the same name: the instances a burn-down ratio compares, or,
+   * for other scenarios that appear more than once (the stranded ratio per handler time), their
+   * parameters.
+   */
+  private static String qualifier(Report r, Scenario s) {
+    if (s.params().containsKey("relay_instances")) {
+      return " (relay x" + s.params().get("relay_instances") + ")";
+    }
+    long sameName = r.scenarios().stream().filter(o -> o.name().equals(s.name())).count();
+    return sameName > 1 ? " (" + s.paramText() + ")" : "";
   }
 
   /** A latency target at 500 jobs/s with NOTIFY: met when at or below it. */
