@@ -7,6 +7,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
@@ -42,6 +43,18 @@ final class TrackedConnections {
         () -> {
           try {
             return dataSource.getConnection();
+          } catch (SQLTransientConnectionException e) {
+            // A pool that lent nothing in time (HikariCP's connectionTimeout): most often one too
+            // small for the connections Relay keeps and the ones its parts take at once.
+            throw SqlErrors.translate(
+                "getting a connection to "
+                    + what
+                    + " (the data source lent none in time while this Relay had "
+                    + inUse.size()
+                    + " open; it keeps its LISTEN connection for the runtime's life unless"
+                    + " listenConnections opens it elsewhere, and claims, records outcomes and"
+                    + " renews leases at once: size the pool for them plus the application's)",
+                e);
           } catch (SQLException e) {
             throw SqlErrors.translate("getting a connection to " + what, e);
           }
