@@ -18,8 +18,9 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 /**
  * Refusals and bad input on the console's pages, shown on the console's own page with the reason:
  * Relay's refusals, and a request parameter that is missing or not of its type on any page (which
- * Spring would otherwise answer with its own error body). Nothing changed. Applies to the console's
- * own controllers only, never to the application's.
+ * Spring would otherwise answer with its own error body). A refused action (a POST) is headed
+ * "Nothing changed"; a page that could not be shown (a GET) says so instead, since nothing was
+ * going to change. Applies to the console's own controllers only, never to the application's.
  */
 @ControllerAdvice(
     assignableTypes = {
@@ -50,7 +51,7 @@ final class ConsoleErrors {
     WorkConflictException.class
   })
   ResponseEntity<String> badRequest(HttpServletRequest request, RuntimeException e) {
-    return problem(request, HttpStatus.BAD_REQUEST, "Nothing changed", e.getMessage());
+    return problem(request, HttpStatus.BAD_REQUEST, badRequestTitle(request), e.getMessage());
   }
 
   @ExceptionHandler(MissingServletRequestParameterException.class)
@@ -59,7 +60,7 @@ final class ConsoleErrors {
     return problem(
         request,
         HttpStatus.BAD_REQUEST,
-        "Nothing changed",
+        badRequestTitle(request),
         "parameter "
             + e.getParameterName()
             + (e.isMissingAfterConversion() ? " is empty" : " is missing"));
@@ -69,7 +70,7 @@ final class ConsoleErrors {
   @ExceptionHandler(ServletRequestBindingException.class)
   ResponseEntity<String> unboundRequest(
       HttpServletRequest request, ServletRequestBindingException e) {
-    return problem(request, HttpStatus.BAD_REQUEST, "Nothing changed", e.getMessage());
+    return problem(request, HttpStatus.BAD_REQUEST, badRequestTitle(request), e.getMessage());
   }
 
   @ExceptionHandler(TypeMismatchException.class)
@@ -77,7 +78,7 @@ final class ConsoleErrors {
     return problem(
         request,
         HttpStatus.BAD_REQUEST,
-        "Nothing changed",
+        badRequestTitle(request),
         "parameter "
             + e.getPropertyName()
             + " must be "
@@ -96,6 +97,14 @@ final class ConsoleErrors {
   @ExceptionHandler(WorkNotFoundException.class)
   ResponseEntity<String> notFound(HttpServletRequest request, WorkNotFoundException e) {
     return problem(request, HttpStatus.NOT_FOUND, "Not found", e.getMessage());
+  }
+
+  /** A read that could not run changed nothing by nature: only a refused action says so. */
+  private static String badRequestTitle(HttpServletRequest request) {
+    String method = request.getMethod();
+    return "GET".equals(method) || "HEAD".equals(method)
+        ? "Cannot show this page"
+        : "Nothing changed";
   }
 
   /** What a parameter of this type takes, in words. */

@@ -21,11 +21,13 @@ import org.junit.jupiter.api.Test;
  * What a person sees, over real HTTP with a signed-in session (so Boot's {@code /error} dispatch
  * runs as it does in production), when a page is asked for wrongly: a parameter missing, or not a
  * number or not true or false where the page needs one, or a filter value the list refuses. Every
- * one is the console's own page (HTML, escaped, naming the parameter), and nothing changed.
+ * one is the console's own page (HTML, escaped, naming the parameter), headed by what happened: a
+ * page that could not be shown, or an action refused with nothing changed.
  */
 @RelayDatabaseTest
 class ConsoleBadRequestTest {
   private static final Pattern CSRF = Pattern.compile("name=\"_csrf\" value=\"([^\"]+)\"");
+  private static final String CANNOT_SHOW = "<h1>Cannot show this page</h1>";
   private static final String NOTHING_CHANGED = "<h1>Nothing changed</h1>";
 
   /** One browser: its own cookies (the session), never following redirects by itself. */
@@ -108,39 +110,38 @@ class ConsoleBadRequestTest {
       Browser olga = new Browser(app);
       olga.signIn(ConsoleApp.OPERATOR, ConsoleApp.OPERATOR_PASSWORD);
 
-      // Pages (GET).
-      assertThat(consolePage(olga.get("/relay/item"), NOTHING_CHANGED))
+      // Pages (GET): nothing was going to change, so the page says it could not be shown.
+      assertThat(consolePage(olga.get("/relay/item"), CANNOT_SHOW))
           .contains("parameter id is missing")
           // the signed-in header stays, so the operator can go on from here
           .contains("href=\"/relay/work\"");
-      assertThat(consolePage(olga.get("/relay/item/download"), NOTHING_CHANGED))
+      assertThat(consolePage(olga.get("/relay/item/download"), CANNOT_SHOW))
           .contains("parameter id is missing");
-      assertThat(consolePage(olga.get("/relay/bulk/preview?state=failed"), NOTHING_CHANGED))
+      assertThat(consolePage(olga.get("/relay/bulk/preview?state=failed"), CANNOT_SHOW))
           .contains("parameter action is missing");
-      assertThat(consolePage(olga.get("/relay/bulk?id=seven"), NOTHING_CHANGED))
+      assertThat(consolePage(olga.get("/relay/bulk?id=seven"), CANNOT_SHOW))
           .contains("parameter id must be a whole number, was &#39;seven&#39;");
       assertThat(
-              consolePage(
-                  olga.get("/relay/bulk/preview?action=redrive&force=maybe"), NOTHING_CHANGED))
+              consolePage(olga.get("/relay/bulk/preview?action=redrive&force=maybe"), CANNOT_SHOW))
           .contains("parameter force must be true or false, was &#39;maybe&#39;");
       // A value holding markup is repeated as text, and cut.
       String markup =
           consolePage(
               olga.get("/relay/bulk?id=%3Cscript%3Ealert(1)%3C%2Fscript%3E" + "9".repeat(300)),
-              NOTHING_CHANGED);
+              CANNOT_SHOW);
       assertThat(markup)
           .contains("was &#39;&lt;script&gt;alert(1)&lt;/script&gt;999")
           .doesNotContain("9".repeat(101))
           .containsOnlyOnce("<script");
-      // The list's own refusals of a filter read the same way.
-      assertThat(consolePage(olga.get("/relay/work?olderThan=soon"), NOTHING_CHANGED))
-          .contains("olderThan");
-      assertThat(consolePage(olga.get("/relay/search?json=%7B%7D&window=2w"), NOTHING_CHANGED))
+      // The list's own refusals of a filter read the same way: nothing was going to change.
+      assertThat(consolePage(olga.get("/relay/work?olderThan=soon"), CANNOT_SHOW))
+          .contains("olderThan")
+          .doesNotContain(NOTHING_CHANGED);
+      assertThat(consolePage(olga.get("/relay/search?json=%7B%7D&window=2w"), CANNOT_SHOW))
           .contains("window must be 1h, 24h or 7d, was 2w");
-      assertThat(consolePage(olga.get("/relay/item?id="), NOTHING_CHANGED))
-          .contains("workId is empty");
+      assertThat(consolePage(olga.get("/relay/item?id="), CANNOT_SHOW)).contains("workId is empty");
 
-      // Actions (POST).
+      // Actions (POST): refused, and nothing changed.
       assertThat(consolePage(olga.post("/relay/item/redrive", "reason", "x"), NOTHING_CHANGED))
           .contains("parameter id is missing");
       assertThat(
