@@ -22,7 +22,8 @@ import org.junit.jupiter.api.Test;
  * runs as it does in production), when a page is asked for wrongly: a parameter missing, or not a
  * number or not true or false where the page needs one, or a filter value the list refuses. Every
  * one is the console's own page (HTML, escaped, naming the parameter), headed by what happened: a
- * page that could not be shown, or an action refused with nothing changed.
+ * page that could not be shown, or an action refused with nothing changed. Also the header a
+ * signed-out visitor sees.
  */
 @RelayDatabaseTest
 class ConsoleBadRequestTest {
@@ -164,5 +165,23 @@ class ConsoleBadRequestTest {
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isEqualTo(1);
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.bulk_operation")).isZero();
     }
+  }
+
+  @Test
+  void signedOutTheHeaderNamesTheProductOnly(TestDatabase db) throws Exception {
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      Browser victor = new Browser(app);
+      assertThat(header(victor.get("/relay/login").body()))
+          .contains("<strong>Relay</strong>")
+          .doesNotContain("<a ");
+      victor.signIn(ConsoleApp.VIEWER, ConsoleApp.VIEWER_PASSWORD);
+      assertThat(header(victor.get("/relay/login").body()))
+          .contains("href=\"/relay/work\"")
+          .contains("Sign out");
+    }
+  }
+
+  private static String header(String html) {
+    return html.substring(html.indexOf("<header>"), html.indexOf("</header>"));
   }
 }
