@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
  * number or not true or false where the page needs one, or a filter value the list refuses. Every
  * one is the console's own page (HTML, escaped, naming the parameter), headed by what happened: a
  * page that could not be shown, or an action refused with nothing changed. Also the header a
- * signed-out visitor sees.
+ * signed-out visitor sees, and outcome evidence in words.
  */
 @RelayDatabaseTest
 class ConsoleBadRequestTest {
@@ -181,7 +181,32 @@ class ConsoleBadRequestTest {
     }
   }
 
+  @Test
+  void outcomeEvidenceReadsInWordsWithTheStoredValueAsItsTitle(TestDatabase db) throws Exception {
+    ConsoleTest.failed(db, "order-2-ack", "{}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      Browser victor = new Browser(app);
+      victor.signIn(ConsoleApp.VIEWER, ConsoleApp.VIEWER_PASSWORD);
+      String item = victor.get("/relay/item?id=order-2-ack").body();
+      assertThat(item)
+          .contains(
+              "<dt>Outcome evidence</dt><dd title=\"not_delivered\">"
+                  + "not delivered (refused, or never sent)</dd>");
+      // The page's text never shows the stored token.
+      assertThat(text(item)).doesNotContain("not_delivered");
+      String list = victor.get("/relay/work?outcome=not_delivered").body();
+      assertThat(list)
+          .contains("order-2-ack")
+          .contains("<td title=\"not_delivered\">not delivered (refused, or never sent)</td>");
+    }
+  }
+
   private static String header(String html) {
     return html.substring(html.indexOf("<header>"), html.indexOf("</header>"));
+  }
+
+  /** The page's text between its tags (attribute values, such as titles, left out). */
+  private static String text(String html) {
+    return html.replaceAll("<[^>]*>", "");
   }
 }
