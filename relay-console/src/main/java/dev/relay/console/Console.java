@@ -148,9 +148,11 @@ final class Console {
     context.setVariable("canAct", canAct(request));
     context.setVariable("csrf", csrfField(request));
     Principal user = request.getUserPrincipal();
-    context.setVariable(
-        "user", mode == Mode.SECURED && user != null ? user.getName() : (Object) null);
+    boolean signedIn = mode == Mode.SECURED && user != null;
+    context.setVariable("user", signedIn ? user.getName() : (Object) null);
     context.setVariable("readOnly", mode == Mode.LOOPBACK_READ_ONLY);
+    // The pages' links only for someone who may open them: not on the sign-in page.
+    context.setVariable("nav", signedIn || mode == Mode.LOOPBACK_READ_ONLY);
     context.setVariable("schedules", SCHEDULES);
     // Only a page fetched with GET can be fetched again to refresh it (not an action's answer).
     context.setVariable(

@@ -31,6 +31,24 @@ final class Format {
     return String.valueOf(value);
   }
 
+  /**
+   * An item's or attempt's outcome evidence, stored as {@code delivered}, {@code not_delivered} or
+   * {@code unknown}, in words; {@code null} as an em dash, a value this version does not know as it
+   * is. The stored value stays what the work list's outcome filter takes: pages carry it as the
+   * label's title.
+   */
+  public String outcome(String stored) {
+    if (stored == null) {
+      return "\u2014";
+    }
+    return switch (stored) {
+      case "delivered" -> "delivered (the receiver accepted it)";
+      case "not_delivered" -> "not delivered (refused, or never sent)";
+      case "unknown" -> "unknown (it may or may not have taken effect)";
+      default -> stored;
+    };
+  }
+
   /** Instance form of {@link #age(Duration)} for templates; {@code null} as an em dash. */
   public String duration(Duration d) {
     return d == null ? "\u2014" : age(d);

@@ -60,8 +60,14 @@ final class ItemController {
   /** What waits for an item is listed up to this many. */
   static final int MAX_DEPENDENTS_SHOWN = 100;
 
-  /** A name and its value in words. */
-  record Fact(String name, String value) {}
+  /**
+   * A name and its value in words, and the stored value behind the words (or null) as its title.
+   */
+  record Fact(String name, String value, String stored) {
+    Fact(String name, String value) {
+      this(name, value, null);
+    }
+  }
 
   /** A payload or result as shown: pretty-printed, maybe cut, with its download link. */
   record Json(String title, String part, String shown, String cutNote, String download) {}
@@ -139,7 +145,7 @@ final class ItemController {
                         f.text(a.endedAt()),
                         f.text(a.ending()),
                         a.errorKind() == null ? "\u2014" : a.errorKind() + ": " + a.error(),
-                        f.text(a.outcome())))
+                        f.outcome(a.outcome())))
             .toList());
     model.put("audit", audit(d));
     model.put("waitsFor", dependencyLinks(console.admin.dependencies(id)));
@@ -179,7 +185,10 @@ final class ItemController {
             "Last error",
             i.lastErrorKind() == null ? "\u2014" : i.lastErrorKind() + ": " + i.lastError()));
     facts.add(
-        new Fact("Outcome evidence", i.outcome() == null ? "nothing known yet" : i.outcome()));
+        new Fact(
+            "Outcome evidence",
+            i.outcome() == null ? "nothing known yet" : f.outcome(i.outcome()),
+            i.outcome()));
     facts.add(new Fact("Milestone", f.text(d.milestone())));
     facts.add(new Fact("Receiver reference", f.text(i.receiverRef())));
     facts.add(new Fact("Cancel requested", f.text(i.cancelRequestedAt())));

@@ -32,7 +32,7 @@ final class WorkListController {
           new TextFilter("queue", "Queue"),
           new TextFilter("key", "Ordering key"),
           new TextFilter("errorKind", "Error kind"),
-          new TextFilter("outcome", "Outcome"),
+          new TextFilter("outcome", "Outcome (delivered, not_delivered or unknown)"),
           new TextFilter("blocked", "Held by a dependency (any or a reason)"),
           new TextFilter("olderThan", "Created at least (30s, 5m, 2h, 7d) ago"),
           new TextFilter("newerThan", "Created less than (age) ago"));

@@ -14,6 +14,7 @@ import org.openqa.selenium.NoAlertPresentException;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
 import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
@@ -96,6 +97,11 @@ class ConsoleBrowserTest {
       web.findElement(By.linkText("order-9-ack")).click();
 
       wait.until(ExpectedConditions.presenceOfElementLocated(By.id("redrive")));
+      // The outcome evidence in words; the stored value (what the outcome filter takes) on hover.
+      WebElement outcome =
+          web.findElement(By.xpath("//dt[text()='Outcome evidence']/following-sibling::dd[1]"));
+      assertThat(outcome.getText()).isEqualTo("not delivered (refused, or never sent)");
+      assertThat(outcome.getDomAttribute("title")).isEqualTo("not_delivered");
       assertThat(web.findElement(By.cssSelector("pre.payload")).getText())
           .contains("<script>alert(1)</script>");
       assertThatThrownBy(() -> web.switchTo().alert()).isInstanceOf(NoAlertPresentException.class);

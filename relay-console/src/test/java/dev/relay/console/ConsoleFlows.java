@@ -31,11 +31,16 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 public final class ConsoleFlows {
   private ConsoleFlows() {}
 
-  /** Opens the console, signs in with the form, and lands on the overview. */
+  /**
+   * Opens the console, signs in with the form, and lands on the overview. The sign-in page offers
+   * none of the pages a signed-out visitor cannot open: its header names the product only.
+   */
   public static void signIn(WebDriver web, String base, String user, String password) {
     WebDriverWait wait = new WebDriverWait(web, Duration.ofSeconds(30));
     web.get(base + "/relay");
     wait.until(ExpectedConditions.presenceOfElementLocated(By.id("login")));
+    assertThat(web.findElement(By.tagName("header")).getText()).isEqualTo("Relay");
+    assertThat(web.findElements(By.cssSelector("header a"))).isEmpty();
     web.findElement(By.name("username")).sendKeys(user);
     web.findElement(By.name("password")).sendKeys(password);
     web.findElement(By.cssSelector("#login button[type=submit]")).click();
