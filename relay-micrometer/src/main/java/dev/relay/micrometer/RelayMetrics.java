@@ -110,6 +110,9 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
           "dependency_superseded",
           "dependency_missing");
 
+  /** How long {@link #close()} waits for a refresh under way. */
+  private static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
+
   private final Admin admin;
   private final Duration refreshInterval;
   private final Duration healthWindow;
@@ -119,6 +122,7 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
   private final Listener listener = new Listener();
   private final Object lifecycle = new Object();
   private ScheduledExecutorService scheduler; // guarded by lifecycle
+  private volatile boolean closing;
 
   private RelayMetrics(Builder b) {
     this.admin = b.admin;
@@ -193,12 +197,16 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
     return listener;
   }
 
-  /** Starts refreshing the gauges every interval (the first refresh at once). Idempotent. */
+  /**
+   * Starts refreshing the gauges every interval (the first refresh at once). Idempotent; after
+   * {@link #close()}, starts again.
+   */
   public void start() {
     synchronized (lifecycle) {
       if (scheduler != null) {
         return;
       }
+      closing = false;
       scheduler =
           Executors.newSingleThreadScheduledExecutor(
               r -> {
@@ -211,16 +219,29 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
     }
   }
 
-  /** Stops the refresh. The meters stay registered with their last values. Idempotent. */
+  /**
+   * Stops the refresh and waits (up to 10 s) for one under way to end, so that the DataSource can
+   * be closed right after: a refresh cut off by its closing pool is not a failure worth a warning.
+   * The meters stay registered with their last values. Idempotent.
+   */
   @Override
   public void close() {
     ScheduledExecutorService s;
     synchronized (lifecycle) {
       s = scheduler;
       scheduler = null;
+      closing = true;
     }
-    if (s != null) {
-      s.shutdownNow();
+    if (s == null) {
+      return;
+    }
+    s.shutdownNow(); // interrupts a refresh waiting for a connection
+    try {
+      if (!s.awaitTermination(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+        log.debug("relay metrics: a gauge refresh is still running after {}", CLOSE_WAIT);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 
@@ -284,6 +305,11 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
     try {
       refresh();
     } catch (RuntimeException e) {
+      if (closing || Thread.currentThread().isInterrupted()) {
+        // close() stopped it, and the DataSource may be closing too: expected, not a warning
+        log.debug("relay metrics refresh stopped by close(): {}", e.toString());
+        return;
+      }
       log.warn("relay metrics refresh failed; keeping the last values", e);
     }
   }

@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -15,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -84,6 +87,41 @@ class ServeExitTest {
       assertThat(errors).as(log).isEmpty();
     } finally {
       serve.destroyForcibly();
+    }
+  }
+
+  /**
+   * A serve whose port is taken exits 1 in one line, and its log shows no failure of what stopped
+   * after it: the meters' refresh was once cut off by the pool closing under it, and logged a
+   * warning with a RetryableException's stack trace after the clean refusal.
+   */
+  @Test
+  void aServeThatCannotTakeItsPortExitsOneAndLogsNoRefreshFailure(
+      TestDatabase db, @TempDir Path dir) throws Exception {
+    Path config =
+        Files.writeString(
+            dir.resolve("application.yml"),
+            "relay:\n  kinds: {tick: {handler: log}}\n  console: {enabled: false}\n");
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      ServeProcess.Result r =
+          ServeProcess.run(
+              Map.of(),
+              "serve",
+              "--config",
+              config.toString(),
+              "--jdbc-url",
+              db.jdbcUrl(),
+              "--schema",
+              db.schema(),
+              "--port",
+              String.valueOf(taken.getLocalPort()));
+      assertThat(r.exitCode()).as(r.toString()).isEqualTo(1);
+      assertThat(r.err()).as(r.toString()).contains("relay serve: cannot start: ");
+      assertThat(r.out() + r.err())
+          .as(r.toString())
+          .doesNotContain("relay metrics refresh failed")
+          .doesNotContain("RetryableException")
+          .doesNotContain("has been closed");
     }
   }
 

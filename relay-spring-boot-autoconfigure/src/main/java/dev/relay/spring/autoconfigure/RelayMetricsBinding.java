@@ -26,6 +26,7 @@ final class RelayMetricsBinding implements AutoCloseable {
     return bound ? metrics.listener() : RelayEventListener.NONE;
   }
 
+  /** Stops the refresh, waiting for one under way, before the pool it reads closes. */
   @Override
   public void close() {
     metrics.close();
