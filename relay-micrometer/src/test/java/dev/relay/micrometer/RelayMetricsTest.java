@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.relay.KindPolicy;
 import dev.relay.Outbox;
+import dev.relay.Outcome;
 import dev.relay.Relay;
 import dev.relay.Work;
 import dev.relay.admin.Admin;
@@ -209,6 +210,47 @@ class RelayMetricsTest {
           .atMost(Duration.ofSeconds(60))
           .until(() -> gauge("relay.work.depth", "queue", "slow", "state", "ready") == 0);
     }
+  }
+
+  @Test
+  void aRuntimesPairsAreRegisteredAtZeroAndEveryMeterHasADescription(TestDatabase db) {
+    Admin admin = Admin.create(db.dataSource(), db.schema());
+    RelayMetrics metrics = RelayMetrics.builder(admin).build();
+    metrics.bindTo(registry);
+    try (Relay relay =
+        Relay.builder(db.dataSource())
+            .schema(db.schema())
+            .queues("default", "mail")
+            .handle("receipt", claim -> Outcome.done())
+            .build()) {
+      metrics.registerAtZero(relay.config()); // built, never started: no work, no events
+    }
+    for (String queue : List.of("default", "mail")) {
+      for (String name :
+          List.of(
+              "relay.claims",
+              "relay.claims.repeated",
+              "relay.claims.expired",
+              "relay.completions",
+              "relay.snoozes")) {
+        assertThat(registry.find(name).tags("queue", queue, "kind", "receipt").counter())
+            .as("%s of %s", name, queue)
+            .isNotNull()
+            .satisfies(c -> assertThat(c.count()).isZero());
+      }
+      assertThat(gauge("relay.work.depth", "queue", queue, "kind", "receipt", "state", "ready"))
+          .isZero();
+      assertThat(registry.find("relay.work.oldest.eligible.age").tags("queue", queue).gauge())
+          .isNotNull();
+    }
+    assertThat(registry.getMeters())
+        .isNotEmpty()
+        .allSatisfy(
+            m ->
+                assertThat(m.getId().getDescription())
+                    .as("description of %s", m.getId().getName())
+                    .isNotBlank());
+    assertThat(RelayMetrics.DESCRIPTIONS.values()).allSatisfy(d -> assertThat(d).isNotBlank());
   }
 
   /**
