@@ -17,7 +17,6 @@ import java.util.concurrent.Callable;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
-import org.springframework.boot.origin.Origin;
 import org.springframework.boot.origin.OriginTrackedValue;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.env.MapPropertySource;
@@ -75,7 +74,8 @@ final class ServeCommand implements Callable<Integer> {
       names = "--jdbc-url",
       paramLabel = "URL",
       description =
-          "JDBC URL of a PostgreSQL 15+ database. Default: env RELAY_JDBC_URL, else"
+          "JDBC URL of a PostgreSQL 15+ database, like jdbc:postgresql://host:5432/db?user=u"
+              + " (another form is a usage error). Default: env RELAY_JDBC_URL, else"
               + " spring.datasource.url of the file; without any, an embedded PostgreSQL 18 whose"
               + " data is kept in ~/.relay/pgdata (or $RELAY_HOME/pgdata).")
   String jdbcUrl;
@@ -229,15 +229,7 @@ final class ServeCommand implements Callable<Integer> {
 
   private static void put(Map<String, Object> p, String property, String value, String option) {
     if (value != null) {
-      p.put(property, OriginTrackedValue.of(value, new Given(option)));
-    }
-  }
-
-  /** A value given on the command line or in the process environment. */
-  private record Given(String what) implements Origin {
-    @Override
-    public String toString() {
-      return what.startsWith("-") ? "option " + what : "environment variable " + what;
+      p.put(property, OriginTrackedValue.of(value, new ServeConfig.Given(option)));
     }
   }
 
