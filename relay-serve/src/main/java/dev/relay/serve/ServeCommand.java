@@ -47,6 +47,16 @@ import picocli.CommandLine.Spec;
           + " claiming, lets running handlers finish within relay.shutdown-grace, and exits. The"
           + " settings are described in docs/operations.md.",
       ""
+    },
+    exitCodeListHeading = "%nExit codes:%n",
+    exitCodeList = {
+      " 0:help, --version or --print-config; or, once serving, a clean stop after SIGTERM or"
+          + " Ctrl-C",
+      " 1:refused: the schema is not migrated (see --migrate), has an edited migration or is newer"
+          + " than this relay; or it cannot start (the port is in use, ...); or the stop failed",
+      " 2:usage or config error: an unknown or missing option, a bad value or setting, a database"
+          + " URL that is not jdbc:postgresql:...",
+      " 3:database unavailable: it cannot be reached, or the embedded PostgreSQL cannot start"
     })
 final class ServeCommand implements Callable<Integer> {
   @ParentCommand ServeMain main;

@@ -567,6 +567,22 @@ class ServeCommandTest {
   }
 
   @Test
+  void serveHelpListsItsExitCodes() {
+    Run r = run(null, "serve", "--help");
+    assertThat(r.code).as(r.toString()).isZero();
+    String codes = r.out.substring(r.out.indexOf("Exit codes:"));
+    assertThat(codes.lines().map(String::strip))
+        .as(r.out)
+        .anyMatch(l -> l.startsWith(ServeMain.OK + " ") && l.contains("--print-config"))
+        .anyMatch(l -> l.startsWith(ServeMain.REFUSED + " ") && l.contains("not migrated"))
+        .anyMatch(l -> l.startsWith(ServeMain.USAGE + " ") && l.contains("usage or config error"))
+        .anyMatch(
+            l ->
+                l.startsWith(ServeMain.DATABASE_UNAVAILABLE + " ")
+                    && l.contains("database unavailable"));
+  }
+
+  @Test
   void aMissingConfigFileIsAUsageError() {
     Run r = run(null, "serve", "--config", dir.resolve("nope.yml").toString());
     assertThat(r.code).isEqualTo(2);
