@@ -87,7 +87,8 @@ final class ServeCommand implements Callable<Integer> {
           "JDBC URL of a PostgreSQL 15+ database, like jdbc:postgresql://host:5432/db?user=u"
               + " (another form is a usage error). Default: env RELAY_JDBC_URL, else"
               + " spring.datasource.url of the file; without any, an embedded PostgreSQL 18 whose"
-              + " data is kept in ~/.relay/pgdata (or $RELAY_HOME/pgdata).")
+              + " data is kept in ~/.relay/pgdata (or $RELAY_HOME/pgdata), and whose URL serve"
+              + " prints at start.")
   String jdbcUrl;
 
   @Option(
@@ -202,6 +203,12 @@ final class ServeCommand implements Callable<Integer> {
                   : ", schedules " + settings.schedules().getSchedules().keySet(),
               base,
               settings.consoleEnabled() ? "; console " + base + settings.console().getPath() : "");
+      if (embedded != null) {
+        // Its port is new at every start: say where other tools (psql, relay) reach it meanwhile.
+        main.out()
+            .printf(
+                "relay serve: embedded PostgreSQL at %s while serve runs%n", embeddedUrl(embedded));
+      }
       main.out().flush();
       return ServeMain.OK;
     } catch (RuntimeException e) {
@@ -348,6 +355,11 @@ final class ServeCommand implements Callable<Integer> {
       throw new ServeMain.ServeFailure(
           ServeMain.REFUSED, "cannot start: " + root.getMessage() + " (see the log above)", e);
     }
+  }
+
+  /** The embedded server's URL for another client: loopback, user and database postgres. */
+  static String embeddedUrl(EmbeddedServer embedded) {
+    return "jdbc:postgresql://127.0.0.1:" + embedded.port() + "/postgres?user=postgres";
   }
 
   private EmbeddedServer embedded() {

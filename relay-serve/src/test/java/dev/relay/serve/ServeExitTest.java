@@ -15,6 +15,10 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -30,6 +34,10 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @RelayDatabaseTest
 class ServeExitTest {
+  private static final Pattern EMBEDDED =
+      Pattern.compile(
+          "relay serve: embedded PostgreSQL at"
+              + " (jdbc:postgresql://127\\.0\\.0\\.1:\\d+/postgres\\?user=postgres) while serve runs");
   private static final Pattern HEALTH =
       Pattern.compile("relay serve: (http://127\\.0\\.0\\.1:\\d+)/actuator/health");
 
@@ -122,6 +130,51 @@ class ServeExitTest {
           .doesNotContain("relay metrics refresh failed")
           .doesNotContain("RetryableException")
           .doesNotContain("has been closed");
+    }
+  }
+
+  /**
+   * Without a database URL, serve runs on an embedded PostgreSQL (data in $RELAY_HOME/pgdata) and
+   * says once where other tools reach it while it runs.
+   */
+  @Test
+  void onTheEmbeddedDatabaseServePrintsItsUrlOnceAndItAnswers(@TempDir Path dir) throws Exception {
+    Path config =
+        Files.writeString(
+            dir.resolve("application.yml"),
+            "relay:\n  kinds: {tick: {handler: log}}\n  console: {enabled: false}\n");
+    ServeProcess serve =
+        ServeProcess.start(
+            Map.of("RELAY_HOME", dir.resolve("home").toString()),
+            "serve",
+            "--config",
+            config.toString(),
+            "--migrate",
+            "--port",
+            "0");
+    try {
+      String url =
+          await()
+              .atMost(Duration.ofMinutes(3))
+              .until(
+                  () -> {
+                    assertThat(serve.process().isAlive()).as(serve.err()).isTrue();
+                    Matcher m = EMBEDDED.matcher(serve.out());
+                    return m.find() ? m.group(1) : null;
+                  },
+                  found -> found != null);
+      assertThat(serve.out().split("embedded PostgreSQL at", -1)).hasSize(2);
+      try (Connection c = DriverManager.getConnection(url);
+          Statement s = c.createStatement();
+          ResultSet rs = s.executeQuery("SELECT max(version) FROM relay.schema_version")) {
+        assertThat(rs.next()).isTrue();
+        assertThat(rs.getInt(1)).isPositive();
+      }
+      serve.process().destroy(); // SIGTERM
+      assertThat(serve.process().waitFor(2, TimeUnit.MINUTES)).as("serve stops").isTrue();
+      assertThat(serve.process().exitValue()).as(serve.out() + serve.err()).isZero();
+    } finally {
+      serve.process().destroyForcibly();
     }
   }
 
