@@ -2,6 +2,7 @@ package dev.relay.micrometer;
 
 import dev.relay.Claim;
 import dev.relay.Outcome;
+import dev.relay.RelayConfig;
 import dev.relay.RelayEventListener;
 import dev.relay.admin.Admin;
 import dev.relay.admin.QueueHealth;
@@ -86,6 +87,10 @@ import org.slf4j.LoggerFactory;
  *       run time; result is done, retry, fail, cancel or error</td></tr>
  * </table>
  *
+ * <p>Every meter has a description (Prometheus's {@code # HELP} line). A (queue, kind) pair's
+ * meters appear once it has rows (the gauges, at the next refresh) or events (the counters and
+ * timers); {@link #registerAtZero} registers a runtime's pairs at zero from the start.
+ *
  * <p>Bind the registry before the runtime starts: events that arrive before any registry is bound
  * are not kept. Reasons are the error kinds Relay and handlers record; keep them a small fixed set
  * (never an error message or an ID), or the tag set grows without bound. Thread-safe; the listener
@@ -110,6 +115,71 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
           "dependency_superseded",
           "dependency_missing");
 
+  /**
+   * What each meter measures: its Micrometer description, which Prometheus prints as the family's
+   * {@code # HELP} line. Every meter registered here has one.
+   */
+  static final Map<String, String> DESCRIPTIONS =
+      Map.ofEntries(
+          Map.entry(
+              "relay.work.depth",
+              "Work rows in each state (ready, running, done, failed, cancelled), from the database"),
+          Map.entry(
+              "relay.work.oldest.eligible.age",
+              "Seconds the longest-waiting claimable work has waited (alert on this)"),
+          Map.entry("relay.work.expired.leases", "Running work whose lease has expired"),
+          Map.entry(
+              "relay.work.blocked",
+              "Ready work held by a dependency that failed, was cancelled or superseded, or is"
+                  + " missing"),
+          Map.entry(
+              "relay.work.blocked.keys",
+              "Ordering keys held by a failed item: nothing behind it runs"),
+          Map.entry(
+              "relay.work.paused.age",
+              "Seconds a pause has held this queue and kind's work (0: not paused)"),
+          Map.entry("relay.claims", "Claims committed by this process"),
+          Map.entry(
+              "relay.claims.repeated",
+              "Claims of work that had been claimed before (generation above 1)"),
+          Map.entry("relay.claims.expired", "Claims that took over an expired lease"),
+          Map.entry(
+              "relay.writes.stale",
+              "Guarded writes (outcome or renewal) refused because the claim was stale"),
+          Map.entry("relay.completions", "Work this process recorded done"),
+          Map.entry("relay.retries", "Retries this process scheduled, by reason"),
+          Map.entry(
+              "relay.snoozes",
+              "Snoozes this process recorded: tried again later without spending an attempt"),
+          Map.entry(
+              "relay.failures",
+              "Work that ended failed, by a handler or by a cap at claim time, by reason"),
+          Map.entry(
+              "relay.outcomes.uncertain",
+              "Attempts whose effect is unknown: the handler threw or timed out, reported an"
+                  + " unknown effect, or its lease expired"),
+          Map.entry(
+              "relay.work.completion",
+              "Creation to completion of work recorded done (this worker's clock against the"
+                  + " stored creation time)"),
+          Map.entry(
+              "relay.handler.duration",
+              "Handler run time, by result (done, retry, snooze, fail, cancel, error)"));
+
+  /**
+   * The counters tagged with queue and kind only: registered at zero by {@link #registerAtZero}.
+   */
+  private static final List<String> PAIR_COUNTERS =
+      List.of(
+          "relay.claims",
+          "relay.claims.repeated",
+          "relay.claims.expired",
+          "relay.completions",
+          "relay.snoozes");
+
+  /** How long {@link #close()} waits for a refresh under way. */
+  private static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
+
   private final Admin admin;
   private final Duration refreshInterval;
   private final Duration healthWindow;
@@ -119,6 +189,7 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
   private final Listener listener = new Listener();
   private final Object lifecycle = new Object();
   private ScheduledExecutorService scheduler; // guarded by lifecycle
+  private volatile boolean closing;
 
   private RelayMetrics(Builder b) {
     this.admin = b.admin;
@@ -193,12 +264,16 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
     return listener;
   }
 
-  /** Starts refreshing the gauges every interval (the first refresh at once). Idempotent. */
+  /**
+   * Starts refreshing the gauges every interval (the first refresh at once). Idempotent; after
+   * {@link #close()}, starts again.
+   */
   public void start() {
     synchronized (lifecycle) {
       if (scheduler != null) {
         return;
       }
+      closing = false;
       scheduler =
           Executors.newSingleThreadScheduledExecutor(
               r -> {
@@ -211,16 +286,53 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
     }
   }
 
-  /** Stops the refresh. The meters stay registered with their last values. Idempotent. */
+  /**
+   * Stops the refresh and waits (up to 10 s) for one under way to end, so that the DataSource can
+   * be closed right after: a refresh cut off by its closing pool is not a failure worth a warning.
+   * The meters stay registered with their last values. Idempotent.
+   */
   @Override
   public void close() {
     ScheduledExecutorService s;
     synchronized (lifecycle) {
       s = scheduler;
       scheduler = null;
+      closing = true;
     }
-    if (s != null) {
-      s.shutdownNow();
+    if (s == null) {
+      return;
+    }
+    s.shutdownNow(); // interrupts a refresh waiting for a connection
+    try {
+      if (!s.awaitTermination(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+        log.debug("relay metrics: a gauge refresh is still running after {}", CLOSE_WAIT);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * Registers, at zero, the meters of every (queue, kind) pair {@code runtime} claims: its gauges
+   * (a refresh sets them from the tables) and the counters tagged with queue and kind alone ({@code
+   * relay.claims}, {@code relay.claims.repeated}, {@code relay.claims.expired}, {@code
+   * relay.completions}, {@code relay.snoozes}), so that a scrape right after start shows them and
+   * {@code rate()} sees their first increase. Without it a pair's meters appear with its first rows
+   * or events. Meters tagged with a reason, an operation or a result always appear with their first
+   * event. The Spring Boot starter (and so {@code relay serve}) calls it for its runtime.
+   */
+  public void registerAtZero(RelayConfig runtime) {
+    for (String queue : runtime.queues()) {
+      for (String kind : runtime.kinds().keySet()) {
+        Tags base = Tags.of("queue", queue, "kind", kind);
+        STATES.forEach(state -> gauge("relay.work.depth", base.and("state", state)));
+        gauge("relay.work.oldest.eligible.age", base);
+        gauge("relay.work.expired.leases", base);
+        gauge("relay.work.blocked.keys", base);
+        gauge("relay.work.paused.age", base);
+        BLOCKED_REASONS.forEach(reason -> gauge("relay.work.blocked", base.and("reason", reason)));
+        PAIR_COUNTERS.forEach(name -> counter(name, base));
+      }
     }
   }
 
@@ -237,27 +349,14 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
       Tags base = Tags.of("queue", h.queue(), "kind", h.kind());
       long[] counts = {h.ready(), h.running(), h.done(), h.failed(), h.cancelled()};
       for (int i = 0; i < STATES.size(); i++) {
-        fresh.put(
-            gauge("relay.work.depth", base.and("state", STATES.get(i)), "work rows by state"),
-            (double) counts[i]);
+        fresh.put(gauge("relay.work.depth", base.and("state", STATES.get(i))), (double) counts[i]);
       }
       fresh.put(
-          gauge(
-              "relay.work.oldest.eligible.age",
-              base,
-              "seconds the longest-waiting claimable work has waited"),
-          h.oldestEligibleAge().toNanos() / 1e9);
+          gauge("relay.work.oldest.eligible.age", base), h.oldestEligibleAge().toNanos() / 1e9);
+      fresh.put(gauge("relay.work.expired.leases", base), (double) h.expiredLeases());
+      fresh.put(gauge("relay.work.blocked.keys", base), (double) h.blockedKeys());
       fresh.put(
-          gauge("relay.work.expired.leases", base, "running work whose lease has expired"),
-          (double) h.expiredLeases());
-      fresh.put(
-          gauge("relay.work.blocked.keys", base, "ordering keys held by a failed item"),
-          (double) h.blockedKeys());
-      fresh.put(
-          gauge(
-              "relay.work.paused.age",
-              base,
-              "seconds a pause has held this queue and kind's work (0: not paused)"),
+          gauge("relay.work.paused.age", base),
           h.pausedSince() == null
               ? 0.0
               : Math.max(0, Duration.between(h.pausedSince(), clock.instant()).toNanos() / 1e9));
@@ -267,12 +366,7 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
       held.putAll(h.blockedByReason());
       held.forEach(
           (reason, n) ->
-              fresh.put(
-                  gauge(
-                      "relay.work.blocked",
-                      base.and("reason", reason),
-                      "ready work held by a dependency, by reason"),
-                  (double) n));
+              fresh.put(gauge("relay.work.blocked", base.and("reason", reason)), (double) n));
     }
     for (Map.Entry<String, AtomicReference<Double>> e : gaugeValues.entrySet()) {
       e.getValue().set(fresh.getOrDefault(e.getKey(), 0.0));
@@ -284,12 +378,17 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
     try {
       refresh();
     } catch (RuntimeException e) {
+      if (closing || Thread.currentThread().isInterrupted()) {
+        // close() stopped it, and the DataSource may be closing too: expected, not a warning
+        log.debug("relay metrics refresh stopped by close(): {}", e.toString());
+        return;
+      }
       log.warn("relay metrics refresh failed; keeping the last values", e);
     }
   }
 
   /** Registers the gauge once; returns its key in {@link #gaugeValues}. */
-  private String gauge(String name, Tags tags, String description) {
+  private String gauge(String name, Tags tags) {
     String key = name + tags;
     gaugeValues.computeIfAbsent(
         key,
@@ -297,7 +396,7 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
           AtomicReference<Double> value = new AtomicReference<>(0.0);
           Gauge.builder(name, value, AtomicReference::get)
               .tags(tags)
-              .description(description)
+              .description(DESCRIPTIONS.get(name))
               .register(meters);
           return value;
         });
@@ -309,7 +408,11 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
   }
 
   private Counter counter(String name, Tags tags) {
-    return Counter.builder(name).tags(tags).register(meters);
+    return Counter.builder(name).tags(tags).description(DESCRIPTIONS.get(name)).register(meters);
+  }
+
+  private Timer timer(String name, Tags tags) {
+    return Timer.builder(name).tags(tags).description(DESCRIPTIONS.get(name)).register(meters);
   }
 
   /** Feeds counters and timers; each call is a map lookup and an add. */
@@ -353,10 +456,7 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
         unknown = x.effect() == Outcome.Effect.UNKNOWN;
       }
       Tags t = tags(claim);
-      Timer.builder("relay.handler.duration")
-          .tags(t.and("result", result))
-          .register(meters)
-          .record(duration);
+      timer("relay.handler.duration", t.and("result", result)).record(duration);
       if (unknown) {
         counter(
                 "relay.outcomes.uncertain",
@@ -374,7 +474,7 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
       if (claim.createdAt() != null) {
         Duration d = Duration.between(claim.createdAt(), clock.instant());
         if (!d.isNegative()) {
-          Timer.builder("relay.work.completion").tags(t).register(meters).record(d);
+          timer("relay.work.completion", t).record(d);
         }
       }
     }

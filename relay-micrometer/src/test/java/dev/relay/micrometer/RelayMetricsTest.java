@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.relay.KindPolicy;
 import dev.relay.Outbox;
+import dev.relay.Outcome;
 import dev.relay.Relay;
 import dev.relay.Work;
 import dev.relay.admin.Admin;
@@ -14,11 +15,18 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
 @RelayDatabaseTest
@@ -201,6 +209,112 @@ class RelayMetricsTest {
       await()
           .atMost(Duration.ofSeconds(60))
           .until(() -> gauge("relay.work.depth", "queue", "slow", "state", "ready") == 0);
+    }
+  }
+
+  @Test
+  void aRuntimesPairsAreRegisteredAtZeroAndEveryMeterHasADescription(TestDatabase db) {
+    Admin admin = Admin.create(db.dataSource(), db.schema());
+    RelayMetrics metrics = RelayMetrics.builder(admin).build();
+    metrics.bindTo(registry);
+    try (Relay relay =
+        Relay.builder(db.dataSource())
+            .schema(db.schema())
+            .queues("default", "mail")
+            .handle("receipt", claim -> Outcome.done())
+            .build()) {
+      metrics.registerAtZero(relay.config()); // built, never started: no work, no events
+    }
+    for (String queue : List.of("default", "mail")) {
+      for (String name :
+          List.of(
+              "relay.claims",
+              "relay.claims.repeated",
+              "relay.claims.expired",
+              "relay.completions",
+              "relay.snoozes")) {
+        assertThat(registry.find(name).tags("queue", queue, "kind", "receipt").counter())
+            .as("%s of %s", name, queue)
+            .isNotNull()
+            .satisfies(c -> assertThat(c.count()).isZero());
+      }
+      assertThat(gauge("relay.work.depth", "queue", queue, "kind", "receipt", "state", "ready"))
+          .isZero();
+      assertThat(registry.find("relay.work.oldest.eligible.age").tags("queue", queue).gauge())
+          .isNotNull();
+    }
+    assertThat(registry.getMeters())
+        .isNotEmpty()
+        .allSatisfy(
+            m ->
+                assertThat(m.getId().getDescription())
+                    .as("description of %s", m.getId().getName())
+                    .isNotBlank());
+    assertThat(RelayMetrics.DESCRIPTIONS.values()).allSatisfy(d -> assertThat(d).isNotBlank());
+  }
+
+  /**
+   * close() waits for a refresh under way, so that the pool it reads can close right after: a
+   * refresh cut off by a closing pool once logged a warning with a stack trace at every stop.
+   */
+  @Test
+  void closeWaitsForARefreshUnderWayToEnd(TestDatabase db) throws Exception {
+    CountDownLatch refreshing = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicBoolean first = new AtomicBoolean(true);
+    List<String> events = new CopyOnWriteArrayList<>();
+    DataSource real = db.dataSource();
+    DataSource slow =
+        (DataSource)
+            Proxy.newProxyInstance(
+                DataSource.class.getClassLoader(),
+                new Class<?>[] {DataSource.class},
+                (proxy, method, args) -> {
+                  if (method.getName().equals("getConnection") && first.getAndSet(false)) {
+                    refreshing.countDown();
+                    awaitIgnoringInterrupts(release); // a query under way: no interrupt ends it
+                    events.add("refresh ended");
+                  }
+                  try {
+                    return method.invoke(real, args);
+                  } catch (InvocationTargetException e) {
+                    throw e.getCause();
+                  }
+                });
+    RelayMetrics metrics = RelayMetrics.builder(Admin.create(slow, db.schema())).build();
+    metrics.bindTo(registry);
+    metrics.start();
+    assertThat(refreshing.await(60, TimeUnit.SECONDS)).isTrue();
+    Thread closer =
+        new Thread(
+            () -> {
+              metrics.close();
+              events.add("closed");
+            });
+    closer.start();
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () ->
+                closer.getState() == Thread.State.TIMED_WAITING
+                    || closer.getState() == Thread.State.TERMINATED);
+    release.countDown();
+    closer.join(TimeUnit.MINUTES.toMillis(1));
+    assertThat(events).containsExactly("refresh ended", "closed");
+  }
+
+  private static void awaitIgnoringInterrupts(CountDownLatch latch) {
+    boolean interrupted = false;
+    while (true) {
+      try {
+        latch.await();
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
   }
 

@@ -90,6 +90,27 @@ class ShippedMonitoringTest {
         .containsAll(exported.stream().filter(n -> n.startsWith("relay_")).toList());
   }
 
+  /** Prometheus prints each meter's description as its family's HELP line: none is empty. */
+  @Test
+  void everyExportedRelayFamilyHasAHelpLineSayingWhatItIs(TestDatabase db) throws Exception {
+    List<String> lines = scrapeAfterARunThatMovesEveryMeter(db).lines().toList();
+    Set<String> families = new TreeSet<>();
+    Map<String, String> help = new TreeMap<>();
+    for (String line : lines) {
+      Matcher type = Pattern.compile("^# TYPE (relay_\\w+) ").matcher(line);
+      if (type.find()) {
+        families.add(type.group(1));
+      }
+      Matcher h = Pattern.compile("^# HELP (relay_\\w+) ?(.*)$").matcher(line);
+      if (h.find()) {
+        help.put(h.group(1), h.group(2).strip());
+      }
+    }
+    assertThat(families).as("relay_ families scraped").hasSizeGreaterThan(10);
+    assertThat(help.keySet()).containsAll(families);
+    assertThat(help).allSatisfy((family, text) -> assertThat(text).as(family).isNotBlank());
+  }
+
   @Test
   void metricNamesLeaveOutLabelsFunctionsStringsAndVariables() {
     assertThat(

@@ -86,11 +86,21 @@ final class PrintConfig {
   }
 
   /** A value as printed: masked when secret, a JDBC URL's password masked. */
-  private static String value(String name, String text) {
+  static String value(String name, String text) {
     if (secret(name)) {
       return MASK;
     }
-    return text.replaceAll("(?i)(password=)[^&;]*", "$1" + MASK);
+    return maskPasswords(text);
+  }
+
+  /**
+   * {@code text} (a URL, or a message that may quote one) with every URL password masked: a {@code
+   * password=} parameter, and the password of {@code user:password@host}. serve prints no JDBC URL,
+   * in a message or a log line, without passing it through here.
+   */
+  static String maskPasswords(String text) {
+    return text.replaceAll("(?i)(password=)[^&;\\s']*", "$1" + MASK)
+        .replaceAll("(//[^/@:\\s']*:)[^/@\\s']*@", "$1" + MASK + "@");
   }
 
   private static void walk(String prefix, Object value, Map<String, String> out) {

@@ -17,7 +17,6 @@ import java.util.concurrent.Callable;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
-import org.springframework.boot.origin.Origin;
 import org.springframework.boot.origin.OriginTrackedValue;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.env.MapPropertySource;
@@ -48,6 +47,16 @@ import picocli.CommandLine.Spec;
           + " claiming, lets running handlers finish within relay.shutdown-grace, and exits. The"
           + " settings are described in docs/operations.md.",
       ""
+    },
+    exitCodeListHeading = "%nExit codes:%n",
+    exitCodeList = {
+      " 0:help, --version or --print-config; or, once serving, a clean stop after SIGTERM or"
+          + " Ctrl-C",
+      " 1:refused: the schema is not migrated (see --migrate), has an edited migration or is newer"
+          + " than this relay; or it cannot start (the port is in use, ...); or the stop failed",
+      " 2:usage or config error: an unknown or missing option, a bad value or setting, a database"
+          + " URL that is not jdbc:postgresql:...",
+      " 3:database unavailable: it cannot be reached, or the embedded PostgreSQL cannot start"
     })
 final class ServeCommand implements Callable<Integer> {
   @ParentCommand ServeMain main;
@@ -75,9 +84,11 @@ final class ServeCommand implements Callable<Integer> {
       names = "--jdbc-url",
       paramLabel = "URL",
       description =
-          "JDBC URL of a PostgreSQL 15+ database. Default: env RELAY_JDBC_URL, else"
+          "JDBC URL of a PostgreSQL 15+ database, like jdbc:postgresql://host:5432/db?user=u"
+              + " (another form is a usage error). Default: env RELAY_JDBC_URL, else"
               + " spring.datasource.url of the file; without any, an embedded PostgreSQL 18 whose"
-              + " data is kept in ~/.relay/pgdata (or $RELAY_HOME/pgdata).")
+              + " data is kept in ~/.relay/pgdata (or $RELAY_HOME/pgdata), and whose URL serve"
+              + " prints at start.")
   String jdbcUrl;
 
   @Option(
@@ -192,6 +203,12 @@ final class ServeCommand implements Callable<Integer> {
                   : ", schedules " + settings.schedules().getSchedules().keySet(),
               base,
               settings.consoleEnabled() ? "; console " + base + settings.console().getPath() : "");
+      if (embedded != null) {
+        // Its port is new at every start: say where other tools (psql, relay) reach it meanwhile.
+        main.out()
+            .printf(
+                "relay serve: embedded PostgreSQL at %s while serve runs%n", embeddedUrl(embedded));
+      }
       main.out().flush();
       return ServeMain.OK;
     } catch (RuntimeException e) {
@@ -229,15 +246,7 @@ final class ServeCommand implements Callable<Integer> {
 
   private static void put(Map<String, Object> p, String property, String value, String option) {
     if (value != null) {
-      p.put(property, OriginTrackedValue.of(value, new Given(option)));
-    }
-  }
-
-  /** A value given on the command line or in the process environment. */
-  private record Given(String what) implements Origin {
-    @Override
-    public String toString() {
-      return what.startsWith("-") ? "option " + what : "environment variable " + what;
+      p.put(property, OriginTrackedValue.of(value, new ServeConfig.Given(option)));
     }
   }
 
@@ -346,6 +355,11 @@ final class ServeCommand implements Callable<Integer> {
       throw new ServeMain.ServeFailure(
           ServeMain.REFUSED, "cannot start: " + root.getMessage() + " (see the log above)", e);
     }
+  }
+
+  /** The embedded server's URL for another client: loopback, user and database postgres. */
+  static String embeddedUrl(EmbeddedServer embedded) {
+    return "jdbc:postgresql://127.0.0.1:" + embedded.port() + "/postgres?user=postgres";
   }
 
   private EmbeddedServer embedded() {

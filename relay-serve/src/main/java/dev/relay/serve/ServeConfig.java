@@ -64,6 +64,9 @@ final class ServeConfig {
   /** The port unless {@code server.port} says otherwise. */
   static final int DEFAULT_PORT = 9464;
 
+  /** The form a database URL must have, as the other relay commands say it. */
+  static final String URL_EXAMPLE = "jdbc:postgresql://host:5432/db?user=u";
+
   private static final Pattern BCRYPT = Pattern.compile("\\$2[aby]?\\$\\d{2}\\$[./A-Za-z0-9]{53}");
 
   /** The property sources serve adds, by name. */
@@ -107,6 +110,8 @@ final class ServeConfig {
     this.bind = binder.bind("server.address", String.class).orElse(DEFAULT_BIND);
     this.port = binder.bind("server.port", Integer.class).orElse(DEFAULT_PORT);
     unread(bound);
+    requirePostgresUrl("spring.datasource.url");
+    requirePostgresUrl("relay.direct-connection.url");
     this.kinds = new LinkedHashSet<>(serve.getKinds().keySet());
     kinds.addAll(relay.getKinds().keySet());
     if (kinds.isEmpty()) {
@@ -288,6 +293,51 @@ final class ServeConfig {
     } catch (UnknownHostException e) {
       throw new InvalidConfigurationPropertyValueException(
           "server.address", bind, "must be an IP address or host name like 127.0.0.1");
+    }
+  }
+
+  /**
+   * Refuses a database URL that is not PostgreSQL's ({@code jdbc:postgresql:}) as a usage error
+   * naming where it was given, before anything connects: DriverManager's "No suitable driver" for
+   * {@code mysql://} or the typo {@code jdbc:postgres://} read as an unreachable database (exit 3),
+   * and echoed the URL with its password. The URL in the message is masked.
+   */
+  private void requirePostgresUrl(String property) {
+    ConfigurationProperty p = property(env, property);
+    String url = p == null || p.getValue() == null ? "" : String.valueOf(p.getValue());
+    if (url.isBlank() || url.startsWith("jdbc:postgresql:")) {
+      return;
+    }
+    // Given on the command line (first of the sources, so the value in effect): named as given.
+    if (env.getPropertySources().get(COMMAND_LINE)
+            instanceof OriginTrackedMapPropertySource commandLine
+        && commandLine.getOrigin(property) instanceof Given option) {
+      throw new Refused(
+          option.name()
+              + " must be a PostgreSQL JDBC URL like "
+              + URL_EXAMPLE
+              + ", was '"
+              + PrintConfig.maskPasswords(url)
+              + "'",
+          null);
+    }
+    throw new InvalidConfigurationPropertyValueException(
+        property, url, "must be a PostgreSQL JDBC URL like " + URL_EXAMPLE);
+  }
+
+  /**
+   * A value given on the command line ({@code what} is the option) or in the process environment
+   * (the variable).
+   */
+  record Given(String what) implements Origin {
+    /** How a usage error names it first, as the other relay commands do: the option, or env VAR. */
+    String name() {
+      return what.startsWith("-") ? what : "env " + what;
+    }
+
+    @Override
+    public String toString() {
+      return what.startsWith("-") ? "option " + what : "environment variable " + what;
     }
   }
 
@@ -509,7 +559,7 @@ final class ServeConfig {
   }
 
   private static String masked(String name, Object value) {
-    return PrintConfig.secret(name) ? "******" : String.valueOf(value);
+    return PrintConfig.value(name, String.valueOf(value));
   }
 
   // --- what the rest of serve reads

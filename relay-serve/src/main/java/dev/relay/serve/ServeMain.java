@@ -120,7 +120,12 @@ public final class ServeMain implements Callable<Integer> {
             return usageError(cmd, f.getMessage());
           }
           if (ex instanceof ServeFailure f) {
-            cmd.getErr().println("relay " + cmd.getCommandName() + ": " + f.getMessage());
+            cmd.getErr()
+                .println(
+                    "relay "
+                        + cmd.getCommandName()
+                        + ": "
+                        + PrintConfig.maskPasswords(f.getMessage()));
             return f.exitCode();
           }
           throw ex;
@@ -146,10 +151,11 @@ public final class ServeMain implements Callable<Integer> {
   /**
    * A usage error: one line naming the problem, one naming the command's help; exit code 2. Only
    * the first line of a message is printed (the config parser's messages are one line already).
+   * Like every message of serve, it shows no URL's password.
    */
   private static int usageError(CommandLine cmd, String message) {
     String name = cmd.getParent() == null ? "relay" : "relay " + cmd.getCommandName();
-    String first = message.strip().replaceAll("\\s*\\R\\s*", "; ");
+    String first = PrintConfig.maskPasswords(message.strip().replaceAll("\\s*\\R\\s*", "; "));
     cmd.getErr().println(name + ": " + first);
     cmd.getErr()
         .println(

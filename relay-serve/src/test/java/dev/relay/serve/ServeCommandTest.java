@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -452,6 +453,133 @@ class ServeCommandTest {
           + fields
           + "}}, \"console\": {\"enabled\": false}}";
     }
+  }
+
+  /**
+   * A database URL that is not PostgreSQL's is a usage error naming where it was given, as for the
+   * other relay commands, never "database unavailable"; no message shows its password.
+   */
+  @Nested
+  class DatabaseUrl {
+    private static final String CONFIG =
+        "relay:\n  kinds: {tick: {handler: log}}\n  console: {enabled: false}\n";
+
+    @Test
+    void aNonPostgresqlJdbcUrlOptionIsExitTwoNamingTheOptionWithThePasswordMasked()
+        throws Exception {
+      Path file = yaml(CONFIG);
+      for (String url :
+          List.of(
+              "mysql://olga:SECRETPW@db/shop",
+              "jdbc:postgres://db:5432/shop?user=olga&password=SECRETPW",
+              "jdbc:mysql://db/shop?password=SECRETPW&ssl=true")) {
+        Run r = run(null, "serve", "--config", file.toString(), "--jdbc-url", url);
+        assertThat(r.code).as(r.toString()).isEqualTo(2);
+        assertThat(r.err.lines().findFirst())
+            .as(r.toString())
+            .hasValueSatisfying(
+                line ->
+                    assertThat(line)
+                        .startsWith(
+                            "relay serve: --jdbc-url must be a PostgreSQL JDBC URL like"
+                                + " jdbc:postgresql://host:5432/db?user=u, was '")
+                        .contains("******"));
+        assertThat(r.err).as(r.toString()).contains("see relay help serve");
+        assertThat(r.out + r.err)
+            .as(r.toString())
+            .doesNotContain("SECRETPW")
+            .doesNotContain("database unavailable")
+            .doesNotContain("No suitable driver");
+      }
+    }
+
+    @Test
+    void theConfigFilesUrlIsCheckedToo() throws Exception {
+      Path file =
+          yaml(
+              CONFIG
+                  + "spring:\n  datasource:\n"
+                  + "    url: jdbc:postgres://db/shop?user=olga&password=SECRETPW\n");
+      Run r = run(null, "serve", "--config", file.toString());
+      assertThat(r.code).as(r.toString()).isEqualTo(2);
+      assertThat(r.err)
+          .as(r.toString())
+          .contains("application.yml: spring.datasource.url=jdbc:postgres://db/shop?user=olga")
+          .contains("must be a PostgreSQL JDBC URL like jdbc:postgresql://host:5432/db?user=u")
+          .doesNotContain("SECRETPW");
+      Run printed = printConfig(file);
+      assertThat(printed.code).as(printed.toString()).isEqualTo(2);
+      assertThat(printed.out + printed.err).doesNotContain("SECRETPW");
+    }
+
+    @Test
+    void aPostgresqlUrlOptionOverridesABadOneInTheFile() throws Exception {
+      Path file = yaml(CONFIG + "spring:\n  datasource:\n    url: mysql://db/shop\n");
+      Run r =
+          run(
+              null,
+              "serve",
+              "--config",
+              file.toString(),
+              "--jdbc-url",
+              "jdbc:postgresql://db/shop?password=SECRETPW",
+              "--print-config");
+      assertThat(r.code).as(r.toString()).isZero();
+      assertThat(r.out.lines())
+          .contains("spring.datasource.url=jdbc:postgresql://db/shop?password=******");
+    }
+
+    @Test
+    void aNonPostgresqlDirectJdbcUrlIsExitTwoNamingThatOption() throws Exception {
+      Run r =
+          run(
+              null,
+              "serve",
+              "--config",
+              yaml(CONFIG).toString(),
+              "--jdbc-url",
+              UNREACHABLE,
+              "--direct-jdbc-url",
+              "postgres://olga:SECRETPW@db:5432/shop");
+      assertThat(r.code).as(r.toString()).isEqualTo(2);
+      assertThat(r.err)
+          .as(r.toString())
+          .startsWith("relay serve: --direct-jdbc-url must be a PostgreSQL JDBC URL")
+          .contains("postgres://olga:******@db:5432/shop")
+          .doesNotContain("SECRETPW");
+    }
+
+    @Test
+    void theEnvironmentVariableIsNamedWhenItIsTheBadOne() throws Exception {
+      ServeProcess.Result r =
+          ServeProcess.run(
+              Map.of("RELAY_JDBC_URL", "jdbc:postgres://db/shop?user=olga&password=SECRETPW"),
+              "serve",
+              "--config",
+              yaml(CONFIG).toString());
+      assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+      assertThat(r.err())
+          .as(r.toString())
+          .startsWith("relay serve: env RELAY_JDBC_URL must be a PostgreSQL JDBC URL")
+          .contains("password=******")
+          .doesNotContain("SECRETPW");
+    }
+  }
+
+  @Test
+  void serveHelpListsItsExitCodes() {
+    Run r = run(null, "serve", "--help");
+    assertThat(r.code).as(r.toString()).isZero();
+    String codes = r.out.substring(r.out.indexOf("Exit codes:"));
+    assertThat(codes.lines().map(String::strip))
+        .as(r.out)
+        .anyMatch(l -> l.startsWith(ServeMain.OK + " ") && l.contains("--print-config"))
+        .anyMatch(l -> l.startsWith(ServeMain.REFUSED + " ") && l.contains("not migrated"))
+        .anyMatch(l -> l.startsWith(ServeMain.USAGE + " ") && l.contains("usage or config error"))
+        .anyMatch(
+            l ->
+                l.startsWith(ServeMain.DATABASE_UNAVAILABLE + " ")
+                    && l.contains("database unavailable"));
   }
 
   @Test

@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -13,8 +15,13 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -27,6 +34,10 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @RelayDatabaseTest
 class ServeExitTest {
+  private static final Pattern EMBEDDED =
+      Pattern.compile(
+          "relay serve: embedded PostgreSQL at"
+              + " (jdbc:postgresql://127\\.0\\.0\\.1:\\d+/postgres\\?user=postgres) while serve runs");
   private static final Pattern HEALTH =
       Pattern.compile("relay serve: (http://127\\.0\\.0\\.1:\\d+)/actuator/health");
 
@@ -84,6 +95,86 @@ class ServeExitTest {
       assertThat(errors).as(log).isEmpty();
     } finally {
       serve.destroyForcibly();
+    }
+  }
+
+  /**
+   * A serve whose port is taken exits 1 in one line, and its log shows no failure of what stopped
+   * after it: the meters' refresh was once cut off by the pool closing under it, and logged a
+   * warning with a RetryableException's stack trace after the clean refusal.
+   */
+  @Test
+  void aServeThatCannotTakeItsPortExitsOneAndLogsNoRefreshFailure(
+      TestDatabase db, @TempDir Path dir) throws Exception {
+    Path config =
+        Files.writeString(
+            dir.resolve("application.yml"),
+            "relay:\n  kinds: {tick: {handler: log}}\n  console: {enabled: false}\n");
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      ServeProcess.Result r =
+          ServeProcess.run(
+              Map.of(),
+              "serve",
+              "--config",
+              config.toString(),
+              "--jdbc-url",
+              db.jdbcUrl(),
+              "--schema",
+              db.schema(),
+              "--port",
+              String.valueOf(taken.getLocalPort()));
+      assertThat(r.exitCode()).as(r.toString()).isEqualTo(1);
+      assertThat(r.err()).as(r.toString()).contains("relay serve: cannot start: ");
+      assertThat(r.out() + r.err())
+          .as(r.toString())
+          .doesNotContain("relay metrics refresh failed")
+          .doesNotContain("RetryableException")
+          .doesNotContain("has been closed");
+    }
+  }
+
+  /**
+   * Without a database URL, serve runs on an embedded PostgreSQL (data in $RELAY_HOME/pgdata) and
+   * says once where other tools reach it while it runs.
+   */
+  @Test
+  void onTheEmbeddedDatabaseServePrintsItsUrlOnceAndItAnswers(@TempDir Path dir) throws Exception {
+    Path config =
+        Files.writeString(
+            dir.resolve("application.yml"),
+            "relay:\n  kinds: {tick: {handler: log}}\n  console: {enabled: false}\n");
+    ServeProcess serve =
+        ServeProcess.start(
+            Map.of("RELAY_HOME", dir.resolve("home").toString()),
+            "serve",
+            "--config",
+            config.toString(),
+            "--migrate",
+            "--port",
+            "0");
+    try {
+      String url =
+          await()
+              .atMost(Duration.ofMinutes(3))
+              .until(
+                  () -> {
+                    assertThat(serve.process().isAlive()).as(serve.err()).isTrue();
+                    Matcher m = EMBEDDED.matcher(serve.out());
+                    return m.find() ? m.group(1) : null;
+                  },
+                  found -> found != null);
+      assertThat(serve.out().split("embedded PostgreSQL at", -1)).hasSize(2);
+      try (Connection c = DriverManager.getConnection(url);
+          Statement s = c.createStatement();
+          ResultSet rs = s.executeQuery("SELECT max(version) FROM relay.schema_version")) {
+        assertThat(rs.next()).isTrue();
+        assertThat(rs.getInt(1)).isPositive();
+      }
+      serve.process().destroy(); // SIGTERM
+      assertThat(serve.process().waitFor(2, TimeUnit.MINUTES)).as("serve stops").isTrue();
+      assertThat(serve.process().exitValue()).as(serve.out() + serve.err()).isZero();
+    } finally {
+      serve.process().destroyForcibly();
     }
   }
 

@@ -227,6 +227,15 @@ class ServeTest {
       String base = "http://127.0.0.1:" + serving.port();
       HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
       assertThat(get(client, base + "/actuator/health").statusCode()).isEqualTo(200);
+      // No work yet: the kind's meters are there from the start, at zero, each saying what it is.
+      String prometheus = get(client, base + "/actuator/prometheus").body();
+      assertThat(prometheus)
+          .contains("relay_claims_total{kind=\"tick\",queue=\"default\"} 0.0")
+          .contains("relay_work_depth{kind=\"tick\",queue=\"default\",state=\"ready\"}")
+          .contains("# HELP relay_claims_total Claims committed by this process");
+      assertThat(prometheus.lines().filter(l -> l.startsWith("# HELP relay_")))
+          .isNotEmpty()
+          .allSatisfy(l -> assertThat(l.replaceFirst("^# HELP relay_\\w+", "")).as(l).isNotBlank());
       assertThat(get(client, base + "/relay").statusCode()).isIn(401, 403, 404);
       assertThat(get(client, base + "/relay/login").statusCode()).isIn(401, 403, 404);
       assertThat(out.toString()).doesNotContain("/relay");

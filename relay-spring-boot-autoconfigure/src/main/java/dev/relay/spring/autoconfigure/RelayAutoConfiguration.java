@@ -34,8 +34,10 @@ import org.springframework.boot.context.properties.source.InvalidConfigurationPr
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.event.ContextRefreshedEvent;
 import org.springframework.core.env.Environment;
 import tools.jackson.databind.ObjectMapper;
 
@@ -244,6 +246,18 @@ public class RelayAutoConfiguration {
     @Bean
     RelayEventListener relayMetricsListener(RelayMetricsBinding binding) {
       return binding.listener();
+    }
+
+    /**
+     * Registers the meters of the runtime's (queue, kind) pairs at zero once the context is
+     * refreshed (the runtime is built by then), so that a scrape right after start shows them.
+     */
+    @Bean
+    ApplicationListener<ContextRefreshedEvent> relayMetricsAtZero(
+        RelayMetricsBinding binding, ObjectProvider<RelayRuntime> runtime) {
+      return event ->
+          runtime.ifAvailable(
+              r -> r.relay().ifPresent(relay -> binding.registerAtZero(relay.config())));
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.relay.spring.autoconfigure;
 
+import dev.relay.RelayConfig;
 import dev.relay.RelayEventListener;
 import dev.relay.micrometer.RelayMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -26,6 +27,14 @@ final class RelayMetricsBinding implements AutoCloseable {
     return bound ? metrics.listener() : RelayEventListener.NONE;
   }
 
+  /** Registers the runtime's (queue, kind) pairs' meters at zero, when a registry is bound. */
+  void registerAtZero(RelayConfig runtime) {
+    if (bound) {
+      metrics.registerAtZero(runtime);
+    }
+  }
+
+  /** Stops the refresh, waiting for one under way, before the pool it reads closes. */
   @Override
   public void close() {
     metrics.close();
