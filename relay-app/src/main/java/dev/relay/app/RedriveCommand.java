@@ -1,6 +1,9 @@
 package dev.relay.app;
 
+import dev.relay.Outbox;
 import dev.relay.admin.Admin;
+import dev.relay.admin.BulkAction;
+import dev.relay.admin.BulkPreview;
 import dev.relay.admin.RedriveRefusedException;
 import dev.relay.admin.RedriveRequest;
 import dev.relay.admin.RedriveResult;
@@ -57,6 +60,10 @@ final class RedriveCommand extends DbCommand {
       throw new ParameterException(
           spec.commandLine(), "give one work ID, or filters such as --state failed --kind K");
     }
+    requireText("ID", workId, Outbox.MAX_WORK_ID_LENGTH);
+    audit.check(this);
+    filters.check(this);
+    requireRange("--limit", limit, 1, Admin.MAX_BATCH);
   }
 
   @Override

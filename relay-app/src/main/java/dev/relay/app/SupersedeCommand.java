@@ -72,6 +72,8 @@ final class SupersedeCommand extends DbCommand {
             spec.commandLine(), "cannot read " + payloadFile + ": no such file");
       }
     }
+    requireText("OLD_ID", oldId, Outbox.MAX_WORK_ID_LENGTH);
+    audit.check(this);
     replacement = Work.of(newId, kind, body);
     if (queue != null) {
       replacement = replacement.queue(queue);
