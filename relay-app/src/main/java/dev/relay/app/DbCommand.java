@@ -104,7 +104,7 @@ abstract class DbCommand implements Callable<Integer> {
           cl,
           (given != null ? "--jdbc-url" : "env RELAY_JDBC_URL")
               + " must be a PostgreSQL JDBC URL like jdbc:postgresql://host:5432/db?user=u, was '"
-              + url
+              + Messages.maskPasswords(url)
               + "'");
     }
     return url;

@@ -71,7 +71,8 @@ final class DemoCommand implements Callable<Integer> {
       }
       return 0;
     } catch (SQLException e) {
-      System.err.println("relay demo: database unavailable: " + e.getMessage());
+      System.err.println(
+          "relay demo: database unavailable: " + Messages.oneLine(Database.describe(e)));
       return 3;
     }
   }
@@ -131,7 +132,7 @@ final class DemoCommand implements Callable<Integer> {
               + " -d "
               + m.group(3));
     } else {
-      out.println("The database is still running at " + db.url());
+      out.println("The database is still running at " + Messages.maskPasswords(db.url()));
     }
     out.println("    then e.g.: SELECT * FROM relay_demo.work; SELECT * FROM shop_demo.orders;");
     if (db.embedded()) {
