@@ -224,6 +224,45 @@ class CommandLineTest {
     }
 
     @Test
+    void aConflictSaysWhatACommandLineUserDoes(TestDatabase db) {
+      assertThat(
+              Cli.run(on(db, "enqueue", "--id", "w-1", "--kind", "k", "--payload", "{}"))
+                  .exitCode())
+          .isZero();
+      Cli.Result changed =
+          Cli.run(on(db, "enqueue", "--id", "w-1", "--kind", "k", "--payload", "{\"n\": 1}"));
+      assertThat(changed.exitCode()).as(changed.toString()).isEqualTo(1);
+      assertThat(changed.err())
+          .contains("nothing was enqueued: a corrected intention needs a new work ID")
+          .doesNotContain("roll back");
+    }
+
+    @Test
+    void errorsInStandardInputNameItAndTheItem(TestDatabase db) throws Exception {
+      Cli.Result noPayload =
+          Cli.runWithInput(
+              java.util.Map.of(),
+              "{\"work_id\": \"in-1\", \"kind\": \"k\"}",
+              on(db, "enqueue", "--file", "-"));
+      assertThat(noPayload.exitCode()).as(noPayload.toString()).isEqualTo(2);
+      assertThat(noPayload.err())
+          .startsWith("relay enqueue: item 1 of standard input has no payload");
+      Cli.Result twice =
+          Cli.runWithInput(
+              java.util.Map.of(),
+              "[{\"work_id\": \"a\", \"kind\": \"k\", \"payload\": {}},"
+                  + " {\"work_id\": \"b\", \"kind\": \"k\", \"payload\": {}},"
+                  + " {\"work_id\": \"a\", \"kind\": \"k\", \"payload\": {}}]",
+              on(db, "enqueue", "--file", "-"));
+      assertThat(twice.exitCode()).as(twice.toString()).isEqualTo(2);
+      assertThat(twice.err())
+          .startsWith(
+              "relay enqueue: items 1 and 3 of standard input both have work_id 'a'; one enqueue"
+                  + " takes each work ID once");
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isZero();
+    }
+
+    @Test
     void readsAnArrayFromStandardInput(TestDatabase db) throws Exception {
       Cli.Result r =
           Cli.runWithInput(
@@ -299,8 +338,11 @@ class CommandLineTest {
       Cli.Result purge = Cli.run(on(db, "purge", "--retention", "1s"));
       assertThat(purge.exitCode()).as(purge.toString()).isEqualTo(2);
       assertThat(purge.err())
-          .startsWith("relay purge: --retention ")
+          .startsWith("relay purge: --retention must be between 1m and 36500d, was 1s\n")
           .doesNotContain("workRetention");
+      Cli.Result zero = Cli.run(on(db, "purge", "--retention", "0s"));
+      assertThat(zero.err())
+          .startsWith("relay purge: --retention must be between 1m and 36500d, was 0s\n");
       Cli.Result after = Cli.run(on(db, "list", "--after", "nonsense"));
       assertThat(after.exitCode()).as(after.toString()).isEqualTo(2);
       assertThat(after.err()).contains("--after").doesNotContain("pass null");
