@@ -6,6 +6,7 @@ import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -35,9 +36,42 @@ class CommandLineTest {
     }
 
     @Test
-    void unknownCommandIsAUsageError() {
+    void unknownCommandIsAUsageErrorThatSaysSoAndListsTheCommands() {
       Cli.Result r = Cli.run("frobnicate");
       assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+      assertThat(r.err())
+          .startsWith("relay: unknown command 'frobnicate'; the commands are ")
+          .contains("migrate, passwd, pause, purge, redrive")
+          .contains("see relay --help")
+          .doesNotContain("Unmatched argument");
+      Cli.Result typo = Cli.run("stauts");
+      assertThat(typo.err()).contains("unknown command 'stauts' (did you mean status?)");
+    }
+
+    @Test
+    void aPasswordInAJdbcUrlIsNeverEchoed() {
+      String query = "jdbc:postgres://127.0.0.1:5432/test?user=postgres&password=SECRETPW";
+      Cli.Result notPostgres = Cli.run("status", "--jdbc-url", query);
+      assertThat(notPostgres.exitCode()).as(notPostgres.toString()).isEqualTo(2);
+      assertThat(notPostgres.err())
+          .contains("?user=postgres&password=******'")
+          .doesNotContain("SECRETPW");
+      Cli.Result userInfo = Cli.run("status", "--jdbc-url", "jdbc:pg://mina:SECRETPW@db:5432/x");
+      assertThat(userInfo.exitCode()).as(userInfo.toString()).isEqualTo(2);
+      assertThat(userInfo.err()).contains("//mina:******@db").doesNotContain("SECRETPW");
+      // Echoed by picocli, among the arguments it did not match.
+      Cli.Result unmatched =
+          Cli.run(
+              "status",
+              "extra",
+              "--jdbc-url",
+              "jdbc:postgresql://127.0.0.1:1/x?password=SECRETPW&user=u");
+      assertThat(unmatched.exitCode()).as(unmatched.toString()).isEqualTo(2);
+      assertThat(unmatched.err()).doesNotContain("SECRETPW");
+      Cli.Result fromEnv =
+          Cli.run(java.util.Map.of("RELAY_JDBC_URL", "postgres://u:SECRETPW@h/db"), "status");
+      assertThat(fromEnv.exitCode()).as(fromEnv.toString()).isEqualTo(2);
+      assertThat(fromEnv.err()).contains("env RELAY_JDBC_URL").doesNotContain("SECRETPW");
     }
 
     @Test
@@ -127,6 +161,30 @@ class CommandLineTest {
               "`relay passwd`")
           .contains("Exit codes:")
           .contains("database unavailable");
+    }
+
+    @Test
+    void benchAndFaultsHelpNameTheRealCommandAndItsValues() {
+      for (String main :
+          new String[] {"dev.relay.bench.BenchCommand", "dev.relay.faults.FaultsCommand"}) {
+        Cli.Result r = Cli.runMain(main, Cli.SLF4J_SIMPLE, java.util.Map.of(), "--help");
+        assertThat(r.exitCode()).as(r.toString()).isZero();
+        assertThat(r.out()).as(r.toString()).contains("\nUsage: relay ").doesNotContain("=<");
+      }
+    }
+
+    @Test
+    void demoHelpReadsAsTheOtherCommandsDo() {
+      Cli.Result r = Cli.run("demo", "--help");
+      assertThat(r.exitCode()).as(r.toString()).isZero();
+      assertThat(r.out()).contains("--jdbc-url=URL").doesNotContain("<jdbcUrl>");
+      // Paragraphs wrapped by picocli: no line of the first ends short, mid-sentence.
+      List<String> lines = r.out().lines().toList();
+      int from =
+          lines.indexOf(lines.stream().filter(l -> l.startsWith("Usage:")).findFirst().get());
+      List<String> paragraph = lines.subList(from + 1, lines.indexOf(""));
+      assertThat(paragraph).hasSizeGreaterThan(1);
+      assertThat(paragraph.subList(0, paragraph.size() - 1)).allMatch(l -> l.length() >= 60);
     }
 
     @Test
