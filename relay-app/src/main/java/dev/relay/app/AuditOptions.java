@@ -1,5 +1,6 @@
 package dev.relay.app;
 
+import dev.relay.admin.Admin;
 import picocli.CommandLine.Option;
 
 /** Who acts and why: required by every audited action, recorded with it. */
@@ -17,4 +18,10 @@ final class AuditOptions {
       required = true,
       description = "Why (recorded in the audit), like \"provider outage over, INC-42\".")
   String reason;
+
+  /** Checks both against the admin API's bounds, before the database is opened. */
+  void check(DbCommand command) {
+    command.requireText("--actor", actor, Admin.MAX_ACTOR_LENGTH);
+    command.requireText("--reason", reason, Admin.MAX_REASON_LENGTH);
+  }
 }

@@ -1,6 +1,7 @@
 package dev.relay.app;
 
 import dev.relay.CancelResult;
+import dev.relay.Outbox;
 import dev.relay.admin.Admin;
 import java.util.List;
 import picocli.CommandLine.Command;
@@ -52,6 +53,10 @@ final class CancelCommand extends DbCommand {
     if (withDependents && workId == null) {
       throw new ParameterException(spec.commandLine(), "--with-dependents needs a work ID");
     }
+    requireText("ID", workId, Outbox.MAX_WORK_ID_LENGTH);
+    audit.check(this);
+    filters.check(this);
+    requireRange("--limit", limit, 1, Admin.MAX_BATCH);
   }
 
   @Override

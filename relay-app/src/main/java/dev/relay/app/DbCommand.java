@@ -48,8 +48,9 @@ abstract class DbCommand implements Callable<Integer> {
   abstract int run(Database db) throws Exception;
 
   /**
-   * Checks and reads what needs no database (option combinations, input files) before the database
-   * is opened, so that a usage error is reported as one even when the database is down.
+   * Checks and reads what needs no database (option combinations, the range of every value, input
+   * files) before the database is opened, so that a usage error is reported as one even when the
+   * database is down or the schema is not migrated.
    */
   void prepare() throws Exception {}
 
@@ -103,7 +104,7 @@ abstract class DbCommand implements Callable<Integer> {
           cl,
           (given != null ? "--jdbc-url" : "env RELAY_JDBC_URL")
               + " must be a PostgreSQL JDBC URL like jdbc:postgresql://host:5432/db?user=u, was '"
-              + url
+              + Messages.maskPasswords(url)
               + "'");
     }
     return url;
@@ -112,6 +113,32 @@ abstract class DbCommand implements Callable<Integer> {
   /** A usage error of this command (exit 2): one line naming the option and the expected form. */
   ParameterException usage(String message) {
     return new ParameterException(spec.commandLine(), message);
+  }
+
+  /**
+   * A usage error unless {@code value} of {@code option} is between {@code min} and {@code max}.
+   */
+  void requireRange(String option, long value, long min, long max) {
+    if (value < min || value > max) {
+      throw usage(option + " must be between " + min + " and " + max + ", was " + value);
+    }
+  }
+
+  /**
+   * A usage error unless {@code value} of {@code option} (an ID, a name, an actor or a reason) has
+   * text and at most {@code max} characters: the admin API's own bounds, checked before the
+   * database is opened.
+   */
+  void requireText(String option, String value, int max) {
+    if (value == null) {
+      return; // not given: picocli reports a missing required option, the command the rest
+    }
+    if (value.isBlank()) {
+      throw usage(option + " is empty");
+    }
+    if (value.length() > max) {
+      throw usage(option + " has " + value.length() + " characters; the limit is " + max);
+    }
   }
 
   PrintWriter out() {

@@ -30,11 +30,10 @@ import picocli.CommandLine.Spec;
     header = "Runs Mina's order 103 end to end, narrating every row it changes.",
     mixinStandardHelpOptions = true,
     description = {
-      "Mina's order 103 end to end: purchase + outbox row in one transaction, a retried request,",
-      "a rolled-back purchase, a worker that stops after the receiver accepted, recovery by a",
-      "second worker, the receiver absorbing the repeat, the stale completion refused, a fence.",
-      "Uses an embedded PostgreSQL 18 unless --jdbc-url names a database (the demo then",
-      "replaces its own schemas relay_demo and shop_demo there)."
+      "Mina's order 103 end to end: purchase + outbox row in one transaction, a retried request, a rolled-back purchase, a worker that stops after the receiver accepted, recovery by a second worker, the receiver absorbing the repeat, the stale completion refused, a fence.",
+      "",
+      "Uses a throwaway embedded PostgreSQL 18 unless --jdbc-url (or env RELAY_JDBC_URL) names a database; the demo then replaces its own schemas relay_demo and shop_demo there.",
+      ""
     })
 final class DemoCommand implements Callable<Integer> {
   /** The story, in module relay-example-demo (a runtime dependency of this one). */
@@ -42,9 +41,11 @@ final class DemoCommand implements Callable<Integer> {
 
   @Option(
       names = "--jdbc-url",
+      paramLabel = "URL",
       description =
-          "JDBC URL of a PostgreSQL 15+ database (default: env RELAY_JDBC_URL, else an embedded"
-              + " PostgreSQL).")
+          "JDBC URL of a PostgreSQL 15+ database, like"
+              + " jdbc:postgresql://host:5432/db?user=u&password=p. Default: env RELAY_JDBC_URL;"
+              + " without either, a throwaway embedded PostgreSQL 18.")
   String jdbcUrl;
 
   @Spec CommandSpec spec;
@@ -71,7 +72,8 @@ final class DemoCommand implements Callable<Integer> {
       }
       return 0;
     } catch (SQLException e) {
-      System.err.println("relay demo: database unavailable: " + e.getMessage());
+      System.err.println(
+          "relay demo: database unavailable: " + Messages.oneLine(Database.describe(e)));
       return 3;
     }
   }
@@ -131,7 +133,7 @@ final class DemoCommand implements Callable<Integer> {
               + " -d "
               + m.group(3));
     } else {
-      out.println("The database is still running at " + db.url());
+      out.println("The database is still running at " + Messages.maskPasswords(db.url()));
     }
     out.println("    then e.g.: SELECT * FROM relay_demo.work; SELECT * FROM shop_demo.orders;");
     if (db.embedded()) {

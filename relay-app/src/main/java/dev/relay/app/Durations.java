@@ -55,6 +55,34 @@ final class Durations implements ITypeConverter<Duration> {
   }
 
   /**
+   * {@code d} exactly, in the units the options take: {@code 0s}, {@code 500ms}, {@code 90m} as
+   * {@code 1h30m}, {@code 36501d}; for echoing a value the user typed.
+   */
+  static String format(Duration d) {
+    if (d.isNegative()) {
+      return "-" + format(d.negated());
+    }
+    StringBuilder sb = new StringBuilder();
+    long days = d.toDays();
+    if (days > 0) {
+      sb.append(days).append('d');
+    }
+    if (d.toHoursPart() > 0) {
+      sb.append(d.toHoursPart()).append('h');
+    }
+    if (d.toMinutesPart() > 0) {
+      sb.append(d.toMinutesPart()).append('m');
+    }
+    if (d.toSecondsPart() > 0) {
+      sb.append(d.toSecondsPart()).append('s');
+    }
+    if (d.toMillisPart() > 0) {
+      sb.append(d.toMillisPart()).append("ms");
+    }
+    return sb.length() == 0 ? "0s" : sb.toString();
+  }
+
+  /**
    * A short form of {@code d} for tables: {@code 42s}, {@code 3m12s}, {@code 5h0m}, {@code 2d3h}.
    */
   static String brief(Duration d) {

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.relay.EnqueueResult;
 import dev.relay.Outbox;
 import dev.relay.Work;
+import dev.relay.WorkConflictException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -16,9 +17,10 @@ import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -33,7 +35,7 @@ import picocli.CommandLine.Option;
       "",
       "An ID already stored with the same kind and a jsonb-equal payload is reported as 'already enqueued' (an idempotent retry); a different kind or payload under a used ID is refused (exit 1), also after the old work was purged (its tombstone remains).",
       "",
-      "File items take the fields work_id, kind, payload (any JSON value) and optionally queue, priority, delay (30s, 5m, PT1H), available_at and deadline (ISO-8601 instants), max_attempts, group (for per-group limits) and depends_on (an array of work IDs that must be done first: stored work, or items of the same file). Items are numbered from 1 in errors. Example:",
+      "File items take the fields work_id, kind, payload (any JSON value) and optionally queue, priority, delay (30s, 5m, PT1H), available_at and deadline (ISO-8601 instants), max_attempts, group (for per-group limits) and depends_on (an array of work IDs that must be done first: stored work, or items of the same file). Items are numbered from 1 in errors (a file of one object holds item 1); --file - reads standard input. Two items with the same work_id are a usage error. Example:",
       "  [{\"work_id\": \"order-103-charge\", \"kind\": \"charge\",",
       "    \"payload\": {\"order_id\": 103}, \"group\": \"customer-7\"},",
       "   {\"work_id\": \"order-103-ship\", \"kind\": \"ship\",",
@@ -41,8 +43,9 @@ import picocli.CommandLine.Option;
       ""
     })
 final class EnqueueCommand extends DbCommand {
-  private static final Set<String> FIELDS =
-      Set.of(
+  /** The fields a file item takes, in the order the help names them (and errors list them). */
+  private static final List<String> FIELDS =
+      List.of(
           "work_id",
           "kind",
           "payload",
@@ -113,7 +116,7 @@ final class EnqueueCommand extends DbCommand {
   void prepare() throws IOException {
     works = file != null ? fromFile() : List.of(fromOptions());
     if (works.isEmpty()) {
-      throw usage("the file " + file + " holds no items");
+      throw usage((file.equals("-") ? "standard input" : "the file " + file) + " holds no items");
     }
   }
 
@@ -127,6 +130,15 @@ final class EnqueueCommand extends DbCommand {
       try {
         results = outbox.enqueueAll(c, works);
         c.commit();
+      } catch (WorkConflictException e) {
+        c.rollback();
+        // The library's advice ("roll back") is for a Java caller; this transaction is undone.
+        throw CommandFailure.refused(
+            e.getMessage()
+                .replace(
+                    SupersedeCommand.CONFLICT_ADVICE,
+                    "; nothing was enqueued: a corrected intention needs a new work ID (relay"
+                        + " supersede replaces the stored work with it)"));
       } catch (Exception e) {
         c.rollback();
         throw e;
@@ -212,7 +224,7 @@ final class EnqueueCommand extends DbCommand {
     try {
       root = Json.MAPPER.readTree(read(file));
     } catch (JsonProcessingException e) {
-      throw usage(file + " is not JSON: " + e.getOriginalMessage());
+      throw usage(source() + " is not JSON: " + e.getOriginalMessage());
     }
     List<Work> works = new ArrayList<>();
     if (root != null && root.isArray()) {
@@ -220,26 +232,62 @@ final class EnqueueCommand extends DbCommand {
         works.add(item(root.get(i), "item " + (i + 1)));
       }
     } else {
-      works.add(item(root, "the item"));
+      works.add(item(root, "item 1"));
     }
+    requireDistinctIds(works);
     return works;
+  }
+
+  /**
+   * Refuses a work ID that two items of the file use (the admin API refuses it too, naming neither
+   * item, and only once the database is open): one transaction takes each ID once.
+   */
+  private void requireDistinctIds(List<Work> works) {
+    Map<String, Integer> first = new HashMap<>();
+    for (int i = 0; i < works.size(); i++) {
+      Integer before = first.putIfAbsent(works.get(i).workId(), i + 1);
+      if (before != null) {
+        throw usage(
+            "items "
+                + before
+                + " and "
+                + (i + 1)
+                + " of "
+                + source()
+                + " both have work_id '"
+                + works.get(i).workId()
+                + "'; one enqueue takes each work ID once");
+      }
+    }
+  }
+
+  /** The file as errors name it: its path, or standard input for {@code -}. */
+  private String source() {
+    return file.equals("-") ? "standard input" : file;
   }
 
   private Work item(JsonNode node, String where) {
     if (node == null || !node.isObject()) {
-      throw usage(where + " of " + file + " is not a JSON object");
+      throw usage(where + " of " + source() + " is not a JSON object");
     }
     for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
       String f = it.next();
       if (!FIELDS.contains(f)) {
-        throw usage(where + " of " + file + " has the unknown field " + f + "; known: " + FIELDS);
+        throw usage(
+            where
+                + " of "
+                + source()
+                + " has the unknown field "
+                + f
+                + "; known: "
+                + String.join(", ", FIELDS));
       }
     }
     String workId = text(node, "work_id", where);
     String workKind = text(node, "kind", where);
     JsonNode body = node.get("payload");
     if (body == null) {
-      throw usage(where + " of " + file + " has no payload");
+      throw usage(where + " of " + source() + " has no payload");
     }
     Work w = Work.of(workId, workKind, Json.write(body));
     try {
@@ -268,7 +316,7 @@ final class EnqueueCommand extends DbCommand {
         w = w.dependsOn(ids(node.get("depends_on"), where));
       }
     } catch (IllegalArgumentException e) {
-      throw usage(where + " of " + file + ": " + e.getMessage());
+      throw usage(where + " of " + source() + ": " + e.getMessage());
     }
     return w;
   }
@@ -276,19 +324,19 @@ final class EnqueueCommand extends DbCommand {
   private String text(JsonNode node, String field, String where) {
     JsonNode v = node.get(field);
     if (v == null || !v.isTextual()) {
-      throw usage(where + " of " + file + " needs " + field + " as a string");
+      throw usage(where + " of " + source() + " needs " + field + " as a string");
     }
     return v.asText();
   }
 
   private String[] ids(JsonNode v, String where) {
     if (!v.isArray()) {
-      throw usage(where + " of " + file + " needs depends_on as an array of work IDs");
+      throw usage(where + " of " + source() + " needs depends_on as an array of work IDs");
     }
     String[] ids = new String[v.size()];
     for (int i = 0; i < ids.length; i++) {
       if (!v.get(i).isTextual()) {
-        throw usage(where + " of " + file + " needs depends_on as an array of work IDs");
+        throw usage(where + " of " + source() + " needs depends_on as an array of work IDs");
       }
       ids[i] = v.get(i).asText();
     }
@@ -298,7 +346,7 @@ final class EnqueueCommand extends DbCommand {
   private int integer(JsonNode node, String field, String where) {
     JsonNode v = node.get(field);
     if (!v.canConvertToInt() || !v.isIntegralNumber()) {
-      throw usage(where + " of " + file + ": " + field + " must be an integer");
+      throw usage(where + " of " + source() + ": " + field + " must be an integer");
     }
     return v.intValue();
   }

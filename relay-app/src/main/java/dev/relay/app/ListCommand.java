@@ -38,6 +38,12 @@ final class ListCommand extends DbCommand {
   boolean json;
 
   @Override
+  void prepare() {
+    filters.check(this);
+    requireRange("--limit", limit, 1, Admin.MAX_PAGE_SIZE);
+  }
+
+  @Override
   int run(Database db) throws Exception {
     requireCurrentSchema(db);
     WorkPage page = Admin.create(db.dataSource(), schema).list(filters.filter(), after, limit);

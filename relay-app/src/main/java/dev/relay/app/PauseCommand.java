@@ -1,6 +1,7 @@
 package dev.relay.app;
 
 import dev.relay.admin.Admin;
+import dev.relay.admin.InvalidAdminRequestException;
 import dev.relay.admin.Pause;
 import java.time.Duration;
 import java.time.Instant;
@@ -48,6 +49,8 @@ final class PauseCommand extends DbCommand {
     if (!target.any()) {
       throw usage("give --queue Q, --kind K, or both");
     }
+    target.check(this);
+    audit.check(this);
     if (duration != null && until != null) {
       throw usage("give --for or --until, not both");
     }
@@ -61,7 +64,15 @@ final class PauseCommand extends DbCommand {
     requireCurrentSchema(db);
     Admin admin = Admin.create(db.dataSource(), schema);
     Instant resumeAt = duration != null ? Instant.now().plus(duration) : until;
-    Pause p = admin.pause(target.queue, target.kind, audit.actor, audit.reason, resumeAt);
+    Pause p;
+    try {
+      p = admin.pause(target.queue, target.kind, audit.actor, audit.reason, resumeAt);
+    } catch (InvalidAdminRequestException e) {
+      if (!e.field().equals("resumeAt")) {
+        throw e;
+      }
+      throw usage(resumeInPast(e.getMessage()));
+    }
     out()
         .println(
             "paused "
@@ -72,5 +83,27 @@ final class PauseCommand extends DbCommand {
                     ? " until resumed (relay resume)"
                     : ", resuming automatically at " + p.resumeAt()));
     return ExitCodes.OK;
+  }
+
+  /**
+   * The admin API's refusal of an automatic resume that is not after the database clock's now, in
+   * the option that gave it: {@code --until 2020-01-01T00:00:00Z is not after ...}, or for {@code
+   * --for} (counted on this machine's clock) the time it ends at and why that can be past.
+   */
+  private String resumeInPast(String message) {
+    String m = message.replace("invalid admin request: resumeAt is ", "");
+    if (duration == null) {
+      return "--until "
+          + m.replaceFirst("^(\\S+), not after", "$1 is not after")
+              .replace(
+                  "give a time in the future, or none to pause until resumed",
+                  "give a time in the future, or leave --until out to pause until resumed");
+    }
+    return "--for "
+        + Durations.format(duration)
+        + " ends at "
+        + m.replace(
+            "give a time in the future, or none to pause until resumed",
+            "this machine's clock is behind the database's: give a longer --for");
   }
 }

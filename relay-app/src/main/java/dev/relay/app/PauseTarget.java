@@ -1,5 +1,6 @@
 package dev.relay.app;
 
+import dev.relay.Outbox;
 import picocli.CommandLine.Option;
 
 /** What {@code relay pause} and {@code relay resume} act on: a queue, a kind, or both. */
@@ -21,11 +22,19 @@ final class PauseTarget {
     return queue != null || kind != null;
   }
 
-  /** The target in words, for the output. */
+  /** Checks both names against the admin API's bounds, before the database is opened. */
+  void check(DbCommand command) {
+    command.requireText("--queue", queue, Outbox.MAX_NAME_LENGTH);
+    command.requireText("--kind", kind, Outbox.MAX_NAME_LENGTH);
+  }
+
+  /**
+   * The target in words, for the output, as {@code relay status} lists the pauses: {@code every
+   * queue, kind send_sms}, {@code queue reports, every kind}, {@code queue q, kind k}.
+   */
   String describe() {
-    if (queue == null) {
-      return "kind " + kind + " (every queue)";
-    }
-    return kind == null ? "queue " + queue + " (every kind)" : "queue " + queue + ", kind " + kind;
+    return (queue == null ? "every queue" : "queue " + queue)
+        + ", "
+        + (kind == null ? "every kind" : "kind " + kind);
   }
 }

@@ -111,6 +111,9 @@ final class PurgeCommand extends DbCommand {
     if ((actor == null) != (reason == null)) {
       throw usage("give both --actor and --reason, or neither");
     }
+    requireText("--actor", actor, Admin.MAX_ACTOR_LENGTH);
+    requireText("--reason", reason, Admin.MAX_REASON_LENGTH);
+    filters.check(this);
     if (filters.any()) {
       if (actor == null && !dryRun) {
         throw usage("a purge by filter needs --actor and --reason (each purged item is audited)");
@@ -139,7 +142,7 @@ final class PurgeCommand extends DbCommand {
 
   private void within(String option, Duration d) {
     if (d.compareTo(Duration.ofMinutes(1)) < 0 || d.compareTo(Duration.ofDays(36_500)) > 0) {
-      throw usage(option + " must be between 1m and 36500d, was " + d);
+      throw usage(option + " must be between 1m and 36500d, was " + Durations.format(d));
     }
   }
 

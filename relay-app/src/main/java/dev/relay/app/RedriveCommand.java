@@ -1,6 +1,9 @@
 package dev.relay.app;
 
+import dev.relay.Outbox;
 import dev.relay.admin.Admin;
+import dev.relay.admin.BulkAction;
+import dev.relay.admin.BulkPreview;
 import dev.relay.admin.RedriveRefusedException;
 import dev.relay.admin.RedriveRequest;
 import dev.relay.admin.RedriveResult;
@@ -22,7 +25,7 @@ import picocli.CommandLine.Parameters;
       "",
       "Refused (exit 1, nothing changed): running work, always; work that is not failed, unless --force; work whose first attempt is older than its kind's deduplication horizon, unless --override-horizon: past it the receiver may have forgotten the ID and apply the same work twice. A corrected payload is not a redrive: use supersede.",
       "",
-      "Give one ID, or filters (with --limit) to redrive many, each checked on its own; exit 1 when any was refused.",
+      "Give one ID, or filters (with --limit) to redrive many, each checked on its own. A filtered redrive selects the matching failed work (with --force: all but running work), oldest first, up to --limit, and ends with one line: how many were redriven and how many matching items were refused, by reason (not failed, running, past their kind's deduplication horizon), counting also the matching items it did not select because of their state. Exit 1 when any matching item was refused.",
       ""
     })
 final class RedriveCommand extends DbCommand {
@@ -57,6 +60,10 @@ final class RedriveCommand extends DbCommand {
       throw new ParameterException(
           spec.commandLine(), "give one work ID, or filters such as --state failed --kind K");
     }
+    requireText("ID", workId, Outbox.MAX_WORK_ID_LENGTH);
+    audit.check(this);
+    filters.check(this);
+    requireRange("--limit", limit, 1, Admin.MAX_BATCH);
   }
 
   @Override
@@ -69,17 +76,68 @@ final class RedriveCommand extends DbCommand {
       try {
         r = admin.redrive(workId, request);
       } catch (RedriveRefusedException e) {
-        throw CommandFailure.refused("refused: " + e.getMessage() + hint(e.reason()));
+        throw CommandFailure.refused("refused: " + inOptions(e.getMessage()) + hint(e.reason()));
       }
       out().println(describe(r));
       return ExitCodes.OK;
     }
+    return byFilter(admin, request);
+  }
+
+  /**
+   * Redrives what the filter selects (failed work, or with --force any that is not running, up to
+   * --limit) and reports every matching item it refused, selected or not, so that a filter that
+   * matches only work a redrive refuses is not "0 redriven, 0 refused".
+   *
+   * <p>Two sources, each item counted once: before the run, the preview counts the matching items
+   * the run does not select because of their state (running work; work that is not failed, without
+   * --force); the run reports its own items, among them those it refused under their row lock (past
+   * the deduplication horizon, or changed since the selection). The preview's horizon count is not
+   * used: those items are failed ones the run selects and judges itself (and takes with
+   * --override-horizon).
+   */
+  private int byFilter(Admin admin, RedriveRequest request) {
+    BulkPreview before = admin.bulkPreview(filters.filter(), BulkAction.REDRIVE, force);
     List<RedriveResult> results = admin.redrive(filters.filter(), request, limit);
-    long refused = results.stream().filter(r -> !r.redriven()).count();
+    long redriven = 0;
+    long running = before.counts().refusedRunning();
+    long notFailed = before.counts().refusedState();
+    long pastHorizon = 0;
     for (RedriveResult r : results) {
       out().println(describe(r));
+      if (r.redriven()) {
+        redriven++;
+      } else if (r.refusal() == RedriveRefusedException.Reason.RUNNING) {
+        running++; // claimed between the selection and the row lock
+      } else if (r.refusal() == RedriveRefusedException.Reason.PAST_DEDUP_HORIZON) {
+        pastHorizon++;
+      } else {
+        notFailed++; // ended otherwise between the selection and the row lock
+      }
     }
-    out().println((results.size() - refused) + " redriven, " + refused + " refused");
+    long refused = running + notFailed + pastHorizon;
+    out()
+        .println(
+            redriven
+                + " redriven, "
+                + refused
+                + " refused: "
+                + notFailed
+                + " not failed"
+                + (notFailed > 0 ? hint(RedriveRefusedException.Reason.NOT_FAILED) : "")
+                + ", "
+                + running
+                + " running"
+                + (running > 0 ? hint(RedriveRefusedException.Reason.RUNNING) : "")
+                + ", "
+                + pastHorizon
+                + " past their kind's deduplication horizon"
+                + (pastHorizon > 0 ? hint(RedriveRefusedException.Reason.PAST_DEDUP_HORIZON) : "")
+                + (before.capped()
+                    ? " (not failed and running counted among the oldest "
+                        + Admin.MAX_BULK_PREVIEW
+                        + " matching items)"
+                    : ""));
     return refused == 0 ? ExitCodes.OK : ExitCodes.REFUSED;
   }
 
@@ -94,7 +152,19 @@ final class RedriveCommand extends DbCommand {
           + (r.forced() ? ", with an override" : "")
           + ")";
     }
-    return "refused " + r.workId() + ": " + r.message() + hint(r.refusal());
+    return "refused " + r.workId() + ": " + inOptions(r.message()) + hint(r.refusal());
+  }
+
+  /**
+   * The admin API's account of a refusal without its name for the override ("(force)"), which
+   * {@link #hint} gives as the option.
+   */
+  private static String inOptions(String message) {
+    return message == null
+        ? ""
+        : message.replace(
+            "; redriving it runs it again, so say so explicitly (force)",
+            "; redriving it runs it again");
   }
 
   private static String hint(RedriveRefusedException.Reason reason) {
@@ -105,7 +175,7 @@ final class RedriveCommand extends DbCommand {
       case NOT_FAILED -> " [--force overrides]";
       case PAST_DEDUP_HORIZON ->
           " [--override-horizon overrides, at the risk of a repeated effect]";
-      case RUNNING -> " [never overridable: cancel it, or wait for it to end]";
+      case RUNNING -> " [never overridable]"; // the account says: cancel it, or wait
     };
   }
 }

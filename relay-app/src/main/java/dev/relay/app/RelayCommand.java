@@ -11,9 +11,12 @@ import java.net.ConnectException;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -139,6 +142,12 @@ public final class RelayCommand implements Callable<Integer> {
    */
   static String unknownFirst(ParameterException ex) {
     ParseResult parsed = ex.getCommandLine().getParseResult();
+    if (ex instanceof UnmatchedArgumentException u && ex.getCommandLine().getParent() == null) {
+      String command = unknownCommand(u);
+      if (command != null) {
+        return command;
+      }
+    }
     if (ex instanceof UnmatchedArgumentException
         || parsed == null
         || parsed.unmatched().isEmpty()) {
@@ -146,6 +155,59 @@ public final class RelayCommand implements Callable<Integer> {
     }
     String arg = parsed.unmatched().get(0);
     return (arg.startsWith("-") ? "Unknown option: '" : "Unmatched argument: '") + arg + "'";
+  }
+
+  /**
+   * The message for {@code relay nosuch}: an unknown command (not picocli's "Unmatched argument at
+   * index 0"), the likely one when picocli has a suggestion, and the commands; {@code null} when
+   * the first unmatched argument is an option.
+   */
+  private static String unknownCommand(UnmatchedArgumentException ex) {
+    List<String> unmatched = ex.getUnmatched();
+    if (unmatched.isEmpty() || unmatched.get(0).startsWith("-")) {
+      return null;
+    }
+    String name = unmatched.get(0);
+    if (ROUTED.containsKey(name)) {
+      return "relay "
+          + name
+          + " runs from its own module, not this jar: start it with the ./relay script";
+    }
+    Set<String> commands = new TreeSet<>(ex.getCommandLine().getSubcommands().keySet());
+    commands.addAll(ROUTED.keySet());
+    // Picocli's own suggestions are loose ("frobnicate": migrate); a typo is a few edits away.
+    String likely = null;
+    for (String c : commands) {
+      if (edits(name, c) <= 2 && (likely == null || edits(name, c) < edits(name, likely))) {
+        likely = c;
+      }
+    }
+    return "unknown command '"
+        + name
+        + "'"
+        + (likely == null ? "" : " (did you mean " + likely + "?)")
+        + "; the commands are "
+        + String.join(", ", commands);
+  }
+
+  /** The Levenshtein distance between {@code a} and {@code b}. */
+  private static int edits(String a, String b) {
+    int[] previous = new int[b.length() + 1];
+    int[] current = new int[b.length() + 1];
+    for (int j = 0; j <= b.length(); j++) {
+      previous[j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      current[0] = i;
+      for (int j = 1; j <= b.length(); j++) {
+        int substitution = previous[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+        current[j] = Math.min(substitution, Math.min(previous[j], current[j - 1]) + 1);
+      }
+      int[] swap = previous;
+      previous = current;
+      current = swap;
+    }
+    return previous[b.length()];
   }
 
   /** How to ask for {@code cmd}'s help: {@code relay help status}, {@code relay --help}. */
@@ -218,7 +280,21 @@ public final class RelayCommand implements Callable<Integer> {
 
   /** Library names of values whose option is not simply their kebab-case form. */
   private static final Map<String, String> FLAGS =
-      Map.of("workRetention", "--retention", "cursor", "--after", "workId", "--id");
+      Map.of(
+          "workRetention",
+          "--retention",
+          "cursor",
+          "--after",
+          "workId",
+          "--id",
+          "filter.state",
+          "--state",
+          "filter.outcome",
+          "--outcome",
+          "filter.blockedReason",
+          "--blocked-reason",
+          "resumeAt",
+          "--until");
 
   /**
    * The library's refusal in the command's terms: the API name of the value (a setting, a request

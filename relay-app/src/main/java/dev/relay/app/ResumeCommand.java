@@ -28,6 +28,8 @@ final class ResumeCommand extends DbCommand {
     if (!target.any()) {
       throw usage("give --queue Q, --kind K, or both");
     }
+    target.check(this);
+    audit.check(this);
   }
 
   @Override

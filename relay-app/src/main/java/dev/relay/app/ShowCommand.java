@@ -2,6 +2,7 @@ package dev.relay.app;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.relay.Outbox;
 import dev.relay.admin.Admin;
 import dev.relay.admin.Dependency;
 import dev.relay.admin.WorkDetail;
@@ -27,6 +28,11 @@ final class ShowCommand extends DbCommand {
 
   @Option(names = "--json", description = "Prints one JSON object.")
   boolean json;
+
+  @Override
+  void prepare() {
+    requireText("ID", workId, Outbox.MAX_WORK_ID_LENGTH);
+  }
 
   @Override
   int run(Database db) throws Exception {

@@ -48,6 +48,18 @@ final class StatusCommand extends DbCommand {
           "Recounts done and cancelled work first (normally the maintenance leader's job).")
   boolean refresh;
 
+  /** The window's bounds (the admin API's). */
+  private static final Duration SHORTEST_WINDOW = Duration.ofSeconds(1);
+
+  private static final Duration LONGEST_WINDOW = Duration.ofDays(365);
+
+  @Override
+  void prepare() {
+    if (window.compareTo(SHORTEST_WINDOW) < 0 || window.compareTo(LONGEST_WINDOW) > 0) {
+      throw usage("--window must be between 1s and 365d, was " + Durations.format(window));
+    }
+  }
+
   @Override
   int run(Database db) throws Exception {
     requireCurrentSchema(db);

@@ -1,6 +1,8 @@
 package dev.relay.app;
 
+import dev.relay.Outbox;
 import dev.relay.Work;
+import dev.relay.WorkConflictException;
 import dev.relay.admin.Admin;
 import dev.relay.admin.SupersedeResult;
 import java.io.IOException;
@@ -53,6 +55,10 @@ final class SupersedeCommand extends DbCommand {
 
   @Mixin AuditOptions audit;
 
+  /** The end of {@link WorkConflictException}'s message: advice to a Java caller. */
+  static final String CONFLICT_ADVICE =
+      "; roll back, and use a new work ID for a corrected intention";
+
   private Work replacement;
 
   @Override
@@ -72,6 +78,8 @@ final class SupersedeCommand extends DbCommand {
             spec.commandLine(), "cannot read " + payloadFile + ": no such file");
       }
     }
+    requireText("OLD_ID", oldId, Outbox.MAX_WORK_ID_LENGTH);
+    audit.check(this);
     replacement = Work.of(newId, kind, body);
     if (queue != null) {
       replacement = replacement.queue(queue);
@@ -81,9 +89,19 @@ final class SupersedeCommand extends DbCommand {
   @Override
   int run(Database db) throws Exception {
     requireCurrentSchema(db);
-    SupersedeResult r =
-        Admin.create(db.dataSource(), schema)
-            .supersede(oldId, replacement, audit.actor, audit.reason);
+    SupersedeResult r;
+    try {
+      r =
+          Admin.create(db.dataSource(), schema)
+              .supersede(oldId, replacement, audit.actor, audit.reason);
+    } catch (WorkConflictException e) {
+      // The admin API's advice is for a Java caller's transaction; this one is already undone.
+      throw CommandFailure.refused(
+          e.getMessage()
+              .replace(
+                  CONFLICT_ADVICE,
+                  "; nothing changed: give another --new-id, one no work has used"));
+    }
     String old =
         switch (r.oldWork()) {
           case CANCELLED -> "cancelled";

@@ -6,6 +6,7 @@ import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -35,9 +36,42 @@ class CommandLineTest {
     }
 
     @Test
-    void unknownCommandIsAUsageError() {
+    void unknownCommandIsAUsageErrorThatSaysSoAndListsTheCommands() {
       Cli.Result r = Cli.run("frobnicate");
       assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+      assertThat(r.err())
+          .startsWith("relay: unknown command 'frobnicate'; the commands are ")
+          .contains("migrate, passwd, pause, purge, redrive")
+          .contains("see relay --help")
+          .doesNotContain("Unmatched argument");
+      Cli.Result typo = Cli.run("stauts");
+      assertThat(typo.err()).contains("unknown command 'stauts' (did you mean status?)");
+    }
+
+    @Test
+    void aPasswordInAJdbcUrlIsNeverEchoed() {
+      String query = "jdbc:postgres://127.0.0.1:5432/test?user=postgres&password=SECRETPW";
+      Cli.Result notPostgres = Cli.run("status", "--jdbc-url", query);
+      assertThat(notPostgres.exitCode()).as(notPostgres.toString()).isEqualTo(2);
+      assertThat(notPostgres.err())
+          .contains("?user=postgres&password=******'")
+          .doesNotContain("SECRETPW");
+      Cli.Result userInfo = Cli.run("status", "--jdbc-url", "jdbc:pg://mina:SECRETPW@db:5432/x");
+      assertThat(userInfo.exitCode()).as(userInfo.toString()).isEqualTo(2);
+      assertThat(userInfo.err()).contains("//mina:******@db").doesNotContain("SECRETPW");
+      // Echoed by picocli, among the arguments it did not match.
+      Cli.Result unmatched =
+          Cli.run(
+              "status",
+              "extra",
+              "--jdbc-url",
+              "jdbc:postgresql://127.0.0.1:1/x?password=SECRETPW&user=u");
+      assertThat(unmatched.exitCode()).as(unmatched.toString()).isEqualTo(2);
+      assertThat(unmatched.err()).doesNotContain("SECRETPW");
+      Cli.Result fromEnv =
+          Cli.run(java.util.Map.of("RELAY_JDBC_URL", "postgres://u:SECRETPW@h/db"), "status");
+      assertThat(fromEnv.exitCode()).as(fromEnv.toString()).isEqualTo(2);
+      assertThat(fromEnv.err()).contains("env RELAY_JDBC_URL").doesNotContain("SECRETPW");
     }
 
     @Test
@@ -127,6 +161,30 @@ class CommandLineTest {
               "`relay passwd`")
           .contains("Exit codes:")
           .contains("database unavailable");
+    }
+
+    @Test
+    void benchAndFaultsHelpNameTheRealCommandAndItsValues() {
+      for (String main :
+          new String[] {"dev.relay.bench.BenchCommand", "dev.relay.faults.FaultsCommand"}) {
+        Cli.Result r = Cli.runMain(main, Cli.SLF4J_SIMPLE, java.util.Map.of(), "--help");
+        assertThat(r.exitCode()).as(r.toString()).isZero();
+        assertThat(r.out()).as(r.toString()).contains("\nUsage: relay ").doesNotContain("=<");
+      }
+    }
+
+    @Test
+    void demoHelpReadsAsTheOtherCommandsDo() {
+      Cli.Result r = Cli.run("demo", "--help");
+      assertThat(r.exitCode()).as(r.toString()).isZero();
+      assertThat(r.out()).contains("--jdbc-url=URL").doesNotContain("<jdbcUrl>");
+      // Paragraphs wrapped by picocli: no line of the first ends short, mid-sentence.
+      List<String> lines = r.out().lines().toList();
+      int from =
+          lines.indexOf(lines.stream().filter(l -> l.startsWith("Usage:")).findFirst().get());
+      List<String> paragraph = lines.subList(from + 1, lines.indexOf(""));
+      assertThat(paragraph).hasSizeGreaterThan(1);
+      assertThat(paragraph.subList(0, paragraph.size() - 1)).allMatch(l -> l.length() >= 60);
     }
 
     @Test
@@ -224,6 +282,45 @@ class CommandLineTest {
     }
 
     @Test
+    void aConflictSaysWhatACommandLineUserDoes(TestDatabase db) {
+      assertThat(
+              Cli.run(on(db, "enqueue", "--id", "w-1", "--kind", "k", "--payload", "{}"))
+                  .exitCode())
+          .isZero();
+      Cli.Result changed =
+          Cli.run(on(db, "enqueue", "--id", "w-1", "--kind", "k", "--payload", "{\"n\": 1}"));
+      assertThat(changed.exitCode()).as(changed.toString()).isEqualTo(1);
+      assertThat(changed.err())
+          .contains("nothing was enqueued: a corrected intention needs a new work ID")
+          .doesNotContain("roll back");
+    }
+
+    @Test
+    void errorsInStandardInputNameItAndTheItem(TestDatabase db) throws Exception {
+      Cli.Result noPayload =
+          Cli.runWithInput(
+              java.util.Map.of(),
+              "{\"work_id\": \"in-1\", \"kind\": \"k\"}",
+              on(db, "enqueue", "--file", "-"));
+      assertThat(noPayload.exitCode()).as(noPayload.toString()).isEqualTo(2);
+      assertThat(noPayload.err())
+          .startsWith("relay enqueue: item 1 of standard input has no payload");
+      Cli.Result twice =
+          Cli.runWithInput(
+              java.util.Map.of(),
+              "[{\"work_id\": \"a\", \"kind\": \"k\", \"payload\": {}},"
+                  + " {\"work_id\": \"b\", \"kind\": \"k\", \"payload\": {}},"
+                  + " {\"work_id\": \"a\", \"kind\": \"k\", \"payload\": {}}]",
+              on(db, "enqueue", "--file", "-"));
+      assertThat(twice.exitCode()).as(twice.toString()).isEqualTo(2);
+      assertThat(twice.err())
+          .startsWith(
+              "relay enqueue: items 1 and 3 of standard input both have work_id 'a'; one enqueue"
+                  + " takes each work ID once");
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isZero();
+    }
+
+    @Test
     void readsAnArrayFromStandardInput(TestDatabase db) throws Exception {
       Cli.Result r =
           Cli.runWithInput(
@@ -299,8 +396,11 @@ class CommandLineTest {
       Cli.Result purge = Cli.run(on(db, "purge", "--retention", "1s"));
       assertThat(purge.exitCode()).as(purge.toString()).isEqualTo(2);
       assertThat(purge.err())
-          .startsWith("relay purge: --retention ")
+          .startsWith("relay purge: --retention must be between 1m and 36500d, was 1s\n")
           .doesNotContain("workRetention");
+      Cli.Result zero = Cli.run(on(db, "purge", "--retention", "0s"));
+      assertThat(zero.err())
+          .startsWith("relay purge: --retention must be between 1m and 36500d, was 0s\n");
       Cli.Result after = Cli.run(on(db, "list", "--after", "nonsense"));
       assertThat(after.exitCode()).as(after.toString()).isEqualTo(2);
       assertThat(after.err()).contains("--after").doesNotContain("pass null");

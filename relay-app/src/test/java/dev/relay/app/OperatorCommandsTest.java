@@ -129,6 +129,10 @@ class OperatorCommandsTest {
       assertThat(text.out()).contains("WORK_ID").contains("more: --after ");
       Cli.Result badState = Cli.run(on(db, "list", "--state", "sleeping"));
       assertThat(badState.exitCode()).as(badState.toString()).isEqualTo(2);
+      assertThat(badState.err())
+          .startsWith(
+              "relay list: --state 'sleeping' is not one of ready, running, done, failed,"
+                  + " cancelled\n");
     }
 
     @Test
@@ -157,7 +161,9 @@ class OperatorCommandsTest {
       assertThat(none.out()).doesNotContain("dep-b");
       Cli.Result bad = Cli.run(on(db, "list", "--blocked-reason", "late"));
       assertThat(bad.exitCode()).as(bad.toString()).isEqualTo(2);
-      assertThat(bad.err()).contains("blockedReason");
+      assertThat(bad.err())
+          .contains("--blocked-reason 'late' is not one of dependency_failed")
+          .doesNotContain("blockedReason");
     }
 
     @Test
@@ -291,7 +297,9 @@ class OperatorCommandsTest {
               + " WHERE work_id = 'r-2'");
       Cli.Result refused = Cli.run(on(db, "redrive", "r-2", "--actor", "a", "--reason", "r"));
       assertThat(refused.exitCode()).as(refused.toString()).isEqualTo(1);
-      assertThat(refused.err()).contains("--force");
+      assertThat(refused.err())
+          .contains("is done, not failed; redriving it runs it again [--force overrides]")
+          .doesNotContain("(force)");
       Cli.Result forced =
           Cli.run(on(db, "redrive", "r-2", "--actor", "a", "--reason", "r", "--force"));
       assertThat(forced.exitCode()).as(forced.toString()).isZero();
@@ -341,6 +349,107 @@ class OperatorCommandsTest {
       assertThat(r.out()).contains("2 redriven, 0 refused");
       assertThat(db.queryString("SELECT state FROM {schema}.work WHERE work_id = 'f-3'"))
           .isEqualTo("failed");
+    }
+
+    @Test
+    void aFilterMatchingOnlyWorkThatIsNotFailedReportsItRefusedWithExitOne(TestDatabase db)
+        throws Exception {
+      insert(db, "c-1", "charge", "default");
+      insert(db, "c-2", "charge", "default");
+      db.execute(
+          "UPDATE {schema}.outbox SET state = 'cancelled', completed_at = clock_timestamp()"
+              + " WHERE work_id IN ('c-1', 'c-2')");
+      for (List<String> filter :
+          List.of(List.of("--state", "cancelled"), List.of("--kind", "charge"))) {
+        List<String> args = new ArrayList<>(List.of("redrive", "--actor", "me", "--reason", "t"));
+        args.addAll(filter);
+        Cli.Result r = Cli.run(on(db, args.toArray(String[]::new)));
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(1);
+        assertThat(r.out())
+            .as(r.toString())
+            .contains("0 redriven, 2 refused: 2 not failed [--force overrides], 0 running, 0 past");
+      }
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'cancelled'"))
+          .isEqualTo(2);
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.redrive_audit")).isZero();
+    }
+
+    @Test
+    void aFilteredRedriveCountsEachRefusedItemOnceWhateverRefusedIt(TestDatabase db)
+        throws Exception {
+      insert(db, "m-failed", "charge", "default");
+      fail(db, "m-failed", "1 minute");
+      insert(db, "m-old", "charge", "default");
+      fail(db, "m-old", "3 days"); // past the default 24 h horizon: selected, refused by the run
+      insert(db, "m-running", "charge", "default");
+      db.execute(
+          "UPDATE {schema}.outbox SET state = 'running', attempts = 1, claim_generation = 1,"
+              + " claimed_by = 'w', lease_until = clock_timestamp() + interval '1 minute',"
+              + " first_attempt_at = clock_timestamp() WHERE work_id = 'm-running'");
+      insert(db, "m-cancelled", "charge", "default");
+      db.execute(
+          "UPDATE {schema}.outbox SET state = 'cancelled', completed_at = clock_timestamp()"
+              + " WHERE work_id = 'm-cancelled'");
+
+      Cli.Result r =
+          Cli.run(on(db, "redrive", "--kind", "charge", "--actor", "me", "--reason", "t"));
+
+      assertThat(r.exitCode()).as(r.toString()).isEqualTo(1);
+      assertThat(r.out())
+          .as(r.toString())
+          .contains("redriven m-failed", "refused m-old")
+          .contains(
+              "1 redriven, 3 refused: 1 not failed [--force overrides], 1 running"
+                  + " [never overridable], 1 past their kind's deduplication horizon"
+                  + " [--override-horizon overrides");
+      assertThat(db.queryString("SELECT state FROM {schema}.work WHERE work_id = 'm-failed'"))
+          .isEqualTo("ready");
+
+      Cli.Result onlyFailed =
+          Cli.run(
+              on(
+                  db,
+                  "redrive",
+                  "--kind",
+                  "charge",
+                  "--state",
+                  "failed",
+                  "--override-horizon",
+                  "--actor",
+                  "me",
+                  "--reason",
+                  "t"));
+      assertThat(onlyFailed.exitCode()).as(onlyFailed.toString()).isZero();
+      assertThat(onlyFailed.out()).contains("1 redriven, 0 refused");
+    }
+
+    @Test
+    void everyRangeIsCheckedBeforeTheDatabaseEvenOnAnUnmigratedSchema(TestDatabase db) {
+      String[][] cases = {
+        {"list", "--limit", "-5"},
+        {"list", "--state", "bogus"},
+        {"status", "--window", "0s"},
+        {"redrive", "--state", "failed", "--limit", "0", "--actor", "a", "--reason", "r"},
+        {"cancel", "--kind", "k", "--limit", "10001", "--actor", "a", "--reason", "r"},
+        {"pause", "--queue", "q", "--actor", " ", "--reason", "r"},
+        {"purge", "--state", "done", "--older-than", "36501d", "--dry-run"},
+      };
+      String[] expected = {
+        "relay list: --limit must be between 1 and 1000, was -5",
+        "relay list: --state 'bogus' is not one of ready, running, done, failed, cancelled",
+        "relay status: --window must be between 1s and 365d, was 0s",
+        "relay redrive: --limit must be between 1 and 10000, was 0",
+        "relay cancel: --limit must be between 1 and 10000, was 10001",
+        "relay pause: --actor is empty",
+        "relay purge: --older-than must be at most 36500d (100 years), was 36501d",
+      };
+      for (int i = 0; i < cases.length; i++) {
+        List<String> args = new ArrayList<>(List.of(cases[i]));
+        args.addAll(List.of("--jdbc-url", db.jdbcUrl(), "--schema", "relay_never_made"));
+        Cli.Result r = Cli.run(args.toArray(String[]::new));
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+        assertThat(r.err()).as(r.toString()).startsWith(expected[i] + "\n");
+      }
     }
   }
 
@@ -455,7 +564,7 @@ class OperatorCommandsTest {
                   "--for",
                   "2h"));
       assertThat(paused.exitCode()).as(paused.toString()).isZero();
-      assertThat(paused.out()).contains("paused kind mail (every queue) since ", "resuming");
+      assertThat(paused.out()).contains("paused every queue, kind mail since ", "resuming");
 
       Cli.Result table = Cli.run(on(db, "status"));
       assertThat(table.out())
@@ -469,7 +578,10 @@ class OperatorCommandsTest {
       Cli.Result resumed =
           Cli.run(on(db, "resume", "--kind", "mail", "--actor", "olga", "--reason", "smtp back"));
       assertThat(resumed.exitCode()).as(resumed.toString()).isZero();
-      assertThat(resumed.out()).contains("resumed kind mail", "by olga: smtp down");
+      // The target as status names it, then one parenthesis (not "(every queue) (paused ...").
+      assertThat(resumed.out())
+          .contains("resumed every queue, kind mail (paused since ", "by olga: smtp down)")
+          .doesNotContain(") (");
       Cli.Result again =
           Cli.run(on(db, "resume", "--kind", "mail", "--actor", "olga", "--reason", "twice"));
       assertThat(again.exitCode()).as(again.toString()).isEqualTo(1);
@@ -501,7 +613,10 @@ class OperatorCommandsTest {
                   "--until",
                   "2001-01-01T00:00:00Z"));
       assertThat(past.exitCode()).as(past.toString()).isEqualTo(2);
-      assertThat(past.err()).contains("resumeAt");
+      assertThat(past.err())
+          .startsWith("relay pause: --until 2001-01-01T00:00:00Z is not after the database clock's")
+          .contains("leave --until out")
+          .doesNotContain("resumeAt");
       Cli.Result blank = Cli.run(on(db, "pause", "--queue", "q", "--actor", "a", "--reason", " "));
       assertThat(blank.exitCode()).as(blank.toString()).isEqualTo(2);
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.pause_audit")).isZero();

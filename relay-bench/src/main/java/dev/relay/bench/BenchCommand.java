@@ -28,7 +28,7 @@ import picocli.CommandLine.Option;
  * anything.
  */
 @Command(
-    name = "bench",
+    name = "relay bench", // as the ./relay script runs it: the usage line names the real command
     mixinStandardHelpOptions = true,
     header = "Benchmarks Relay against the PostgreSQL limit and its peers.",
     description = {
@@ -53,39 +53,55 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Option(
       names = "--jdbc-url",
+      paramLabel = "URL",
       description = "A scratch database (default: an embedded, durable PostgreSQL).")
   String jdbcUrl;
 
-  @Option(names = "--jobs", description = "Burn-down backlog (default 100,000).")
+  @Option(names = "--jobs", paramLabel = "N", description = "Burn-down backlog (default 100,000).")
   Integer jobs;
 
-  @Option(names = "--workers", description = "Handler threads per instance (default 8).")
+  @Option(
+      names = "--workers",
+      paramLabel = "N",
+      description = "Handler threads per instance (default 8).")
   int workers = 8;
 
   @Option(
       names = "--batch",
+      paramLabel = "N",
       description =
           "Rows per limit transaction, and per claim of the tuned Relay comparison (default: Relay's"
               + " own claim ceiling, 500); Relay itself runs at its defaults.")
   int batch = Relay.DEFAULT_BATCH_SIZE;
 
-  @Option(names = "--runs", description = "Runs per scenario (default 3; --quick 1).")
+  @Option(
+      names = "--runs",
+      paramLabel = "N",
+      description = "Runs per scenario (default 3; --quick 1).")
   Integer runs;
 
-  @Option(names = "--seconds", description = "Seconds per steady-load run (default 15).")
+  @Option(
+      names = "--seconds",
+      paramLabel = "N",
+      description = "Seconds per steady-load run (default 15).")
   Integer seconds;
 
   @Option(
       names = "--rates",
+      paramLabel = "RATE",
       split = ",",
       description = "Steady-load rates, jobs/s (default 100,500,2000; --quick 100,500).")
   List<Integer> rates;
 
-  @Option(names = "--retained", description = "Done rows for the growth scenario (default 1M).")
+  @Option(
+      names = "--retained",
+      paramLabel = "N",
+      description = "Done rows for the growth scenario (default 1M).")
   Integer retained;
 
   @Option(
       names = "--ids",
+      paramLabel = "sequential|random",
       description =
           "How loaded work is named: sequential (b-1, b-2, ...: the default) or random (32 hex"
               + " digits, as UUIDs): the burn-down backlogs, the limit's rows and the growth part's"
@@ -94,6 +110,7 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Option(
       names = "--enqueue-history-days",
+      paramLabel = "DAYS",
       description =
           "Past days of finished work (100,000 rows a day, each with its tombstone) kept while the"
               + " enqueue part runs, as a Relay that retains a week holds (default 0).")
@@ -101,11 +118,13 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Option(
       names = "--history-rows",
+      paramLabel = "N",
       description = "Done rows loaded for the history part (default 10,000,000; --quick 4,000).")
   Integer historyRows;
 
   @Option(
       names = "--history-purge",
+      paramLabel = "N",
       description =
           "Of --history-rows, how many are past retention and purged by the history part"
               + " (default 5,000,000; --quick 2,000).")
@@ -113,6 +132,7 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Option(
       names = "--history-layout",
+      paramLabel = "both|rows|days",
       description =
           "Which removal the history part measures: both (default), rows (the per-row purge of"
               + " finished rows in the work table) or days (retiring whole days of the history"
@@ -121,10 +141,11 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Option(
       names = "--memory-backlog",
+      paramLabel = "N",
       description = "Backlog drained by the memory scenario (default 1,000,000).")
   Integer memoryBacklog;
 
-  @Option(names = "--json", description = "Write the report to this file.")
+  @Option(names = "--json", paramLabel = "FILE", description = "Write the report to this file.")
   Path json;
 
   @Option(names = "--peers", description = "Also run db-scheduler, JobRunr, transaction-outbox.")
@@ -138,6 +159,7 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Option(
       names = "--kafka",
+      paramLabel = "ADDRESS",
       description =
           "A Kafka broker (host:port) for the kafka part: Relay publishing through its Kafka"
               + " transport against the raw producer and its own no-op burn-down.")
@@ -145,6 +167,7 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Option(
       names = "--rabbitmq",
+      paramLabel = "ADDRESS",
       description =
           "A RabbitMQ broker (host:port) for the rabbitmq part (default 127.0.0.1:5672 when the"
               + " part is named in --only): Relay publishing through its RabbitMQ transport"
@@ -152,14 +175,21 @@ public final class BenchCommand implements Callable<Integer> {
               + " burn-down. The part declares and deletes its own queues.")
   String rabbitmq;
 
-  @Option(names = "--rabbitmq-user", description = "RabbitMQ user (default guest).")
+  @Option(
+      names = "--rabbitmq-user",
+      paramLabel = "USER",
+      description = "RabbitMQ user (default guest).")
   String rabbitmqUser = "guest";
 
-  @Option(names = "--rabbitmq-password", description = "RabbitMQ password (default guest).")
+  @Option(
+      names = "--rabbitmq-password",
+      paramLabel = "PASSWORD",
+      description = "RabbitMQ password (default guest).")
   String rabbitmqPassword = "guest";
 
   @Option(
       names = "--nats",
+      paramLabel = "ADDRESS",
       description =
           "A NATS server with JetStream (host:port) for the nats part (default 127.0.0.1:4222 when"
               + " the part is named in --only): Relay publishing through its NATS transport against"
@@ -172,6 +202,7 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Option(
       names = "--only",
+      paramLabel = "PART",
       split = ",",
       description =
           "Relay's parts to run (default all): enqueue, burn-down, limits, growth, steady, handoff,"

@@ -22,9 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.function.Function;
-import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
 
@@ -81,9 +79,10 @@ public final class Admin {
   /** Longest reason, in characters. */
   public static final int MAX_REASON_LENGTH = 2_000;
 
-  private static final Set<String> STATES =
-      Stream.of(WorkState.values()).map(WorkState::sql).collect(Collectors.toUnmodifiableSet());
-  private static final Set<String> OUTCOMES = Set.of("delivered", "not_delivered", "unknown");
+  // Lists, not sets: a refusal names them, and a set's order changes from one JVM to the next.
+  private static final List<String> STATES =
+      Stream.of(WorkState.values()).map(WorkState::sql).toList();
+  private static final List<String> OUTCOMES = List.of("delivered", "not_delivered", "unknown");
 
   private final DataSource dataSource;
   private final AdminStore store;

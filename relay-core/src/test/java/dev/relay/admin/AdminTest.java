@@ -232,8 +232,13 @@ class AdminTest {
           .isInstanceOf(InvalidAdminRequestException.class);
       assertThatThrownBy(() -> admin.redrive(WorkFilter.all(), RedriveRequest.of("a", "b"), 0))
           .isInstanceOf(InvalidAdminRequestException.class);
+      // The states in their life-cycle order, the same in every JVM (not a set's order).
       assertThatThrownBy(() -> admin.list(WorkFilter.all().state("stuck"), null, 10))
-          .isInstanceOf(InvalidAdminRequestException.class);
+          .isInstanceOf(InvalidAdminRequestException.class)
+          .hasMessageEndingWith("'stuck' is not one of [ready, running, done, failed, cancelled]");
+      assertThatThrownBy(() -> admin.list(WorkFilter.all().outcome("maybe"), null, 10))
+          .isInstanceOf(InvalidAdminRequestException.class)
+          .hasMessageEndingWith("'maybe' is not one of [delivered, not_delivered, unknown]");
       assertThatThrownBy(() -> admin.list(WorkFilter.all(), "garbage!", 10))
           .isInstanceOf(InvalidAdminRequestException.class);
     }

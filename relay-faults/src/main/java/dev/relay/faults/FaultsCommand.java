@@ -23,7 +23,7 @@ import picocli.CommandLine.TypeConversionException;
  * error start nothing: the options are checked before any server or worker exists.
  */
 @Command(
-    name = "faults",
+    name = "relay faults", // as the ./relay script runs it: the usage line names the real command
     mixinStandardHelpOptions = true,
     sortOptions = false,
     header = "Runs the fault-injection suite and checks every invariant.",
