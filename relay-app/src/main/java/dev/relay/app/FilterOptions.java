@@ -1,10 +1,8 @@
 package dev.relay.app;
 
-import dev.relay.WorkState;
 import dev.relay.admin.WorkFilter;
 import java.time.Duration;
 import java.util.List;
-import java.util.stream.Stream;
 import picocli.CommandLine.Option;
 
 /**
@@ -68,28 +66,14 @@ final class FilterOptions {
               + " dependency_superseded, dependency_missing (implies --blocked).")
   String blockedReason;
 
-  /** The states --state takes, in the order work moves through them. */
-  static final List<String> STATES = Stream.of(WorkState.values()).map(WorkState::sql).toList();
-
-  /** The outcomes --outcome takes (the admin API's). */
-  static final List<String> OUTCOMES = List.of("delivered", "not_delivered", "unknown");
-
-  /** The reasons --blocked-reason takes (the admin API's). */
-  static final List<String> BLOCKED_REASONS =
-      List.of(
-          "dependency_failed",
-          "dependency_cancelled",
-          "dependency_superseded",
-          "dependency_missing");
-
   /**
    * Checks every value against the admin API's rules, before the database is opened: a bad value is
    * a usage error naming its option, also when the database is down or the schema not migrated.
    */
   void check(DbCommand command) {
-    oneOf(command, "--state", state, STATES);
-    oneOf(command, "--outcome", outcome, OUTCOMES);
-    oneOf(command, "--blocked-reason", blockedReason, BLOCKED_REASONS);
+    oneOf(command, "--state", state, WorkFilter.STATES);
+    oneOf(command, "--outcome", outcome, WorkFilter.OUTCOMES);
+    oneOf(command, "--blocked-reason", blockedReason, WorkFilter.BLOCKED_REASONS);
     notOlder(command, "--older-than", olderThan);
     notOlder(command, "--newer-than", newerThan);
   }

@@ -12,7 +12,6 @@ import dev.relay.internal.admin.Cursor;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.SqlErrors;
 import dev.relay.internal.jdbc.Timeouts;
-import dev.relay.internal.store.BlockedReason;
 import dev.relay.internal.store.DependencyReader;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -78,11 +77,6 @@ public final class Admin {
 
   /** Longest reason, in characters. */
   public static final int MAX_REASON_LENGTH = 2_000;
-
-  // Lists, not sets: a refusal names them, and a set's order changes from one JVM to the next.
-  private static final List<String> STATES =
-      Stream.of(WorkState.values()).map(WorkState::sql).toList();
-  private static final List<String> OUTCOMES = List.of("delivered", "not_delivered", "unknown");
 
   private final DataSource dataSource;
   private final AdminStore store;
@@ -790,18 +784,18 @@ public final class Admin {
     if (f == null) {
       throw new InvalidAdminRequestException("filter", "is null (use WorkFilter.all())");
     }
-    if (f.state() != null && !STATES.contains(f.state())) {
+    if (f.state() != null && !WorkFilter.STATES.contains(f.state())) {
       throw new InvalidAdminRequestException(
-          "filter.state", "'" + f.state() + "' is not one of " + STATES);
+          "filter.state", "'" + f.state() + "' is not one of " + WorkFilter.STATES);
     }
-    if (f.outcome() != null && !OUTCOMES.contains(f.outcome())) {
+    if (f.outcome() != null && !WorkFilter.OUTCOMES.contains(f.outcome())) {
       throw new InvalidAdminRequestException(
-          "filter.outcome", "'" + f.outcome() + "' is not one of " + OUTCOMES);
+          "filter.outcome", "'" + f.outcome() + "' is not one of " + WorkFilter.OUTCOMES);
     }
-    if (f.blockedReason() != null && !BlockedReason.REASONS.contains(f.blockedReason())) {
+    if (f.blockedReason() != null && !WorkFilter.BLOCKED_REASONS.contains(f.blockedReason())) {
       throw new InvalidAdminRequestException(
           "filter.blockedReason",
-          "'" + f.blockedReason() + "' is not one of " + BlockedReason.REASONS);
+          "'" + f.blockedReason() + "' is not one of " + WorkFilter.BLOCKED_REASONS);
     }
     for (Duration d : new Duration[] {f.olderThan(), f.newerThan()}) {
       if (d != null && (d.isNegative() || d.toDays() > 36_500)) {

@@ -1,10 +1,12 @@
 package dev.relay.admin;
 
 import dev.relay.WorkState;
+import dev.relay.internal.store.BlockedReason;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.Consumer;
+import java.util.stream.Stream;
 
 /**
  * Which work an admin operation applies to. Every criterion is optional and they combine with AND;
@@ -18,6 +20,16 @@ import java.util.function.Consumer;
  * filter is used (an unknown state or a negative age is refused before anything is sent).
  */
 public final class WorkFilter {
+  /** The states {@link #state(String)} takes, in the order work moves through them. */
+  public static final List<String> STATES =
+      Stream.of(WorkState.values()).map(WorkState::sql).toList();
+
+  /** The outcome evidence {@link #outcome(String)} takes. */
+  public static final List<String> OUTCOMES = List.of("delivered", "not_delivered", "unknown");
+
+  /** The reasons {@link #blockedReason(String)} takes, in the order the docs list them. */
+  public static final List<String> BLOCKED_REASONS = BlockedReason.REASONS;
+
   private static final WorkFilter ALL = new WorkFilter(new Criteria());
 
   /** The criteria; never changed once a filter holds them (each method changes a copy). */

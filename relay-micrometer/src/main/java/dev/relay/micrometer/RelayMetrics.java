@@ -6,6 +6,7 @@ import dev.relay.RelayConfig;
 import dev.relay.RelayEventListener;
 import dev.relay.admin.Admin;
 import dev.relay.admin.QueueHealth;
+import dev.relay.admin.WorkFilter;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -104,16 +105,10 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
   public static final Duration DEFAULT_HEALTH_WINDOW = Duration.ofMinutes(15);
 
   private static final Logger log = LoggerFactory.getLogger(RelayMetrics.class);
-  private static final List<String> STATES =
-      List.of("ready", "running", "done", "failed", "cancelled");
+  private static final List<String> STATES = WorkFilter.STATES;
 
   /** The reasons {@link QueueHealth#blockedByReason} counts (docs/dependencies.md). */
-  private static final List<String> BLOCKED_REASONS =
-      List.of(
-          "dependency_failed",
-          "dependency_cancelled",
-          "dependency_superseded",
-          "dependency_missing");
+  private static final List<String> BLOCKED_REASONS = WorkFilter.BLOCKED_REASONS;
 
   /**
    * What each meter measures: its Micrometer description, which Prometheus prints as the family's
