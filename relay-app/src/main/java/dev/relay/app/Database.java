@@ -42,7 +42,7 @@ final class Database implements AutoCloseable {
       return connect(jdbcUrl);
     }
     notes.println("(no --jdbc-url given: starting an embedded PostgreSQL 18 on 127.0.0.1)");
-    return start(EmbeddedServer.builder());
+    return start(EmbeddedServer.builder().stopOnExit(true));
   }
 
   /**
@@ -83,7 +83,7 @@ final class Database implements AutoCloseable {
             + " with its data kept in "
             + dir);
     try {
-      return start(EmbeddedServer.builder().dataDirectory(dir));
+      return start(EmbeddedServer.builder().dataDirectory(dir).stopOnExit(true));
     } catch (IOException | RuntimeException e) {
       String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
       if (why.contains("could not lock")) {

@@ -65,6 +65,7 @@ final class BenchDb implements AutoCloseable {
             .serverConfig("max_connections", "200")
             .serverConfig("shared_buffers", "256MB")
             .serverConfig("max_wal_size", "4GB")
+            .stopOnExit(true)
             .start();
     return new BenchDb(pg, pg.jdbcUrl());
   }

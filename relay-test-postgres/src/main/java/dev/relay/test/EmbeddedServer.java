@@ -47,11 +47,17 @@ public final class EmbeddedServer implements AutoCloseable {
   private final EmbeddedPostgres postgres;
   private final Path dataDirectory;
   private final Path logFile;
+  private final Thread stopOnExit; // null unless the builder asked for it
 
-  private EmbeddedServer(EmbeddedPostgres postgres, Path dataDirectory, Path logFile) {
+  private EmbeddedServer(
+      EmbeddedPostgres postgres, Path dataDirectory, Path logFile, boolean stopOnExit) {
     this.postgres = postgres;
     this.dataDirectory = dataDirectory;
     this.logFile = logFile;
+    this.stopOnExit = stopOnExit ? new Thread(this::stopQuietly, "relay-postgres-stop") : null;
+    if (this.stopOnExit != null) {
+      Runtime.getRuntime().addShutdownHook(this.stopOnExit);
+    }
   }
 
   /** A builder for a durable server in a throwaway directory. */
@@ -65,6 +71,7 @@ public final class EmbeddedServer implements AutoCloseable {
     private Path dataDirectory;
     private Path logFile;
     private Duration startupWait = Duration.ofSeconds(90);
+    private boolean stopOnExit;
     private final Map<String, String> settings = new LinkedHashMap<>();
 
     private Builder() {}
@@ -97,6 +104,19 @@ public final class EmbeddedServer implements AutoCloseable {
     /** A server setting passed as {@code -c name=value}; later settings win over the defaults. */
     public Builder serverConfig(String name, String value) {
       settings.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, "value"));
+      return this;
+    }
+
+    /**
+     * Whether the server is stopped when this JVM exits without closing it (default {@code false}):
+     * on {@code SIGTERM} or {@code SIGINT} (a terminal's Ctrl-C, {@code timeout}, a container's
+     * stop) a shutdown hook stops it, and a throwaway data directory is deleted. Without it such an
+     * exit leaves the server running. An owner whose own shutdown hook still needs the database (to
+     * let running work finish) leaves this off and closes the server at the end of that hook: JVM
+     * shutdown hooks run in no set order.
+     */
+    public Builder stopOnExit(boolean stopOnExit) {
+      this.stopOnExit = stopOnExit;
       return this;
     }
 
@@ -138,7 +158,7 @@ public final class EmbeddedServer implements AutoCloseable {
         b.setDataDirectory(dataDirectory).setCleanDataDirectory(false);
       }
       try {
-        return new EmbeddedServer(b.start(), dataDirectory, log);
+        return new EmbeddedServer(b.start(), dataDirectory, log, stopOnExit);
       } catch (IOException | RuntimeException e) {
         String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
         throw new IOException(
@@ -252,6 +272,21 @@ public final class EmbeddedServer implements AutoCloseable {
   /** Stops the server (a throwaway data directory is deleted). */
   @Override
   public void close() throws IOException {
+    if (stopOnExit != null) {
+      try {
+        Runtime.getRuntime().removeShutdownHook(stopOnExit);
+      } catch (IllegalStateException e) {
+        // the JVM is already shutting down: the hook may be stopping the server as well
+      }
+    }
     postgres.close();
+  }
+
+  private void stopQuietly() {
+    try {
+      postgres.close();
+    } catch (IOException | RuntimeException e) {
+      System.err.println("embedded PostgreSQL did not stop cleanly: " + e);
+    }
   }
 }

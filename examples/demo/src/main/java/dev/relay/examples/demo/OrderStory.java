@@ -89,7 +89,7 @@ public final class OrderStory {
       tell(ds, System.out, () -> {});
       return;
     }
-    try (EmbeddedServer pg = EmbeddedServer.builder().start()) {
+    try (EmbeddedServer pg = EmbeddedServer.builder().stopOnExit(true).start()) {
       tell(pg.dataSource(), System.out, () -> {});
     }
   }
