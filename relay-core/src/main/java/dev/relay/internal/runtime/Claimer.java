@@ -34,16 +34,6 @@ final class Claimer implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(Claimer.class);
 
   /**
-   * In a backlog, each claim resumes where the previous one stopped instead of reading the claim
-   * index from its start, where the entries of every row already taken lie until vacuum removes
-   * them (and a long-open transaction elsewhere can keep vacuum from removing any). A row that
-   * becomes eligible behind that position (higher priority, an expired lease, the next item of an
-   * ordering key) is found by a scan from the start: after any short claim, and at least this
-   * often.
-   */
-  static final long FULL_SCAN_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
-
-  /**
    * How often the claimer re-reads which of its kinds have a limiter row. Until it knows of a new
    * limit, its ordinary claim skips that kind (never exceeds the limit); the kind is then claimed
    * under the limiter's lock.
@@ -67,8 +57,7 @@ final class Claimer implements Runnable {
   private final WakeSignal wake;
   private final TimeSource time;
   private final List<String> kinds;
-  private ClaimPosition resumeAfter; // claimer thread only
-  private long lastFullScan; // claimer thread only
+  private final ClaimScans scans = new ClaimScans(); // claimer thread only
   private boolean limited; // claimer thread only: some kinds had a limiter row when last read
   private long limitsReadAt; // claimer thread only
   private boolean limitsRead; // claimer thread only
@@ -172,9 +161,7 @@ final class Claimer implements Runnable {
   /** One claim transaction; returns the rows it took or ended, or -1 on failure. */
   private int claimOnce(int n) {
     long sent = time.nanoTime();
-    ClaimPosition after =
-        resumeAfter != null && sent - lastFullScan < FULL_SCAN_EVERY_NANOS ? resumeAfter : null;
-    resumeAfter = null; // kept only after a full batch, below
+    ClaimPosition after = scans.resumeAt(sent);
     ClaimBatch batch;
     try (Connection c = connections.open("claim")) {
       if (!limitsRead || sent - limitsReadAt >= LIMITS_REFRESH_NANOS) {
@@ -188,15 +175,18 @@ final class Claimer implements Runnable {
               new ClaimRequest(workerId, config.queues(), kinds, n, config.lease(), after),
               limited);
     } catch (UncertainClaimException e) {
+      scans.reset(); // the next claim is a full scan
       log.warn("the connection was lost while committing a claim; re-reading the claimed rows");
       events.error("claim", e.getCause()); // the public CommitOutcomeUnknownException
       return recover(e.attempted(), sent) ? 0 : -1;
     } catch (CommitOutcomeUnknownException e) {
+      scans.reset(); // the next claim is a full scan
       // The claim statement returned nothing before the connection went: nothing to adopt.
       events.error("claim", e);
       return -1;
     } catch (RelayException | SQLException e) {
       log.warn("claiming failed; retrying with backoff: {}", e.toString());
+      scans.reset(); // the next claim is a full scan
       events.error("claim", e);
       return -1;
     }
@@ -208,12 +198,7 @@ final class Claimer implements Runnable {
     }
     accept(batch.claimed(), sent);
     int got = batch.claimed().size() + batch.retired().size();
-    if (after == null) {
-      lastFullScan = sent;
-    }
-    if (got >= n && config.queues().size() == 1) {
-      resumeAfter = batch.last();
-    }
+    scans.claimed(after, sent, took, got >= n, batch.last(), config.queues().size() == 1);
     return got;
   }
 

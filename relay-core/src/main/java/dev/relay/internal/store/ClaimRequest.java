@@ -17,7 +17,7 @@ import java.util.List;
  *     already taken, which vacuum cannot remove while an old transaction holds the xmin horizon.
  *     Eligible rows before the position (a higher priority, an expired lease, a released ordering
  *     key) are found by the next claim without one, so the caller must scan from the start again
- *     whenever a resumed claim comes back short, and regularly in any case.
+ *     regularly (the runtime's {@code ClaimScans} says when).
  */
 public record ClaimRequest(
     String workerId,
