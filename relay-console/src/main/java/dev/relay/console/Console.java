@@ -14,6 +14,7 @@ import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.util.ClassUtils;
 import org.springframework.web.server.ResponseStatusException;
+import org.springframework.web.util.UrlPathHelper;
 import org.thymeleaf.TemplateEngine;
 import org.thymeleaf.context.Context;
 import org.thymeleaf.spring6.SpringTemplateEngine;
@@ -100,12 +101,30 @@ final class Console {
     }
   }
 
+  /**
+   * Whether the mode lets this request be answered at all: always behind Spring Security (whose
+   * chain has already run), only from a loopback address in the read-only console.
+   */
+  boolean answers(HttpServletRequest request) {
+    return mode != Mode.LOOPBACK_READ_ONLY || loopback(request.getRemoteAddr());
+  }
+
   static boolean loopback(String address) {
     try {
       return address != null && InetAddress.getByName(address).isLoopbackAddress();
     } catch (UnknownHostException e) {
       return false;
     }
+  }
+
+  /** Whether {@code path} (within the application) is the mount or under it. */
+  static boolean under(String mount, String path) {
+    return path.equals(mount) || path.startsWith(mount + "/");
+  }
+
+  /** The request's path within the application, decoded: what the browser's address bar shows. */
+  static String path(HttpServletRequest request) {
+    return UrlPathHelper.defaultInstance.getPathWithinApplication(request);
   }
 
   /** Whether the request's user may act (operator role, behind Spring Security). */

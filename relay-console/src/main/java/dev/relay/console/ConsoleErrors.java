@@ -6,21 +6,37 @@ import dev.relay.admin.InvalidAdminRequestException;
 import dev.relay.admin.SupersedeRefusedException;
 import dev.relay.admin.WorkNotFoundException;
 import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.TypeMismatchException;
+import org.springframework.core.Ordered;
+import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
+import org.springframework.http.server.ServletServerHttpResponse;
+import org.springframework.web.HttpRequestMethodNotSupportedException;
 import org.springframework.web.bind.MissingServletRequestParameterException;
 import org.springframework.web.bind.ServletRequestBindingException;
 import org.springframework.web.bind.annotation.ControllerAdvice;
 import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.servlet.HandlerExceptionResolver;
+import org.springframework.web.servlet.ModelAndView;
+import org.springframework.web.servlet.NoHandlerFoundException;
+import org.springframework.web.servlet.resource.NoResourceFoundException;
 
 /**
  * Refusals and bad input on the console's pages, shown on the console's own page with the reason:
  * Relay's refusals, and a request parameter that is missing or not of its type on any page (which
  * Spring would otherwise answer with its own error body). A refused action (a POST) is headed
  * "Nothing changed"; a page that could not be shown (a GET) says so instead, since nothing was
- * going to change. Applies to the console's own controllers only, never to the application's.
+ * going to change. Applies to the console's own controllers only, never to the application's; a
+ * request under the console that none of them takes is {@link Unmatched}'s.
  */
 @ControllerAdvice(
     assignableTypes = {
@@ -100,7 +116,7 @@ final class ConsoleErrors {
   }
 
   /** A read that could not run changed nothing by nature: only a refused action says so. */
-  private static String badRequestTitle(HttpServletRequest request) {
+  static String badRequestTitle(HttpServletRequest request) {
     String method = request.getMethod();
     return "GET".equals(method) || "HEAD".equals(method)
         ? "Cannot show this page"
@@ -122,7 +138,7 @@ final class ConsoleErrors {
   }
 
   /** A rejected value as the page repeats it: cut, so a long one cannot fill the page. */
-  private static String shown(Object value) {
+  static String shown(Object value) {
     String text =
         value instanceof String[] values ? String.join(",", values) : String.valueOf(value);
     return text.length() > 100 ? text.substring(0, 100) + "\u2026" : text;
@@ -131,5 +147,122 @@ final class ConsoleErrors {
   private ResponseEntity<String> problem(
       HttpServletRequest request, HttpStatus status, String title, String message) {
     return console.page(request, "problem", title, Map.of("message", message), status);
+  }
+
+  /**
+   * A request under the console's mount that none of its pages takes: a method the address does not
+   * take (405, with {@code Allow}: a page visited where a form posts, or a form posted to a page),
+   * or an address with no page (404). Spring decides both before any controller is chosen, so the
+   * advice above never sees them, and would answer with its own error body; this resolver runs
+   * ahead of Spring's and answers with the console's page instead, for the console's paths only
+   * (every other path stays the application's).
+   *
+   * <p>It only runs once the console's filter chain has let the request through: a signed-out
+   * visitor is sent to sign-in, and a POST without its CSRF token or from a viewer is refused
+   * (403), before the address is looked up, so neither learns which addresses exist or what they
+   * take. The read-only console leaves a request from a non-loopback address to Spring.
+   */
+  static final class Unmatched implements HandlerExceptionResolver, Ordered {
+    private static final Logger log = LoggerFactory.getLogger(Unmatched.class);
+
+    private final Console console;
+
+    Unmatched(Console console) {
+      this.console = console;
+    }
+
+    /** Ahead of Spring's resolvers (order 0), after Boot's, which only records the error. */
+    @Override
+    public int getOrder() {
+      return Ordered.HIGHEST_PRECEDENCE + 1;
+    }
+
+    @Override
+    public ModelAndView resolveException(
+        HttpServletRequest request, HttpServletResponse response, Object handler, Exception e) {
+      String path = Console.path(request);
+      if (!Console.under(console.mount, path) || !console.answers(request)) {
+        return null;
+      }
+      ResponseEntity<String> page;
+      if (e instanceof HttpRequestMethodNotSupportedException m) {
+        page = methodNotAllowed(request, path, m);
+      } else if (e instanceof NoResourceFoundException || e instanceof NoHandlerFoundException) {
+        page = notFound(request, path);
+      } else {
+        return null;
+      }
+      try (ServletServerHttpResponse out = new ServletServerHttpResponse(response)) {
+        out.setStatusCode(page.getStatusCode());
+        out.getHeaders().putAll(page.getHeaders());
+        out.getBody().write(page.getBody().getBytes(StandardCharsets.UTF_8));
+      } catch (IOException gone) {
+        log.debug("Could not send the console's {} page", page.getStatusCode(), gone);
+      }
+      return new ModelAndView();
+    }
+
+    private ResponseEntity<String> methodNotAllowed(
+        HttpServletRequest request, String path, HttpRequestMethodNotSupportedException e) {
+      Set<HttpMethod> supported = e.getSupportedHttpMethods();
+      List<String> allowed =
+          supported == null ? List.of() : supported.stream().map(HttpMethod::name).toList();
+      String asked = e.getMethod() + " " + shown(path);
+      String message;
+      Link next;
+      if (allowed.contains("GET")) {
+        message =
+            asked
+                + ": this address is a page and takes "
+                + String.join(" and ", allowed)
+                + " only. Nothing changed; open the page instead.";
+        next = new Link("Open " + path, path);
+      } else {
+        message =
+            asked
+                + " is not a page: this address takes a form submission (POST) from "
+                + formOf(path.substring(console.mount.length()))
+                + (console.canAct(request)
+                    ? ". Open that page and use its button."
+                    : ", which only an operator can send.");
+        next = new Link("Go to the overview", console.mount);
+      }
+      ResponseEntity<String> page =
+          console.page(
+              request,
+              "problem",
+              badRequestTitle(request),
+              Map.of("message", message, "next", next),
+              HttpStatus.METHOD_NOT_ALLOWED);
+      // With the Allow header that Spring sends with its own 405.
+      return ResponseEntity.status(page.getStatusCode())
+          .headers(page.getHeaders())
+          .headers(e.getHeaders())
+          .body(page.getBody());
+    }
+
+    /** Where the form that posts to {@code target} (its path under the mount) is, in words. */
+    private static String formOf(String target) {
+      return switch (target) {
+        case "/item/redrive", "/item/cancel", "/item/supersede" ->
+            "the item's page (open the item from the work list)";
+        case "/bulk/continue" -> "the bulk action's page (under Bulk actions)";
+        case "/pauses/pause", "/pauses/resume" -> "the Pauses page";
+        default -> "the console page that shows its form";
+      };
+    }
+
+    private ResponseEntity<String> notFound(HttpServletRequest request, String path) {
+      return console.page(
+          request,
+          "problem",
+          "Not found",
+          Map.of(
+              "message",
+              "There is no page at " + shown(path) + ". Check the address, or start again here.",
+              "next",
+              new Link("Go to the overview", console.mount)),
+          HttpStatus.NOT_FOUND);
+    }
   }
 }

@@ -81,4 +81,9 @@ final class ConsolePages {
   ConsoleErrors relayConsoleErrors(Console c) {
     return new ConsoleErrors(c);
   }
+
+  @Bean
+  ConsoleErrors.Unmatched relayConsoleUnmatched(Console c) {
+    return new ConsoleErrors.Unmatched(c);
+  }
 }

@@ -91,7 +91,7 @@ final class ConsoleSecurity {
    * @param path the request URI without the context path
    */
   static boolean pageToReturnTo(String mount, String method, String path) {
-    if (!"GET".equals(method) || !(path.equals(mount) || path.startsWith(mount + "/"))) {
+    if (!"GET".equals(method) || !Console.under(mount, path)) {
       return false;
     }
     String rest = path.substring(mount.length());

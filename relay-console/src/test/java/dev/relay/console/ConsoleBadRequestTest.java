@@ -20,16 +20,18 @@ import org.junit.jupiter.api.Test;
 /**
  * What a person sees, over real HTTP with a signed-in session (so Boot's {@code /error} dispatch
  * runs as it does in production), when a page is asked for wrongly: a parameter missing, or not a
- * number or not true or false where the page needs one, or a filter value the list refuses. Every
- * one is the console's own page (HTML, escaped, naming the parameter), headed by what happened: a
- * page that could not be shown, or an action refused with nothing changed. Also the header a
- * signed-out visitor sees, and outcome evidence in words.
+ * number or not true or false where the page needs one, or a filter value the list refuses; a
+ * method the address does not take (405), or an address with no page (404). Every one is the
+ * console's own page (HTML, escaped, naming the parameter or the address), headed by what happened:
+ * a page that could not be shown, or an action refused with nothing changed. Sign-in and CSRF still
+ * come first. Also the header a signed-out visitor sees, and outcome evidence in words.
  */
 @RelayDatabaseTest
 class ConsoleBadRequestTest {
   private static final Pattern CSRF = Pattern.compile("name=\"_csrf\" value=\"([^\"]+)\"");
   private static final String CANNOT_SHOW = "<h1>Cannot show this page</h1>";
   private static final String NOTHING_CHANGED = "<h1>Nothing changed</h1>";
+  private static final String NOT_FOUND = "<h1>Not found</h1>";
 
   /** One browser: its own cookies (the session), never following redirects by itself. */
   private static final class Browser {
@@ -46,9 +48,14 @@ class ConsoleBadRequestTest {
     }
 
     HttpResponse<String> get(String path) throws Exception {
+      return get(path, "text/html");
+    }
+
+    /** A GET asking for {@code accept}; keeps the page's CSRF token for the next form. */
+    HttpResponse<String> get(String path, String accept) throws Exception {
       HttpResponse<String> r =
           http.send(
-              HttpRequest.newBuilder(URI.create(base + path)).header("Accept", "text/html").build(),
+              HttpRequest.newBuilder(URI.create(base + path)).header("Accept", accept).build(),
               HttpResponse.BodyHandlers.ofString());
       Matcher m = CSRF.matcher(r.body());
       if (m.find()) {
@@ -59,17 +66,54 @@ class ConsoleBadRequestTest {
 
     /** A form POST with the CSRF token of the last page fetched, and name, value pairs. */
     HttpResponse<String> post(String path, String... params) throws Exception {
+      return send("POST", path, true, params);
+    }
+
+    /**
+     * A form sent with any method, with the CSRF token of the last page fetched or without one, and
+     * name, value pairs.
+     */
+    HttpResponse<String> send(String method, String path, boolean withCsrf, String... params)
+        throws Exception {
       String form =
           IntStream.iterate(0, i -> i < params.length, i -> i + 2)
               .mapToObj(i -> encode(params[i]) + "=" + encode(params[i + 1]))
-              .collect(Collectors.joining("&", "_csrf=" + encode(csrf) + "&", ""));
-      return http.send(
+              .collect(Collectors.joining("&", withCsrf ? "_csrf=" + encode(csrf) + "&" : "", ""));
+      return send(method, path, "application/x-www-form-urlencoded", form);
+    }
+
+    /**
+     * A request with a body of {@code contentType} as a browser or a script may send it, and header
+     * name, value pairs.
+     */
+    HttpResponse<String> send(
+        String method, String path, String contentType, String body, String... headers)
+        throws Exception {
+      HttpRequest.Builder r =
           HttpRequest.newBuilder(URI.create(base + path))
-              .header("Content-Type", "application/x-www-form-urlencoded")
+              .header("Content-Type", contentType)
               .header("Accept", "text/html")
-              .POST(HttpRequest.BodyPublishers.ofString(form))
-              .build(),
-          HttpResponse.BodyHandlers.ofString());
+              .method(method, HttpRequest.BodyPublishers.ofString(body));
+      for (int i = 0; i < headers.length; i += 2) {
+        r.header(headers[i], headers[i + 1]);
+      }
+      return http.send(r.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** A browser signed in as the operator. */
+    static Browser operator(ConsoleApp app) throws Exception {
+      return signedIn(app, ConsoleApp.OPERATOR, ConsoleApp.OPERATOR_PASSWORD);
+    }
+
+    /** A browser signed in as the viewer. */
+    static Browser viewer(ConsoleApp app) throws Exception {
+      return signedIn(app, ConsoleApp.VIEWER, ConsoleApp.VIEWER_PASSWORD);
+    }
+
+    private static Browser signedIn(ConsoleApp app, String user, String password) throws Exception {
+      Browser browser = new Browser(app);
+      browser.signIn(user, password);
+      return browser;
     }
 
     void signIn(String user, String password) throws Exception {
@@ -87,7 +131,15 @@ class ConsoleBadRequestTest {
 
   /** A 400 that is the console's own page: HTML, its headers, its heading and message. */
   private static String consolePage(HttpResponse<String> r, String heading) {
-    assertThat(r.statusCode()).as(r.uri().toString()).isEqualTo(400);
+    return consolePage(r, 400, heading);
+  }
+
+  /**
+   * An answer of {@code status} that is the console's own page: HTML, its headers, its layout (the
+   * header naming the product), its heading and message, never Spring's error body.
+   */
+  private static String consolePage(HttpResponse<String> r, int status, String heading) {
+    assertThat(r.statusCode()).as(r.uri().toString()).isEqualTo(status);
     assertThat(r.headers().firstValue("Content-Type"))
         .as(r.uri().toString())
         .hasValue("text/html;charset=UTF-8");
@@ -96,9 +148,10 @@ class ConsoleBadRequestTest {
         .hasValueSatisfying(csp -> assertThat(csp).contains("frame-ancestors 'none'"));
     assertThat(r.body())
         .as(r.uri().toString())
+        .contains("<header><nav><strong>Relay</strong>")
         .contains(heading)
         .contains("<p class=\"refused\" role=\"alert\">")
-        .doesNotContain("\"status\":400")
+        .doesNotContain("\"status\":")
         .doesNotContain("Whitelabel");
     return r.body();
   }
@@ -108,8 +161,7 @@ class ConsoleBadRequestTest {
       throws Exception {
     ConsoleTest.failed(db, "order-1-ack", "{}");
     try (ConsoleApp app = ConsoleApp.start(db)) {
-      Browser olga = new Browser(app);
-      olga.signIn(ConsoleApp.OPERATOR, ConsoleApp.OPERATOR_PASSWORD);
+      Browser olga = Browser.operator(app);
 
       // Pages (GET): nothing was going to change, so the page says it could not be shown.
       assertThat(consolePage(olga.get("/relay/item"), CANNOT_SHOW))
@@ -168,6 +220,180 @@ class ConsoleBadRequestTest {
   }
 
   @Test
+  void aMethodTheAddressDoesNotTakeGetsTheConsoles405PageWithAllow(TestDatabase db)
+      throws Exception {
+    ConsoleTest.failed(db, "order-3-ack", "{}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      Browser olga = Browser.operator(app);
+
+      // A form's address visited as a page: says where its form is, whatever the client accepts.
+      for (String accept : new String[] {"text/html", "application/json"}) {
+        HttpResponse<String> visited =
+            olga.get("/relay/item/redrive?id=order-3-ack&reason=%3Cscript%3Ealert(1)", accept);
+        assertThat(visited.headers().firstValue("Allow")).hasValue("POST");
+        assertThat(consolePage(visited, 405, CANNOT_SHOW))
+            .contains(
+                "GET /relay/item/redrive is not a page: this address takes a form submission"
+                    + " (POST) from the item&#39;s page (open the item from the work list)."
+                    + " Open that page and use its button.")
+            .contains("<a href=\"/relay\">Go to the overview</a>")
+            // the query is not repeated; the only script is the layout's own
+            .containsOnlyOnce("<script");
+      }
+      assertThat(consolePage(olga.get("/relay/pauses/resume"), 405, CANNOT_SHOW))
+          .contains("from the Pauses page");
+      assertThat(consolePage(olga.get("/relay/bulk/continue?id=7"), 405, CANNOT_SHOW))
+          .contains("from the bulk action&#39;s page (under Bulk actions)");
+
+      // A form posted to a page: nothing changed, and the page is one link away.
+      olga.get("/relay/work");
+      HttpResponse<String> posted = olga.post("/relay/work", "state", "failed");
+      assertThat(posted.headers().firstValue("Allow")).hasValue("GET");
+      assertThat(consolePage(posted, 405, NOTHING_CHANGED))
+          .contains(
+              "POST /relay/work: this address is a page and takes GET only."
+                  + " Nothing changed; open the page instead.")
+          .contains("<a href=\"/relay/work\">Open /relay/work</a>");
+
+      // Another method on a form's address, and on an address taking both.
+      HttpResponse<String> put = olga.send("PUT", "/relay/item/redrive", true, "id", "order-3-ack");
+      assertThat(put.headers().firstValue("Allow")).hasValue("POST");
+      assertThat(consolePage(put, 405, NOTHING_CHANGED))
+          .contains("PUT /relay/item/redrive is not a page");
+      HttpResponse<String> delete = olga.send("DELETE", "/relay/purge", true);
+      assertThat(delete.headers().allValues("Allow"))
+          .singleElement()
+          .satisfies(
+              allow -> assertThat(allow.split(",\\s*")).containsExactlyInAnyOrder("GET", "POST"));
+      assertThat(consolePage(delete, 405, NOTHING_CHANGED)).contains("DELETE /relay/purge: ");
+
+      // A viewer has no button to use.
+      Browser victor = Browser.viewer(app);
+      assertThat(consolePage(victor.get("/relay/item/cancel"), 405, CANNOT_SHOW))
+          .contains(
+              "from the item&#39;s page (open the item from the work list),"
+                  + " which only an operator can send.");
+      assertThat(ConsoleTest.state(db, "order-3-ack")).isEqualTo("failed");
+    }
+  }
+
+  @Test
+  void signInCsrfAndRolesStillComeBeforeTheMethodIsChecked(TestDatabase db) throws Exception {
+    ConsoleTest.failed(db, "order-4-ack", "{}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      // Signed out: sent to sign-in, learning nothing of which addresses exist or what they take.
+      Browser anonymous = new Browser(app);
+      for (String path : new String[] {"/relay/item/redrive", "/relay/no-such-page"}) {
+        HttpResponse<String> r = anonymous.get(path);
+        assertThat(r.statusCode()).as(path).isEqualTo(302);
+        assertThat(r.headers().firstValue("Location"))
+            .hasValueSatisfying(l -> assertThat(l).endsWith("/relay/login"));
+      }
+      anonymous.get("/relay/login");
+      HttpResponse<String> signedOut = anonymous.post("/relay/work", "state", "failed");
+      assertThat(signedOut.statusCode()).isEqualTo(302);
+      assertThat(signedOut.headers().firstValue("Location"))
+          .hasValueSatisfying(l -> assertThat(l).endsWith("/relay/login"));
+
+      // Signed in: a POST or PUT without its CSRF token is refused (403) before the method is.
+      Browser olga = Browser.operator(app);
+      for (String method : new String[] {"POST", "PUT"}) {
+        HttpResponse<String> r = olga.send(method, "/relay/work", false, "state", "failed");
+        assertThat(r.statusCode()).as(method).isEqualTo(403);
+        assertThat(r.body()).doesNotContain("this address");
+      }
+      // A viewer's POST is refused by role (403), not answered as a wrong method.
+      Browser victor = Browser.viewer(app);
+      HttpResponse<String> viewer = victor.post("/relay/work", "state", "failed");
+      assertThat(viewer.statusCode()).isEqualTo(403);
+      assertThat(viewer.body()).doesNotContain("this address");
+      assertThat(ConsoleTest.state(db, "order-4-ack")).isEqualTo("failed");
+    }
+  }
+
+  @Test
+  void anAddressWithNoPageGetsTheConsoles404Page(TestDatabase db) throws Exception {
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      Browser olga = Browser.operator(app);
+      for (String accept : new String[] {"text/html", "application/json"}) {
+        assertThat(
+                consolePage(
+                    olga.get("/relay/nope%3Cscript%3Ealert(1)%3C/script%3E", accept),
+                    404,
+                    NOT_FOUND))
+            .contains(
+                "There is no page at /relay/nope&lt;script&gt;alert(1)&lt;/script&gt;."
+                    + " Check the address, or start again here.")
+            .contains("<a href=\"/relay\">Go to the overview</a>")
+            .containsOnlyOnce("<script");
+      }
+      // A long address is repeated cut; a form posted to no page gets the same page.
+      assertThat(consolePage(olga.get("/relay/" + "x".repeat(300)), 404, NOT_FOUND))
+          .doesNotContain("x".repeat(100));
+      assertThat(consolePage(olga.post("/relay/item/nope"), 404, NOT_FOUND))
+          .contains("There is no page at /relay/item/nope.");
+      // The application's own addresses stay the application's.
+      HttpResponse<String> own = olga.get("/no-such-page");
+      assertThat(own.statusCode()).isEqualTo(404);
+      assertThat(own.body()).doesNotContain("<strong>Relay</strong>");
+    }
+    // Without Boot's static resources Spring finds no handler at all: the same page.
+    try (ConsoleApp app = ConsoleApp.start(db, "spring.web.resources.add-mappings=false")) {
+      Browser olga = Browser.operator(app);
+      assertThat(consolePage(olga.get("/relay/nope"), 404, NOT_FOUND))
+          .contains("There is no page at /relay/nope.");
+    }
+  }
+
+  /**
+   * No console address names a body type it consumes or a type it produces, so a browser never
+   * meets a 415 or a 406: a form in another encoding reaches the page and is refused by parameter,
+   * and a page asked for as JSON is still the page.
+   */
+  @Test
+  void otherFormEncodingsAndAcceptHeadersGetNeither415Nor406(TestDatabase db) throws Exception {
+    ConsoleTest.failed(db, "order-5-ack", "{}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      Browser olga = Browser.operator(app);
+      String boundary = "relay-test-boundary";
+      String multipart =
+          ("--%1$s\r\nContent-Disposition: form-data; name=\"_csrf\"\r\n\r\n%2$s\r\n"
+                  + "--%1$s\r\nContent-Disposition: form-data; name=\"id\"\r\n\r\norder-5-ack\r\n"
+                  + "--%1$s\r\nContent-Disposition: form-data; name=\"payload\"\r\n\r\n{}\r\n"
+                  + "--%1$s--\r\n")
+              .formatted(boundary, olga.csrf);
+      // The form's fields are read (id is there), the missing one named.
+      assertThat(
+              consolePage(
+                  olga.send(
+                      "POST",
+                      "/relay/item/supersede",
+                      "multipart/form-data; boundary=" + boundary,
+                      multipart),
+                  NOTHING_CHANGED))
+          .contains("parameter newId is missing");
+      for (String type : new String[] {"text/plain", "application/json", "application/xml"}) {
+        assertThat(
+                consolePage(
+                    olga.send(
+                        "POST",
+                        "/relay/item/redrive",
+                        type,
+                        "id=order-5-ack",
+                        "X-CSRF-TOKEN",
+                        olga.csrf),
+                    NOTHING_CHANGED))
+            .as(type)
+            .contains("parameter id is missing");
+      }
+      HttpResponse<String> json = olga.get("/relay/work", "application/json");
+      assertThat(json.statusCode()).isEqualTo(200);
+      assertThat(json.headers().firstValue("Content-Type")).hasValue("text/html;charset=UTF-8");
+      assertThat(ConsoleTest.state(db, "order-5-ack")).isEqualTo("failed");
+    }
+  }
+
+  @Test
   void signedOutTheHeaderNamesTheProductOnly(TestDatabase db) throws Exception {
     try (ConsoleApp app = ConsoleApp.start(db)) {
       Browser victor = new Browser(app);
@@ -185,8 +411,7 @@ class ConsoleBadRequestTest {
   void outcomeEvidenceReadsInWordsWithTheStoredValueAsItsTitle(TestDatabase db) throws Exception {
     ConsoleTest.failed(db, "order-2-ack", "{}");
     try (ConsoleApp app = ConsoleApp.start(db)) {
-      Browser victor = new Browser(app);
-      victor.signIn(ConsoleApp.VIEWER, ConsoleApp.VIEWER_PASSWORD);
+      Browser victor = Browser.viewer(app);
       String item = victor.get("/relay/item?id=order-2-ack").body();
       assertThat(item)
           .contains(

@@ -515,8 +515,35 @@ class ConsoleTest {
                         return r;
                       }))
           .andExpect(status().isForbidden());
+      // A wrong method or an address with no page: the console's page for a loopback client ...
+      assertThat(
+              body(
+                  mvc.perform(get("/relay/item/redrive").with(from("127.0.0.1")))
+                      .andExpect(status().isMethodNotAllowed())
+                      .andExpect(header().string("Allow", "POST"))))
+          .contains("GET /relay/item/redrive is not a page")
+          .contains("which only an operator can send");
+      assertThat(
+              body(
+                  mvc.perform(get("/relay/nope").with(from("127.0.0.1")))
+                      .andExpect(status().isNotFound())))
+          .contains("There is no page at /relay/nope.");
+      // ... and Spring's answer, as before, for anyone else
+      assertThat(
+              body(
+                  mvc.perform(get("/relay/nope").with(from("192.0.2.7")))
+                      .andExpect(status().isNotFound())))
+          .doesNotContain("Relay");
       assertThat(state(db, "order-5-ack")).isEqualTo("failed");
     }
+  }
+
+  /** A request from {@code address}. */
+  private static RequestPostProcessor from(String address) {
+    return r -> {
+      r.setRemoteAddr(address);
+      return r;
+    };
   }
 
   @Test
