@@ -13,10 +13,12 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
@@ -357,7 +359,7 @@ public final class Relay implements AutoCloseable {
       return this;
     }
 
-    /** The queues to claim from (1-100 names; default {@code default}). */
+    /** The queues to claim from (1-100 distinct names; default {@code default}). */
     public Builder queues(String... queues) {
       this.queues = List.of(queues);
       return this;
@@ -582,10 +584,14 @@ public final class Relay implements AutoCloseable {
       if (queues == null || queues.isEmpty() || queues.size() > 100) {
         throw new InvalidConfigurationException("queues", "must name 1-100 queues");
       }
+      Set<String> seen = new HashSet<>();
       for (String q : queues) {
         if (q == null || !NAME.matcher(q).matches()) {
           throw new InvalidConfigurationException(
               "queues", "'" + q + "' must be 1-100 characters from A-Z a-z 0-9 . _ - :");
+        }
+        if (!seen.add(q)) {
+          throw new InvalidConfigurationException("queues", "'" + q + "' is named twice");
         }
       }
       if (handlers.isEmpty()) {

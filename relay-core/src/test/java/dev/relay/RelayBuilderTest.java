@@ -32,6 +32,7 @@ class RelayBuilderTest {
         bad("schema", "at most 57", b -> b.schema("s".repeat(60))),
         bad("queues", "1-100", b -> b.queues()),
         bad("queues", "A-Z a-z", b -> b.queues("mail queue")),
+        bad("queues", "'mail' is named twice", b -> b.queues("mail", "sms", "mail")),
         bad("handle(kind)", "1-100 characters", b -> b.handle("no spaces", c -> null)),
         bad("batchSize", "between 1 and 1000", b -> b.batchSize(0)),
         bad("batchSize", "between 1 and 1000", b -> b.batchSize(1001)),

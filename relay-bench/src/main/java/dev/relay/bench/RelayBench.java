@@ -30,6 +30,12 @@ final class RelayBench {
   static final String SCHEMA = "relay_bench";
   static final String KIND = "bench.noop";
 
+  /** The queue the backlogs are loaded into (the work table's default). */
+  static final String QUEUE = "default";
+
+  /** A second queue, empty, that the two-queue burn-down serves as well. */
+  static final String OTHER_QUEUE = "bench-other";
+
   private final BenchDb db;
   private final Sizes sizes;
   private final BenchIds ids;
@@ -342,35 +348,29 @@ final class RelayBench {
   /**
    * Burn-down by 1 and 2 instances at Relay's defaults, with transactions per job and heap after
    * each run; and, in the same rounds (run for run, so both see the same load), one instance tuned
-   * as before ({@code burn-down-tuned}), to compare the defaults with.
+   * as before ({@code burn-down-tuned}), to compare the defaults with, and one instance serving two
+   * queues ({@code burn-down-two-queues}: the backlog is in the first), whose claims go through the
+   * several-queue statement.
    */
   void burnDown() throws Exception {
     for (int instances : new int[] {1, 2}) {
-      Map<String, Object> p =
-          params(
-              "jobs",
-              sizes.jobs(),
-              "instances",
-              instances,
-              "workers",
-              sizes.workers(),
-              "config",
-              "defaults");
+      Map<String, Object> p = burnDownParams(instances, "defaults");
       Scenario rate = report.add(new Scenario("burn-down", "relay", p, "jobs/s"));
       Scenario xact = report.add(new Scenario("burn-down-xact-per-job", "relay", p, "xact/job"));
       Scenario tuned = null;
+      Scenario twoQueues = null;
       if (instances == 1) {
-        Map<String, Object> t =
-            params(
-                "jobs",
-                sizes.jobs(),
-                "instances",
-                instances,
-                "workers",
-                sizes.workers(),
-                "config",
-                "batchSize(" + sizes.batch() + ").bufferSize(" + tunedBufferSize() + ")");
-        tuned = report.add(new Scenario("burn-down-tuned", "relay", t, "jobs/s"));
+        String tunedConfig =
+            "batchSize(" + sizes.batch() + ").bufferSize(" + tunedBufferSize() + ")";
+        tuned =
+            report.add(
+                new Scenario(
+                    "burn-down-tuned", "relay", burnDownParams(instances, tunedConfig), "jobs/s"));
+        String queues = "queues(" + QUEUE + ", " + OTHER_QUEUE + ")";
+        twoQueues =
+            report.add(
+                new Scenario(
+                    "burn-down-two-queues", "relay", burnDownParams(instances, queues), "jobs/s"));
       }
       for (int run = 0; run < sizes.runs(); run++) {
         truncate();
@@ -383,8 +383,26 @@ final class RelayBench {
           vacuum();
           tuned.add(burnDownRun(instances, sizes.jobs(), true, () -> {}).jobsPerSecond());
         }
+        if (twoQueues != null) {
+          truncate();
+          vacuum();
+          twoQueues.add(
+              burnDownRun(
+                      instances,
+                      sizes.jobs(),
+                      false,
+                      claim -> Outcome.done(),
+                      b -> b.queues(QUEUE, OTHER_QUEUE),
+                      () -> {})
+                  .jobsPerSecond());
+        }
       }
     }
+  }
+
+  private Map<String, Object> burnDownParams(int instances, String config) {
+    return params(
+        "jobs", sizes.jobs(), "instances", instances, "workers", sizes.workers(), "config", config);
   }
 
   /**

@@ -183,6 +183,9 @@ public final class WorkStore {
       }
       ps.setArray(i++, tx.createArrayOf("text", kinds.toArray()));
       ps.setInt(i++, limit);
+      if (!oneQueue) {
+        ps.setInt(i++, limit); // each queue's scan takes at most the batch, and so does the claim
+      }
       ps.setString(i++, request.workerId());
       ps.setLong(i++, request.lease().toMillis());
       ps.setString(i, request.workerId()); // the history row of work past its horizon

@@ -151,6 +151,56 @@ class ClaimTest {
   }
 
   @Test
+  void aClaimOverSeveralQueuesTakesTheBatchInClaimOrderAcrossThem() {
+    Instant t = Instant.now().minus(Duration.ofHours(1));
+    f.enqueue(
+        Work.of("mail-1", "k", "{}").queue("mail").availableAt(t.plusSeconds(1)),
+        Work.of("mail-urgent", "k", "{}").queue("mail").priority(5).availableAt(t.plusSeconds(9)),
+        Work.of("sms-1", "k", "{}").queue("sms").availableAt(t.plusSeconds(2)),
+        Work.of("mail-2", "k", "{}").queue("mail").availableAt(t.plusSeconds(3)),
+        Work.of("sms-2", "k", "{}").queue("sms").availableAt(t.plusSeconds(4)),
+        Work.of("other-queue", "k", "{}").queue("push").availableAt(t),
+        Work.of("sms-other-kind", "x", "{}").queue("sms").availableAt(t));
+
+    ClaimBatch first = f.claim("worker-a", List.of("mail", "sms"), 3);
+    // the highest priority first, then the earliest of either queue; never more than the batch
+    assertThat(first.claimed())
+        .extracting(ClaimedWork::workId)
+        .containsExactlyInAnyOrder("mail-urgent", "mail-1", "sms-1");
+    assertThat(first.last().workId()).isEqualTo("sms-1");
+    // the rows each queue's scan locked and the batch did not take were released, not claimed
+    assertThat(f.row("mail-2")).containsEntry("state", "ready");
+    assertThat(f.row("sms-2")).containsEntry("state", "ready");
+    assertThat(f.claim("worker-b", List.of("mail", "sms"), 10).claimed())
+        .extracting(ClaimedWork::workId)
+        .containsExactlyInAnyOrder("mail-2", "sms-2");
+    assertThat(f.row("other-queue")).containsEntry("state", "ready");
+    assertThat(f.row("sms-other-kind")).containsEntry("state", "ready");
+  }
+
+  @Test
+  void aClaimOverSeveralQueuesSkipsLockedRowsInEachQueue() throws Exception {
+    f.enqueue(
+        Work.of("mail-locked", "k", "{}").queue("mail"),
+        Work.of("mail-free", "k", "{}").queue("mail"),
+        Work.of("sms-free", "k", "{}").queue("sms"));
+    try (Connection holder = f.ds.getConnection()) {
+      holder.setAutoCommit(false);
+      try (PreparedStatement ps =
+          holder.prepareStatement(
+              "SELECT work_id FROM "
+                  + f.schema
+                  + ".outbox WHERE work_id = 'mail-locked' FOR UPDATE")) {
+        ps.executeQuery().close();
+      }
+      assertThat(f.claim("worker-a", List.of("mail", "sms"), 10).claimed())
+          .extracting(ClaimedWork::workId)
+          .containsExactlyInAnyOrder("mail-free", "sms-free");
+      holder.rollback();
+    }
+  }
+
+  @Test
   void claimTakesOnlyTheRequestedQueuesAndKinds() {
     f.enqueue(
         Work.of("mine", "k", "{}"),

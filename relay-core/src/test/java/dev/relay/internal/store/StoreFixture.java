@@ -70,6 +70,16 @@ final class StoreFixture {
     }
   }
 
+  /** One claim of kind {@code k} over the given queues (the several-queue statement when 2+). */
+  ClaimBatch claim(String worker, List<String> queues, int limit) {
+    try (Connection c = ds.getConnection()) {
+      return store.claim(
+          c, new ClaimRequest(worker, queues, List.of("k"), limit, Duration.ofMinutes(1)));
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   /** Whether the database clock has passed the row's stored lease. */
   boolean leaseExpired(String workId) {
     try (Connection c = ds.getConnection();

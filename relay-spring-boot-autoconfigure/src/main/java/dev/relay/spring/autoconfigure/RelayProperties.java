@@ -48,7 +48,7 @@ public class RelayProperties {
   /** This worker's ID (1-200 characters; default: host, process ID and a random suffix). */
   private String workerId;
 
-  /** The queues to claim from (1-100 names). */
+  /** The queues to claim from (1-100 distinct names). */
   private List<String> queues = new ArrayList<>(Relay.DEFAULT_QUEUES);
 
   /** The most rows one claim transaction takes (1-1000). */
