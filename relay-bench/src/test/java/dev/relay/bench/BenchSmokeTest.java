@@ -46,6 +46,7 @@ class BenchSmokeTest {
           "\"enqueue\"",
           "\"burn-down\"",
           "\"burn-down-xact-per-job\"",
+          "\"burn-down-two-queues\"",
           "\"claim-complete\"",
           "\"claim-p50\"",
           "\"claim-p90\"",
