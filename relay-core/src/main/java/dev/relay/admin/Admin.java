@@ -297,12 +297,28 @@ public final class Admin {
    * @param filter which work ({@link WorkFilter#all()} for everything)
    * @param cursor {@code null} for the first page, else {@link WorkPage#nextCursor()}
    * @param limit items per page (1-1,000)
+   * @throws InvalidAdminRequestException if the filter, the cursor ({@link #validateCursor}) or the
+   *     limit is refused (nothing is sent)
    */
   public WorkPage list(WorkFilter filter, String cursor, int limit) {
     requireFilter(filter);
     requireLimit(limit, MAX_PAGE_SIZE);
     Cursor after = cursor == null ? null : Cursor.decode(cursor);
     return withConnection("list work", c -> store.list(c, filter, after, limit));
+  }
+
+  /**
+   * Checks {@code cursor} as {@link #list} does, with no connection: {@code null} (the first page)
+   * or the text of a {@link WorkPage#nextCursor()}. For a tool that takes a cursor from a person (a
+   * command line, a link) and wants to refuse a mangled one before it opens a connection; whether
+   * any work still follows the position is for {@link #list} to say.
+   *
+   * @throws InvalidAdminRequestException (field {@code cursor}) if it is not such a text
+   */
+  public static void validateCursor(String cursor) {
+    if (cursor != null) {
+      Cursor.decode(cursor);
+    }
   }
 
   /** One item with its history and links, or empty when no work has the ID (or it was purged). */

@@ -371,6 +371,27 @@ class AdminTest {
       assertThat(ids(WorkFilter.all().newerThan(Duration.ofHours(1)))).hasSize(4);
     }
 
+    @Test
+    void aCursorIsCheckedWithNoConnectionAsListChecksIt() {
+      f.enqueue(Work.of("c-1", "k", "{}"), Work.of("c-2", "k", "{}"));
+      String next = admin.list(WorkFilter.all(), null, 1).nextCursor();
+      Admin.validateCursor(null);
+      Admin.validateCursor(next);
+      assertThat(admin.list(WorkFilter.all(), next, 1).items())
+          .extracting(WorkItem::workId)
+          .containsExactly("c-2");
+      for (String bad : List.of("garbage!", "", next.substring(1))) {
+        assertThatThrownBy(() -> Admin.validateCursor(bad))
+            .as(bad)
+            .isInstanceOfSatisfying(
+                InvalidAdminRequestException.class, e -> assertThat(e.field()).isEqualTo("cursor"));
+        assertThatThrownBy(() -> admin.list(WorkFilter.all(), bad, 1))
+            .as(bad)
+            .isInstanceOfSatisfying(
+                InvalidAdminRequestException.class, e -> assertThat(e.field()).isEqualTo("cursor"));
+      }
+    }
+
     private List<String> ids(WorkFilter filter) {
       return admin.list(filter, null, 100).items().stream().map(WorkItem::workId).toList();
     }
