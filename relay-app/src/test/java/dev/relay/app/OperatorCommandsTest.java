@@ -428,6 +428,7 @@ class OperatorCommandsTest {
       String[][] cases = {
         {"list", "--limit", "-5"},
         {"list", "--state", "bogus"},
+        {"list", "--newer-than", "P36500DT1S"},
         {"status", "--window", "0s"},
         {"redrive", "--state", "failed", "--limit", "0", "--actor", "a", "--reason", "r"},
         {"cancel", "--kind", "k", "--limit", "10001", "--actor", "a", "--reason", "r"},
@@ -437,6 +438,7 @@ class OperatorCommandsTest {
       String[] expected = {
         "relay list: --limit must be between 1 and 1000, was -5",
         "relay list: --state 'bogus' is not one of ready, running, done, failed, cancelled",
+        "relay list: --newer-than must be at most 36500d (100 years), was 36500d1s",
         "relay status: --window must be between 1s and 365d, was 0s",
         "relay redrive: --limit must be between 1 and 10000, was 0",
         "relay cancel: --limit must be between 1 and 10000, was 10001",

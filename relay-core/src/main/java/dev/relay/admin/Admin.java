@@ -78,6 +78,12 @@ public final class Admin {
   /** Longest reason, in characters. */
   public static final int MAX_REASON_LENGTH = 2_000;
 
+  /** The shortest window {@link #health} counts failures and completion times over: 1 second. */
+  public static final Duration MIN_HEALTH_WINDOW = Duration.ofSeconds(1);
+
+  /** The longest window {@link #health} counts failures and completion times over: 365 days. */
+  public static final Duration MAX_HEALTH_WINDOW = Duration.ofDays(365);
+
   private final DataSource dataSource;
   private final AdminStore store;
   private final DependencyReader dependencyReader;
@@ -127,10 +133,11 @@ public final class Admin {
    * Percentiles are the rollup histogram's (nearest rank, within {@code 9.05 %} of a value in the
    * same bin; see {@link Charts}).
    *
-   * @param window how far back failures and completion times are counted (1 s to 365 days)
+   * @param window how far back failures and completion times are counted ({@link
+   *     #MIN_HEALTH_WINDOW} to {@link #MAX_HEALTH_WINDOW}: 1 s to 365 days)
    */
   public List<QueueHealth> health(Duration window) {
-    requireDuration("window", window, Duration.ofSeconds(1), Duration.ofDays(365));
+    requireDuration("window", window, MIN_HEALTH_WINDOW, MAX_HEALTH_WINDOW);
     return withConnection("queue health", c -> store.health(c, window));
   }
 
@@ -814,7 +821,7 @@ public final class Admin {
           "'" + f.blockedReason() + "' is not one of " + WorkFilter.BLOCKED_REASONS);
     }
     for (Duration d : new Duration[] {f.olderThan(), f.newerThan()}) {
-      if (d != null && (d.isNegative() || d.toDays() > 36_500)) {
+      if (d != null && (d.isNegative() || d.compareTo(WorkFilter.MAX_AGE) > 0)) {
         throw new InvalidAdminRequestException(
             "filter age", "must be between zero and 100 years, was " + d);
       }
