@@ -56,10 +56,11 @@ import java.util.regex.Pattern;
  * receiver forget it: its tombstone only keeps the ID bound to this payload.
  *
  * <p>Validation happens before anything is sent: a refused item throws {@link InvalidWorkException}
- * and the transaction is untouched. A payload must be one JSON value that {@code jsonb} accepts, at
- * most {@link #DEFAULT_MAX_PAYLOAD_BYTES} of UTF-8 unless configured, nested at most 512 levels of
- * arrays and objects (deeper JSON is refused as "too deeply nested"). Thread-safe; holds no
- * connection.
+ * and the transaction is untouched; {@link #validate} and {@link #validateAll} run the same checks
+ * with no connection, for a tool that refuses bad input before it opens one. A payload must be one
+ * JSON value that {@code jsonb} accepts, at most {@link #DEFAULT_MAX_PAYLOAD_BYTES} of UTF-8 unless
+ * configured, nested at most 512 levels of arrays and objects (deeper JSON is refused as "too
+ * deeply nested"). Thread-safe; holds no connection.
  */
 public final class Outbox {
   /** The payload limit used when none is configured: 1 MiB of UTF-8. */
@@ -328,23 +329,7 @@ public final class Outbox {
    * @throws RetryableException on a serialization failure, deadlock or lost connection
    */
   public List<EnqueueResult> enqueueAll(Connection c, List<Work> works) {
-    if (works == null) {
-      throw new InvalidWorkException(null, "works", "is null");
-    }
-    if (works.size() > MAX_BATCH_SIZE) {
-      throw new InvalidWorkException(
-          null, "works", "has " + works.size() + " items; the limit is " + MAX_BATCH_SIZE);
-    }
-    Set<String> ids = new HashSet<>();
-    for (int i = 0; i < works.size(); i++) {
-      Work w = requireWork(works.get(i), i);
-      validate(w);
-      if (!ids.add(w.workId())) {
-        throw new InvalidWorkException(
-            w.workId(), "workId", "appears more than once in one bulk call");
-      }
-    }
-    refuseCycles(works);
+    validateAll(works);
     if (Tx.requireOpen(c)) {
       throw new TransactionRequiredException(
           "enqueue needs the business transaction: the connection is in auto-commit mode, so"
@@ -374,6 +359,50 @@ public final class Outbox {
       // After any exception the transaction must roll back: nothing of it is handed off.
       handoffs.inserted(c, request, works, ok ? handedOff : List.of(), sent);
     }
+  }
+
+  /**
+   * Checks {@code work} as {@link #enqueue} does before it sends anything, with no connection:
+   * every field against the rules its {@link Work} setter names and this outbox's payload limit.
+   * For a tool that takes work from a person (a form, a command line) and wants to refuse bad input
+   * before it opens a connection or a transaction. Calling it is optional: enqueue checks again.
+   *
+   * <p>What needs the database is not checked here: whether the ID is used by another intention,
+   * whether the dependencies exist, and the trace context that the outbox's {@link RelayTracing}
+   * supplies at enqueue.
+   *
+   * @throws InvalidWorkException naming the first problem: the field, and the allowed range
+   */
+  public void validate(Work work) {
+    checkFields(requireWork(work, 0));
+  }
+
+  /**
+   * Checks {@code works} as {@link #enqueueAll} does before it sends anything, with no connection:
+   * each item as {@link #validate(Work)} does, at most {@link #MAX_BATCH_SIZE} items, no ID named
+   * twice, and no dependency cycle among the items. What needs the database is left to enqueue, as
+   * for {@link #validate(Work)}.
+   *
+   * @throws InvalidWorkException naming the first problem: the item's ID and the field
+   */
+  public void validateAll(List<Work> works) {
+    if (works == null) {
+      throw new InvalidWorkException(null, "works", "is null");
+    }
+    if (works.size() > MAX_BATCH_SIZE) {
+      throw new InvalidWorkException(
+          null, "works", "has " + works.size() + " items; the limit is " + MAX_BATCH_SIZE);
+    }
+    Set<String> ids = new HashSet<>();
+    for (int i = 0; i < works.size(); i++) {
+      Work w = requireWork(works.get(i), i);
+      checkFields(w);
+      if (!ids.add(w.workId())) {
+        throw new InvalidWorkException(
+            w.workId(), "workId", "appears more than once in one bulk call");
+      }
+    }
+    refuseCycles(works);
   }
 
   /**
@@ -455,7 +484,8 @@ public final class Outbox {
     }
   }
 
-  private void validate(Work w) {
+  /** The checks of one item's fields, in the order its problems are reported. */
+  private void checkFields(Work w) {
     String id = w.workId();
     validateTraceContext(id, w.traceContext());
     if (id == null || id.isEmpty()) {

@@ -24,7 +24,7 @@ import java.util.function.Consumer;
  *
  * <p>Nothing is checked here (except that {@link #dependsOn} refuses null IDs); {@link
  * Outbox#enqueue} validates every field before anything is sent and names the first problem in an
- * {@link InvalidWorkException}.
+ * {@link InvalidWorkException}; {@link Outbox#validate} does the same with no connection.
  */
 public final class Work {
   /** The queue used when none is named. */

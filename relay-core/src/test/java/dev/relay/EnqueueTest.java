@@ -9,6 +9,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
@@ -258,6 +259,13 @@ class EnqueueTest {
   @Nested
   class BadInput {
     private void assertRefused(Work w, String field) throws SQLException {
+      // validate, with no connection, refuses what enqueue refuses, naming the same field.
+      assertThatThrownBy(() -> outbox.validate(w))
+          .isInstanceOfSatisfying(
+              InvalidWorkException.class, e -> assertThat(e.field()).isEqualTo(field));
+      assertThatThrownBy(() -> outbox.validateAll(List.of(w)))
+          .isInstanceOfSatisfying(
+              InvalidWorkException.class, e -> assertThat(e.field()).isEqualTo(field));
       try (Connection c = ds.getConnection()) {
         c.setAutoCommit(false);
         assertThatThrownBy(() -> outbox.enqueue(c, w))
@@ -319,6 +327,58 @@ class EnqueueTest {
     @Test
     void attemptCapOutOfRange() throws SQLException {
       assertRefused(Work.of("w", "k", "{}").maxAttempts(0), "maxAttempts");
+    }
+
+    @Test
+    void validateNeedsNoConnectionAndPassesWhatEnqueueTakes() throws SQLException {
+      Work w =
+          Work.of("v-1", "k", "{\"total\": 29.00}")
+              .queue("mail")
+              .maxAttempts(3)
+              .orderingKey("order-103")
+              .group("customer-7")
+              .dependsOn("v-0")
+              .deadline(Instant.parse("2026-10-20T10:16:00Z"));
+      outbox.validate(w);
+      outbox.validateAll(List.of(Work.of("v-0", "k", "{}"), w));
+      outbox.validateAll(List.of());
+      assertThat(outboxRows()).isZero();
+      inTransaction(c -> outbox.enqueueAll(c, List.of(Work.of("v-0", "k", "{}"), w)));
+      assertThat(outboxRows()).isEqualTo(2);
+    }
+
+    @Test
+    void validateAllRefusesWhatOnlyABulkCallCanGetWrong() {
+      Work a = Work.of("a", "k", "{}");
+      assertThatThrownBy(() -> outbox.validateAll(List.of(a, Work.of("b", "k", "{}"), a)))
+          .isInstanceOfSatisfying(
+              InvalidWorkException.class,
+              e -> {
+                assertThat(e.field()).isEqualTo("workId");
+                assertThat(e.workId()).isEqualTo("a");
+              })
+          .hasMessageContaining("appears more than once in one bulk call");
+      assertThatThrownBy(
+              () ->
+                  outbox.validateAll(
+                      List.of(a.dependsOn("b"), Work.of("b", "k", "{}").dependsOn("a"))))
+          .isInstanceOfSatisfying(
+              InvalidWorkException.class, e -> assertThat(e.field()).isEqualTo("dependsOn"))
+          .hasMessageContaining("dependency cycle");
+      List<Work> tooMany = new ArrayList<>();
+      for (int i = 0; i <= Outbox.MAX_BATCH_SIZE; i++) {
+        tooMany.add(Work.of("w-" + i, "k", "{}"));
+      }
+      assertThatThrownBy(() -> outbox.validateAll(tooMany))
+          .isInstanceOfSatisfying(
+              InvalidWorkException.class, e -> assertThat(e.field()).isEqualTo("works"))
+          .hasMessageContaining("the limit is " + Outbox.MAX_BATCH_SIZE);
+      assertThatThrownBy(() -> outbox.validate(null))
+          .isInstanceOf(InvalidWorkException.class)
+          .hasMessageContaining("is null");
+      assertThatThrownBy(() -> outbox.validateAll(null))
+          .isInstanceOfSatisfying(
+              InvalidWorkException.class, e -> assertThat(e.field()).isEqualTo("works"));
     }
 
     @Test

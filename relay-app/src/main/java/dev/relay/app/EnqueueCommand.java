@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.relay.EnqueueResult;
+import dev.relay.InvalidWorkException;
 import dev.relay.Outbox;
 import dev.relay.Work;
 import dev.relay.WorkConflictException;
@@ -20,7 +21,10 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -110,10 +114,17 @@ final class EnqueueCommand extends DbCommand {
   @Option(names = "--json", description = "Prints the results as JSON.")
   boolean json;
 
+  private Outbox outbox;
   private List<Work> works;
 
+  /**
+   * Reads the work and checks it as the enqueue will (core's {@link Outbox#validate} rules), so
+   * that bad input is a usage error naming the option, or the file's item, before any database is
+   * opened: also when the schema is missing or not migrated.
+   */
   @Override
   void prepare() throws IOException {
+    outbox = Outbox.builder().schema(schema).build();
     works = file != null ? fromFile() : List.of(fromOptions());
     if (works.isEmpty()) {
       throw usage((file.equals("-") ? "standard input" : "the file " + file) + " holds no items");
@@ -123,7 +134,6 @@ final class EnqueueCommand extends DbCommand {
   @Override
   int run(Database db) throws Exception {
     requireCurrentSchema(db);
-    Outbox outbox = Outbox.builder().schema(schema).build();
     List<EnqueueResult> results;
     try (Connection c = db.dataSource().getConnection()) {
       c.setAutoCommit(false);
@@ -204,6 +214,7 @@ final class EnqueueCommand extends DbCommand {
     if (maxAttempts != null) {
       w = w.maxAttempts(maxAttempts);
     }
+    outbox.validate(w); // its refusal names the field, which RelayCommand turns into the option
     return w;
   }
 
@@ -235,7 +246,25 @@ final class EnqueueCommand extends DbCommand {
       works.add(item(root, "item 1"));
     }
     requireDistinctIds(works);
+    try {
+      outbox.validateAll(works); // what no single item shows: a dependency cycle, too many items
+    } catch (InvalidWorkException e) {
+      throw usage(source() + ": " + inFileTerms(e));
+    }
     return works;
+  }
+
+  /**
+   * Core's refusal of a file item in the file's terms: the field as the item names it ({@code
+   * max_attempts}, not core's {@code maxAttempts}).
+   */
+  private static String inFileTerms(InvalidWorkException e) {
+    String field = e.field();
+    String inFile = field.replaceAll("([a-z])([A-Z])", "$1_$2").toLowerCase(Locale.ROOT);
+    return e.getMessage()
+        .replaceFirst(
+            ": " + Pattern.quote(field) + " ", Matcher.quoteReplacement(": " + inFile + " "))
+        .replace(" after availableAt ", " after available_at "); // the deadline's refusal
   }
 
   /**
@@ -317,6 +346,11 @@ final class EnqueueCommand extends DbCommand {
       }
     } catch (IllegalArgumentException e) {
       throw usage(where + " of " + source() + ": " + e.getMessage());
+    }
+    try {
+      outbox.validate(w);
+    } catch (InvalidWorkException e) {
+      throw usage(where + " of " + source() + ": " + inFileTerms(e));
     }
     return w;
   }

@@ -85,9 +85,13 @@ final class FilterOptions {
   }
 
   private static void notOlder(DbCommand command, String option, Duration age) {
-    if (age != null && age.toDays() > 36_500) { // the admin API's bound
+    if (age != null && age.compareTo(WorkFilter.MAX_AGE) > 0) {
       throw command.usage(
-          option + " must be at most 36500d (100 years), was " + Durations.format(age));
+          option
+              + " must be at most "
+              + Durations.format(WorkFilter.MAX_AGE)
+              + " (100 years), was "
+              + Durations.format(age));
     }
   }
 

@@ -41,6 +41,7 @@ final class ListCommand extends DbCommand {
   void prepare() {
     filters.check(this);
     requireRange("--limit", limit, 1, Admin.MAX_PAGE_SIZE);
+    Admin.validateCursor(after); // RelayCommand names --after in the refusal
   }
 
   @Override

@@ -319,6 +319,12 @@ public final class RelayCommand implements Callable<Integer> {
     String flag =
         FLAGS.getOrDefault(
             name, "--" + name.replaceAll("([a-z])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT));
+    if (ex instanceof InvalidWorkException) {
+      flag = workOption(cmd, parsed, name, flag);
+      if (cmd.getCommandSpec().findOption("--available-at") != null) {
+        m = m.replace(" after availableAt ", " after --available-at "); // the deadline's refusal
+      }
+    }
     if (cmd.getCommandSpec().findOption(flag) == null) {
       if (!name.equals("workId") || cmd.getCommandSpec().positionalParameters().isEmpty()) {
         return m;
@@ -328,6 +334,21 @@ public final class RelayCommand implements Callable<Integer> {
     return m.replaceFirst(
             "(^|: )" + Pattern.quote(name) + " ", "$1" + Matcher.quoteReplacement(flag) + " ")
         .replace("(pass null for the first page)", "(leave --after out for the first page)");
+  }
+
+  /**
+   * The option that gave a work item's {@code field}, where it is not {@code flag}: the ID of
+   * supersede's replacement is {@code --new-id}, and a payload read from a file {@code
+   * --payload-file}.
+   */
+  private static String workOption(CommandLine cmd, ParseResult parsed, String field, String flag) {
+    if (field.equals("workId") && cmd.getCommandSpec().findOption(flag) == null) {
+      return "--new-id";
+    }
+    if (field.equals("payload") && matched(parsed, "--payload-file")) {
+      return "--payload-file";
+    }
+    return flag;
   }
 
   private static boolean matched(ParseResult parsed, String option) {

@@ -48,15 +48,17 @@ final class StatusCommand extends DbCommand {
           "Recounts done and cancelled work first (normally the maintenance leader's job).")
   boolean refresh;
 
-  /** The window's bounds (the admin API's). */
-  private static final Duration SHORTEST_WINDOW = Duration.ofSeconds(1);
-
-  private static final Duration LONGEST_WINDOW = Duration.ofDays(365);
-
   @Override
   void prepare() {
-    if (window.compareTo(SHORTEST_WINDOW) < 0 || window.compareTo(LONGEST_WINDOW) > 0) {
-      throw usage("--window must be between 1s and 365d, was " + Durations.format(window));
+    if (window.compareTo(Admin.MIN_HEALTH_WINDOW) < 0
+        || window.compareTo(Admin.MAX_HEALTH_WINDOW) > 0) {
+      throw usage(
+          "--window must be between "
+              + Durations.format(Admin.MIN_HEALTH_WINDOW)
+              + " and "
+              + Durations.format(Admin.MAX_HEALTH_WINDOW)
+              + ", was "
+              + Durations.format(window));
     }
   }
 

@@ -84,6 +84,12 @@ final class SupersedeCommand extends DbCommand {
     if (queue != null) {
       replacement = replacement.queue(queue);
     }
+    // The checks the enqueue of the replacement makes, before the database: a refusal names the
+    // field, which RelayCommand turns into the option (--new-id, --kind, --payload, --queue).
+    Outbox.builder().schema(schema).build().validate(replacement);
+    if (newId.equals(oldId)) {
+      throw usage("--new-id is OLD_ID itself; a corrected intention needs a new work ID");
+    }
   }
 
   @Override

@@ -424,10 +424,13 @@ class OperatorCommandsTest {
     }
 
     @Test
-    void everyRangeIsCheckedBeforeTheDatabaseEvenOnAnUnmigratedSchema(TestDatabase db) {
+    void everyRangeIsCheckedBeforeTheDatabaseEvenOnAnUnmigratedSchema(TestDatabase db)
+        throws Exception {
       String[][] cases = {
         {"list", "--limit", "-5"},
         {"list", "--state", "bogus"},
+        {"list", "--after", "not-a-cursor"},
+        {"list", "--newer-than", "P36500DT1S"},
         {"status", "--window", "0s"},
         {"redrive", "--state", "failed", "--limit", "0", "--actor", "a", "--reason", "r"},
         {"cancel", "--kind", "k", "--limit", "10001", "--actor", "a", "--reason", "r"},
@@ -437,6 +440,9 @@ class OperatorCommandsTest {
       String[] expected = {
         "relay list: --limit must be between 1 and 1000, was -5",
         "relay list: --state 'bogus' is not one of ready, running, done, failed, cancelled",
+        "relay list: --after is not a cursor returned by list (leave --after out for the first"
+            + " page)",
+        "relay list: --newer-than must be at most 36500d (100 years), was 36500d1s",
         "relay status: --window must be between 1s and 365d, was 0s",
         "relay redrive: --limit must be between 1 and 10000, was 0",
         "relay cancel: --limit must be between 1 and 10000, was 10001",
@@ -450,6 +456,10 @@ class OperatorCommandsTest {
         assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
         assertThat(r.err()).as(r.toString()).startsWith(expected[i] + "\n");
       }
+      assertThat(
+              db.queryLong("SELECT count(*) FROM pg_namespace WHERE nspname = 'relay_never_made'"))
+          .as("nothing made the schema")
+          .isZero();
     }
   }
 

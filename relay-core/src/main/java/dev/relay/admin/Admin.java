@@ -78,6 +78,12 @@ public final class Admin {
   /** Longest reason, in characters. */
   public static final int MAX_REASON_LENGTH = 2_000;
 
+  /** The shortest window {@link #health} counts failures and completion times over: 1 second. */
+  public static final Duration MIN_HEALTH_WINDOW = Duration.ofSeconds(1);
+
+  /** The longest window {@link #health} counts failures and completion times over: 365 days. */
+  public static final Duration MAX_HEALTH_WINDOW = Duration.ofDays(365);
+
   private final DataSource dataSource;
   private final AdminStore store;
   private final DependencyReader dependencyReader;
@@ -127,10 +133,11 @@ public final class Admin {
    * Percentiles are the rollup histogram's (nearest rank, within {@code 9.05 %} of a value in the
    * same bin; see {@link Charts}).
    *
-   * @param window how far back failures and completion times are counted (1 s to 365 days)
+   * @param window how far back failures and completion times are counted ({@link
+   *     #MIN_HEALTH_WINDOW} to {@link #MAX_HEALTH_WINDOW}: 1 s to 365 days)
    */
   public List<QueueHealth> health(Duration window) {
-    requireDuration("window", window, Duration.ofSeconds(1), Duration.ofDays(365));
+    requireDuration("window", window, MIN_HEALTH_WINDOW, MAX_HEALTH_WINDOW);
     return withConnection("queue health", c -> store.health(c, window));
   }
 
@@ -297,12 +304,28 @@ public final class Admin {
    * @param filter which work ({@link WorkFilter#all()} for everything)
    * @param cursor {@code null} for the first page, else {@link WorkPage#nextCursor()}
    * @param limit items per page (1-1,000)
+   * @throws InvalidAdminRequestException if the filter, the cursor ({@link #validateCursor}) or the
+   *     limit is refused (nothing is sent)
    */
   public WorkPage list(WorkFilter filter, String cursor, int limit) {
     requireFilter(filter);
     requireLimit(limit, MAX_PAGE_SIZE);
     Cursor after = cursor == null ? null : Cursor.decode(cursor);
     return withConnection("list work", c -> store.list(c, filter, after, limit));
+  }
+
+  /**
+   * Checks {@code cursor} as {@link #list} does, with no connection: {@code null} (the first page)
+   * or the text of a {@link WorkPage#nextCursor()}. For a tool that takes a cursor from a person (a
+   * command line, a link) and wants to refuse a mangled one before it opens a connection; whether
+   * any work still follows the position is for {@link #list} to say.
+   *
+   * @throws InvalidAdminRequestException (field {@code cursor}) if it is not such a text
+   */
+  public static void validateCursor(String cursor) {
+    if (cursor != null) {
+      Cursor.decode(cursor);
+    }
   }
 
   /** One item with its history and links, or empty when no work has the ID (or it was purged). */
@@ -798,7 +821,7 @@ public final class Admin {
           "'" + f.blockedReason() + "' is not one of " + WorkFilter.BLOCKED_REASONS);
     }
     for (Duration d : new Duration[] {f.olderThan(), f.newerThan()}) {
-      if (d != null && (d.isNegative() || d.toDays() > 36_500)) {
+      if (d != null && (d.isNegative() || d.compareTo(WorkFilter.MAX_AGE) > 0)) {
         throw new InvalidAdminRequestException(
             "filter age", "must be between zero and 100 years, was " + d);
       }

@@ -30,6 +30,12 @@ public final class WorkFilter {
   /** The reasons {@link #blockedReason(String)} takes, in the order the docs list them. */
   public static final List<String> BLOCKED_REASONS = BlockedReason.REASONS;
 
+  /**
+   * The longest age {@link #olderThan(Duration)} and {@link #newerThan(Duration)} take: 36,500 days
+   * (100 years). Ages run from zero to this, both included.
+   */
+  public static final Duration MAX_AGE = Duration.ofDays(36_500);
+
   private static final WorkFilter ALL = new WorkFilter(new Criteria());
 
   /** The criteria; never changed once a filter holds them (each method changes a copy). */
@@ -78,12 +84,12 @@ public final class WorkFilter {
     return with(n -> n.orderingKey = key);
   }
 
-  /** Only work created at least {@code age} ago. */
+  /** Only work created at least {@code age} ago (zero to {@link #MAX_AGE}). */
   public WorkFilter olderThan(Duration age) {
     return with(n -> n.olderThan = age);
   }
 
-  /** Only work created less than {@code age} ago. */
+  /** Only work created less than {@code age} ago (zero to {@link #MAX_AGE}). */
   public WorkFilter newerThan(Duration age) {
     return with(n -> n.newerThan = age);
   }

@@ -371,6 +371,41 @@ class AdminTest {
       assertThat(ids(WorkFilter.all().newerThan(Duration.ofHours(1)))).hasSize(4);
     }
 
+    @Test
+    void aCursorIsCheckedWithNoConnectionAsListChecksIt() {
+      f.enqueue(Work.of("c-1", "k", "{}"), Work.of("c-2", "k", "{}"));
+      String next = admin.list(WorkFilter.all(), null, 1).nextCursor();
+      Admin.validateCursor(null);
+      Admin.validateCursor(next);
+      assertThat(admin.list(WorkFilter.all(), next, 1).items())
+          .extracting(WorkItem::workId)
+          .containsExactly("c-2");
+      for (String bad : List.of("garbage!", "", next.substring(1))) {
+        assertThatThrownBy(() -> Admin.validateCursor(bad))
+            .as(bad)
+            .isInstanceOfSatisfying(
+                InvalidAdminRequestException.class, e -> assertThat(e.field()).isEqualTo("cursor"));
+        assertThatThrownBy(() -> admin.list(WorkFilter.all(), bad, 1))
+            .as(bad)
+            .isInstanceOfSatisfying(
+                InvalidAdminRequestException.class, e -> assertThat(e.field()).isEqualTo("cursor"));
+      }
+    }
+
+    @Test
+    void filterAgesRunFromZeroToMaxAgeIncluded() {
+      f.enqueue(Work.of("a-1", "k", "{}"));
+      assertThat(ids(WorkFilter.all().newerThan(WorkFilter.MAX_AGE))).containsExactly("a-1");
+      assertThat(ids(WorkFilter.all().olderThan(Duration.ZERO))).containsExactly("a-1");
+      Duration over = WorkFilter.MAX_AGE.plusSeconds(1);
+      for (WorkFilter bad :
+          List.of(WorkFilter.all().olderThan(over), WorkFilter.all().newerThan(over))) {
+        assertThatThrownBy(() -> admin.list(bad, null, 10))
+            .isInstanceOf(InvalidAdminRequestException.class)
+            .hasMessageContaining("100 years");
+      }
+    }
+
     private List<String> ids(WorkFilter filter) {
       return admin.list(filter, null, 100).items().stream().map(WorkItem::workId).toList();
     }
@@ -469,6 +504,20 @@ class AdminTest {
       assertThat(mail.ready()).isEqualTo(1);
       assertThat(mail.completionP50()).isNull();
       assertThat(mail.failuresByReason()).isEmpty();
+    }
+
+    @Test
+    void theWindowRunsFromItsShortestToItsLongestBothIncluded() {
+      f.enqueue(Work.of("h-1", "k", "{}"));
+      assertThat(admin.health(Admin.MIN_HEALTH_WINDOW)).hasSize(1);
+      assertThat(admin.health(Admin.MAX_HEALTH_WINDOW)).hasSize(1);
+      for (Duration bad :
+          List.of(Admin.MIN_HEALTH_WINDOW.minusMillis(1), Admin.MAX_HEALTH_WINDOW.plusSeconds(1))) {
+        assertThatThrownBy(() -> admin.health(bad))
+            .as(bad.toString())
+            .isInstanceOfSatisfying(
+                InvalidAdminRequestException.class, e -> assertThat(e.field()).isEqualTo("window"));
+      }
     }
 
     @Test

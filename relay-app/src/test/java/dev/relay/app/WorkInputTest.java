@@ -1,0 +1,232 @@
+package dev.relay.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.relay.test.RelayDatabaseTest;
+import dev.relay.test.TestDatabase;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The work that {@code relay enqueue} and {@code relay supersede} take is checked by core's own
+ * rules ({@code Outbox.validate}) before any database is opened: bad input is a usage error (exit
+ * 2) naming the option or the file's item and field, the same on a schema that was never migrated,
+ * on a migrated one and on a database that cannot be reached, and nothing is written. Each call is
+ * a separate process.
+ */
+@RelayDatabaseTest
+class WorkInputTest {
+  private static final String UNMIGRATED = "relay_never_made";
+  private static final String UNREACHABLE = "jdbc:postgresql://127.0.0.1:1/x?connectTimeout=5";
+
+  /**
+   * Runs {@code args} on {@code url} and {@code schema}; asserts a usage error whose line starts
+   * with {@code expected}.
+   */
+  private static void refused(String url, String schema, String expected, String... args) {
+    List<String> all = new ArrayList<>(List.of(args));
+    all.addAll(List.of("--jdbc-url", url, "--schema", schema));
+    Cli.Result r = Cli.run(all.toArray(String[]::new));
+    assertThat(r.exitCode()).as(r.toString()).isEqualTo(ExitCodes.USAGE);
+    List<String> lines = r.err().lines().toList();
+    assertThat(lines).as(r.toString()).hasSize(2);
+    assertThat(lines.get(0)).as(r.toString()).startsWith(expected);
+    assertThat(lines.get(1)).as(r.toString()).isEqualTo("see relay help " + args[0]);
+    assertThat(r.out()).as(r.toString()).isEmpty();
+  }
+
+  private static String[] enqueue(String... options) {
+    List<String> all = new ArrayList<>(List.of("enqueue", "--id", "a", "--kind", "k"));
+    all.addAll(List.of(options));
+    if (!all.contains("--payload") && !all.contains("--payload-file")) {
+      all.addAll(List.of("--payload", "{}"));
+    }
+    return all.toArray(String[]::new);
+  }
+
+  private static String[] supersede(String newId, String... options) {
+    List<String> all =
+        new ArrayList<>(
+            List.of(
+                "supersede", "old-1", "--new-id", newId, "--actor", "mina", "--reason", "typo"));
+    all.addAll(List.of(options));
+    if (!all.contains("--kind")) {
+      all.addAll(List.of("--kind", "k"));
+    }
+    if (!all.contains("--payload")) {
+      all.addAll(List.of("--payload", "{}"));
+    }
+    return all.toArray(String[]::new);
+  }
+
+  private static void assertNoSchemaWasMade(TestDatabase db) throws Exception {
+    assertThat(
+            db.queryLong("SELECT count(*) FROM pg_namespace WHERE nspname = '" + UNMIGRATED + "'"))
+        .isZero();
+  }
+
+  @Test
+  void badWorkFromOptionsIsAUsageErrorNamingTheOptionOnAnUnmigratedSchema(
+      TestDatabase db, @TempDir Path dir) throws Exception {
+    Path notJson = Files.writeString(dir.resolve("payload.json"), "{\"total\": ");
+    String url = db.jdbcUrl();
+    refused(
+        url,
+        UNMIGRATED,
+        "relay enqueue: invalid work: --id 'order 103' may only contain A-Z a-z 0-9",
+        "enqueue",
+        "--id",
+        "order 103",
+        "--kind",
+        "k",
+        "--payload",
+        "{}");
+    refused(
+        url,
+        UNMIGRATED,
+        "relay enqueue: invalid work 'a': --kind 'send mail' must be 1-100 characters",
+        "enqueue",
+        "--id",
+        "a",
+        "--kind",
+        "send mail",
+        "--payload",
+        "{}");
+    refused(
+        url,
+        UNMIGRATED,
+        "relay enqueue: invalid work 'a': --payload is not valid JSON",
+        enqueue("--payload", "{not json"));
+    refused(
+        url,
+        UNMIGRATED,
+        "relay enqueue: invalid work 'a': --payload-file is not valid JSON",
+        enqueue("--payload-file", notJson.toString()));
+    refused(
+        url,
+        UNMIGRATED,
+        "relay enqueue: invalid work 'a': --queue is empty",
+        enqueue("--queue", ""));
+    refused(
+        url,
+        UNMIGRATED,
+        "relay enqueue: invalid work 'a': --max-attempts must be between 1 and 10000, was 0",
+        enqueue("--max-attempts", "0"));
+    refused(
+        url,
+        UNMIGRATED,
+        "relay enqueue: invalid work 'a': --delay must be between zero and 100 years",
+        enqueue("--delay", "36501d"));
+    refused(
+        url,
+        UNMIGRATED,
+        "relay enqueue: invalid work 'a': --deadline 2026-01-01T00:00:00Z is not after"
+            + " --available-at 2026-01-02T00:00:00Z: it could never run",
+        enqueue("--available-at", "2026-01-02T00:00:00Z", "--deadline", "2026-01-01T00:00:00Z"));
+    assertNoSchemaWasMade(db);
+  }
+
+  @Test
+  void badFileItemsNameTheItemAndTheFieldAsTheFileDoesOnAnUnmigratedSchema(
+      TestDatabase db, @TempDir Path dir) throws Exception {
+    Path capped =
+        Files.writeString(
+            dir.resolve("capped.json"),
+            "[{\"work_id\": \"f-1\", \"kind\": \"k\", \"payload\": {}},"
+                + " {\"work_id\": \"f-2\", \"kind\": \"k\", \"payload\": {}, \"max_attempts\": 0}]");
+    refused(
+        db.jdbcUrl(),
+        UNMIGRATED,
+        "relay enqueue: item 2 of "
+            + capped
+            + ": invalid work 'f-2': max_attempts must be between 1 and 10000, was 0",
+        "enqueue",
+        "--file",
+        capped.toString());
+    Path cycle =
+        Files.writeString(
+            dir.resolve("cycle.json"),
+            "[{\"work_id\": \"c-1\", \"kind\": \"k\", \"payload\": {}, \"depends_on\": [\"c-2\"]},"
+                + " {\"work_id\": \"c-2\", \"kind\": \"k\", \"payload\": {},"
+                + " \"depends_on\": [\"c-1\"]}]");
+    refused(
+        db.jdbcUrl(),
+        UNMIGRATED,
+        "relay enqueue: "
+            + cycle
+            + ": invalid work 'c-1': depends_on is part of a dependency cycle within one bulk"
+            + " call",
+        "enqueue",
+        "--file",
+        cycle.toString());
+    assertNoSchemaWasMade(db);
+  }
+
+  @Test
+  void aBadReplacementIsAUsageErrorNamingTheOptionOnAnUnmigratedSchema(TestDatabase db)
+      throws Exception {
+    String url = db.jdbcUrl();
+    refused(
+        url,
+        UNMIGRATED,
+        "relay supersede: invalid work: --new-id 'old-1 v2' may only contain A-Z a-z 0-9",
+        supersede("old-1 v2"));
+    refused(
+        url,
+        UNMIGRATED,
+        "relay supersede: --new-id is OLD_ID itself; a corrected intention needs a new work ID",
+        supersede("old-1"));
+    refused(
+        url,
+        UNMIGRATED,
+        "relay supersede: invalid work 'old-2': --kind 'send mail' must be 1-100 characters",
+        supersede("old-2", "--kind", "send mail"));
+    refused(
+        url,
+        UNMIGRATED,
+        "relay supersede: invalid work 'old-2': --payload is not valid JSON",
+        supersede("old-2", "--payload", "[1,"));
+    refused(
+        url,
+        UNMIGRATED,
+        "relay supersede: invalid work 'old-2': --queue 'mail queue' must be 1-100 characters",
+        supersede("old-2", "--queue", "mail queue"));
+    assertNoSchemaWasMade(db);
+  }
+
+  @Test
+  void onAMigratedSchemaTheSameInputGetsTheSameAnswerAndChangesNothing(TestDatabase db)
+      throws Exception {
+    OperatorCommandsTest.insert(db, "old-1", "k", "default");
+    refused(
+        db.jdbcUrl(),
+        db.schema(),
+        "relay enqueue: invalid work 'a': --max-attempts must be between 1 and 10000, was 0",
+        enqueue("--max-attempts", "0"));
+    refused(
+        db.jdbcUrl(),
+        db.schema(),
+        "relay supersede: invalid work 'old-2': --payload is not valid JSON",
+        supersede("old-2", "--payload", "[1,"));
+    assertThat(
+            db.queryString("SELECT string_agg(work_id || ' ' || state, ', ') FROM {schema}.work"))
+        .isEqualTo("old-1 ready");
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.supersedes")).isZero();
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.cancel_audit")).isZero();
+  }
+
+  @Test
+  void nothingConnectsBeforeTheInputIsChecked() {
+    // An unreachable database would be exit 3: the input is refused first.
+    refused(
+        UNREACHABLE,
+        "relay",
+        "relay enqueue: invalid work 'a': --max-attempts must be between 1 and 10000, was 0",
+        enqueue("--max-attempts", "0"));
+    refused(UNREACHABLE, "relay", "relay supersede: --new-id is OLD_ID itself", supersede("old-1"));
+  }
+}
