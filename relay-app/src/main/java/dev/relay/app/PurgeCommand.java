@@ -131,18 +131,30 @@ final class PurgeCommand extends DbCommand {
     within("--retention", retention);
     within("--history-retention", historyRetention);
     within("--identity-horizon", identityHorizon);
-    if (batchSize < 1 || batchSize > 10_000) {
-      throw usage("--batch-size must be between 1 and 10000, was " + batchSize);
+    if (batchSize < 1 || batchSize > PurgePolicy.MAX_BATCH_SIZE) {
+      throw usage(
+          "--batch-size must be between 1 and "
+              + PurgePolicy.MAX_BATCH_SIZE
+              + ", was "
+              + batchSize);
     }
-    if (maxBatches < 1 || maxBatches > 100_000) {
-      throw usage("--max-batches must be between 1 and 100000, was " + maxBatches);
+    if (maxBatches < 1 || maxBatches > PurgePolicy.MAX_BATCHES) {
+      throw usage(
+          "--max-batches must be between 1 and " + PurgePolicy.MAX_BATCHES + ", was " + maxBatches);
     }
     policy = new PurgePolicy(retention, historyRetention, identityHorizon, batchSize, maxBatches);
   }
 
   private void within(String option, Duration d) {
-    if (d.compareTo(Duration.ofMinutes(1)) < 0 || d.compareTo(Duration.ofDays(36_500)) > 0) {
-      throw usage(option + " must be between 1m and 36500d, was " + Durations.format(d));
+    if (d.compareTo(PurgePolicy.MIN_RETENTION) < 0 || d.compareTo(PurgePolicy.MAX_RETENTION) > 0) {
+      throw usage(
+          option
+              + " must be between "
+              + Durations.format(PurgePolicy.MIN_RETENTION)
+              + " and "
+              + Durations.format(PurgePolicy.MAX_RETENTION)
+              + ", was "
+              + Durations.format(d));
     }
   }
 

@@ -728,17 +728,20 @@ public final class Admin {
     if (p == null) {
       throw new InvalidAdminRequestException("policy", "is null");
     }
-    Duration max = Duration.ofDays(36_500);
-    requireDuration("workRetention", p.workRetention(), Duration.ofMinutes(1), max);
-    requireDuration("historyRetention", p.historyRetention(), Duration.ofMinutes(1), max);
-    requireDuration("identityHorizon", p.identityHorizon(), Duration.ofMinutes(1), max);
-    if (p.batchSize() < 1 || p.batchSize() > 10_000) {
+    Duration min = PurgePolicy.MIN_RETENTION;
+    Duration max = PurgePolicy.MAX_RETENTION;
+    requireDuration("workRetention", p.workRetention(), min, max);
+    requireDuration("historyRetention", p.historyRetention(), min, max);
+    requireDuration("identityHorizon", p.identityHorizon(), min, max);
+    if (p.batchSize() < 1 || p.batchSize() > PurgePolicy.MAX_BATCH_SIZE) {
       throw new InvalidAdminRequestException(
-          "batchSize", "must be between 1 and 10000, was " + p.batchSize());
+          "batchSize",
+          "must be between 1 and " + PurgePolicy.MAX_BATCH_SIZE + ", was " + p.batchSize());
     }
-    if (p.maxBatches() < 1 || p.maxBatches() > 100_000) {
+    if (p.maxBatches() < 1 || p.maxBatches() > PurgePolicy.MAX_BATCHES) {
       throw new InvalidAdminRequestException(
-          "maxBatches", "must be between 1 and 100000, was " + p.maxBatches());
+          "maxBatches",
+          "must be between 1 and " + PurgePolicy.MAX_BATCHES + ", was " + p.maxBatches());
     }
   }
 

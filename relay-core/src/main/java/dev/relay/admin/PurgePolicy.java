@@ -41,6 +41,18 @@ public record PurgePolicy(
     Duration identityHorizon,
     int batchSize,
     int maxBatches) {
+  /** The shortest retention or horizon a policy takes: 1 minute. */
+  public static final Duration MIN_RETENTION = Duration.ofMinutes(1);
+
+  /** The longest retention or horizon a policy takes: 36,500 days. */
+  public static final Duration MAX_RETENTION = Duration.ofDays(36_500);
+
+  /** The most rows per batch: 10,000. */
+  public static final int MAX_BATCH_SIZE = 10_000;
+
+  /** The most batches per table and run: 100,000. */
+  public static final int MAX_BATCHES = 100_000;
+
   /** Default work retention: 7 days. */
   public static final Duration DEFAULT_WORK_RETENTION = Duration.ofDays(7);
 
