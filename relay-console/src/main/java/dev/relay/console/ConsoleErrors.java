@@ -7,19 +7,14 @@ import dev.relay.admin.SupersedeRefusedException;
 import dev.relay.admin.WorkNotFoundException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.springframework.beans.TypeMismatchException;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
-import org.springframework.http.server.ServletServerHttpResponse;
 import org.springframework.web.HttpRequestMethodNotSupportedException;
 import org.springframework.web.bind.MissingServletRequestParameterException;
 import org.springframework.web.bind.ServletRequestBindingException;
@@ -158,13 +153,12 @@ final class ConsoleErrors {
    * (every other path stays the application's).
    *
    * <p>It only runs once the console's filter chain has let the request through: a signed-out
-   * visitor is sent to sign-in, and a POST without its CSRF token or from a viewer is refused
-   * (403), before the address is looked up, so neither learns which addresses exist or what they
-   * take. The read-only console leaves a request from a non-loopback address to Spring.
+   * visitor is sent to sign-in, and a POST without its CSRF token or from a viewer is refused (403,
+   * {@link ConsoleAccessDenied}), before the address is looked up, so neither learns which
+   * addresses exist or what they take. The read-only console leaves a request from a non-loopback
+   * address to Spring.
    */
   static final class Unmatched implements HandlerExceptionResolver, Ordered {
-    private static final Logger log = LoggerFactory.getLogger(Unmatched.class);
-
     private final Console console;
 
     Unmatched(Console console) {
@@ -192,13 +186,7 @@ final class ConsoleErrors {
       } else {
         return null;
       }
-      try (ServletServerHttpResponse out = new ServletServerHttpResponse(response)) {
-        out.setStatusCode(page.getStatusCode());
-        out.getHeaders().putAll(page.getHeaders());
-        out.getBody().write(page.getBody().getBytes(StandardCharsets.UTF_8));
-      } catch (IOException gone) {
-        log.debug("Could not send the console's {} page", page.getStatusCode(), gone);
-      }
+      Console.send(page, response);
       return new ModelAndView();
     }
 
@@ -221,7 +209,7 @@ final class ConsoleErrors {
         message =
             asked
                 + " is not a page: this address takes a form submission (POST) from "
-                + formOf(path.substring(console.mount.length()))
+                + ConsoleForms.where(path.substring(console.mount.length()))
                 + (console.canAct(request)
                     ? ". Open that page and use its button."
                     : ", which only an operator can send.");
@@ -239,17 +227,6 @@ final class ConsoleErrors {
           .headers(page.getHeaders())
           .headers(e.getHeaders())
           .body(page.getBody());
-    }
-
-    /** Where the form that posts to {@code target} (its path under the mount) is, in words. */
-    private static String formOf(String target) {
-      return switch (target) {
-        case "/item/redrive", "/item/cancel", "/item/supersede" ->
-            "the item's page (open the item from the work list)";
-        case "/bulk/continue" -> "the bulk action's page (under Bulk actions)";
-        case "/pauses/pause", "/pauses/resume" -> "the Pauses page";
-        default -> "the console page that shows its form";
-      };
     }
 
     private ResponseEntity<String> notFound(HttpServletRequest request, String path) {

@@ -9,6 +9,7 @@ import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.config.annotation.web.configurers.HeadersConfigurer;
 import org.springframework.security.web.SecurityFilterChain;
 import org.springframework.security.web.access.intercept.AuthorizationFilter;
+import org.springframework.security.web.authentication.LoginUrlAuthenticationEntryPoint;
 import org.springframework.security.web.authentication.SavedRequestAwareAuthenticationSuccessHandler;
 import org.springframework.security.web.authentication.UsernamePasswordAuthenticationFilter;
 import org.springframework.security.web.csrf.CsrfToken;
@@ -37,7 +38,10 @@ final class ConsoleSecurity {
 
   /**
    * The chain: roles per method, form login guarded by the sign-in limits ({@link SignInGuard}),
-   * sessions ended by {@link SessionLimits}, the CSP and no framing.
+   * sessions ended by {@link SessionLimits}, the CSP and no framing. A signed-out request goes to
+   * the console's sign-in page whatever its method, and a refused one gets the console's 403 page
+   * ({@link ConsoleAccessDenied}), both from within this chain: an error left to the servlet
+   * container is rendered at {@code /error}, which is the application's, not the console's.
    */
   static SecurityFilterChain chain(HttpSecurity http, ConsoleProperties p, Console console)
       throws Exception {
@@ -51,8 +55,14 @@ final class ConsoleSecurity {
         new SavedRequestAwareAuthenticationSuccessHandler();
     signedIn.setRequestCache(cache);
     signedIn.setDefaultTargetUrl(m);
+    LoginUrlAuthenticationEntryPoint signIn = new LoginUrlAuthenticationEntryPoint(m + "/login");
     http.securityMatcher(m, m + "/**")
         .requestCache(r -> r.requestCache(cache))
+        // Also the CSRF check's handler (CsrfConfigurer takes exceptionHandling's).
+        .exceptionHandling(
+            e ->
+                e.authenticationEntryPoint(signIn)
+                    .accessDeniedHandler(new ConsoleAccessDenied(console, cache, signIn)))
         .authorizeHttpRequests(
             a ->
                 a.requestMatchers(
