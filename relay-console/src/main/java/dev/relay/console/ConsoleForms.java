@@ -8,7 +8,8 @@ import java.util.Map;
 /**
  * The console's forms, known by the address each posts to: where a form is, in words, for a page
  * that sends someone to use it ({@link ConsoleErrors.Unmatched}'s 405), and a link to the page that
- * shows it, for a refused form whose page should be opened again (a stale form's 403).
+ * shows it, for a refused form whose page should be opened again (a stale form's 403, and the page
+ * to return to after signing in).
  *
  * <p>The link is rebuilt from the form's own fields, never taken from the request's {@code
  * Referer}: its address is one of the console's pages, fixed here, and only the fields that open

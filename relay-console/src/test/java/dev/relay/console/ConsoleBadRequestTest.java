@@ -488,7 +488,9 @@ class ConsoleBadRequestTest {
   }
 
   @Test
-  void aFormSentSignedOutGoesToTheConsolesSignIn(TestDatabase db) throws Exception {
+  void aFormSentSignedOutGoesToTheConsolesSignInAndReturnsToTheFormsPage(TestDatabase db)
+      throws Exception {
+    ConsoleTest.failed(db, "order-8-ack", "{}");
     try (ConsoleApp app = ConsoleApp.start(db)) {
       // No session, no token, any method (before: the application's /login, through /error).
       Browser anonymous = new Browser(app);
@@ -501,6 +503,26 @@ class ConsoleBadRequestTest {
               .hasValueSatisfying(l -> assertThat(l).endsWith("/relay/login"));
         }
       }
+      // A form's action: after signing in, the page that shows its form, not the action.
+      Browser olga = new Browser(app);
+      HttpResponse<String> r =
+          olga.send("POST", "/relay/item/cancel", false, "id", "order-8-ack", "reason", "x");
+      assertThat(r.headers().firstValue("Location"))
+          .hasValueSatisfying(l -> assertThat(l).endsWith("/relay/login"));
+      olga.get("/relay/login");
+      HttpResponse<String> signedIn =
+          olga.post(
+              "/relay/login",
+              "username",
+              ConsoleApp.OPERATOR,
+              "password",
+              ConsoleApp.OPERATOR_PASSWORD);
+      String back = signedIn.headers().firstValue("Location").orElseThrow();
+      assertThat(back).endsWith("/relay/item?id=order-8-ack&continue");
+      assertThat(olga.get(back.substring(olga.base.length())).body())
+          .contains("<form method=\"post\" id=\"cancel\"");
+      assertThat(ConsoleTest.state(db, "order-8-ack")).isEqualTo("failed");
+
       // The application's own form, signed out, is the application's.
       HttpResponse<String> own = anonymous.send("POST", "/hello", false);
       assertThat(own.headers().firstValue("Location"))
