@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Set;
 import org.springframework.beans.TypeMismatchException;
 import org.springframework.core.Ordered;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
@@ -150,7 +151,8 @@ final class ConsoleErrors {
    * or an address with no page (404). Spring decides both before any controller is chosen, so the
    * advice above never sees them, and would answer with its own error body; this resolver runs
    * ahead of Spring's and answers with the console's page instead, for the console's paths only
-   * (every other path stays the application's).
+   * (every other path stays the application's). The sign-out address asked for as a page is a
+   * form's address too (405, {@code Allow: POST}), though no page takes it.
    *
    * <p>It only runs once the console's filter chain has let the request through: a signed-out
    * visitor is sent to sign-in, and a POST without its CSRF token or from a viewer is refused (403,
@@ -182,7 +184,10 @@ final class ConsoleErrors {
       if (e instanceof HttpRequestMethodNotSupportedException m) {
         page = methodNotAllowed(request, path, m);
       } else if (e instanceof NoResourceFoundException || e instanceof NoHandlerFoundException) {
-        page = notFound(request, path);
+        page =
+            console.mode == Console.Mode.SECURED && path.equals(console.mount + "/logout")
+                ? signOutIsAButton(request, path)
+                : notFound(request, path);
       } else {
         return null;
       }
@@ -215,17 +220,36 @@ final class ConsoleErrors {
                     : ", which only an operator can send.");
         next = new Link("Go to the overview", console.mount);
       }
+      // With the Allow header that Spring sends with its own 405.
+      return methodNotAllowed(request, Map.of("message", message, "next", next), e.getHeaders());
+    }
+
+    /**
+     * The sign-out address visited as a page. Spring Security's logout filter answers its POST
+     * before any page is looked up, so no page takes the address and Spring would call it missing;
+     * it is a form's address like the others, answered as such.
+     */
+    private ResponseEntity<String> signOutIsAButton(HttpServletRequest request, String path) {
+      String message =
+          request.getMethod()
+              + " "
+              + shown(path)
+              + " is not a page: signing out is a button, Sign out at the top of every console"
+              + " page (this one too). It sends a form (POST) with your session's security token,"
+              + " so that no link and no other site can sign you out. You are still signed in.";
+      HttpHeaders allow = new HttpHeaders();
+      allow.setAllow(Set.of(HttpMethod.POST));
+      return methodNotAllowed(request, Map.of("message", message), allow);
+    }
+
+    private ResponseEntity<String> methodNotAllowed(
+        HttpServletRequest request, Map<String, ?> model, HttpHeaders allow) {
       ResponseEntity<String> page =
           console.page(
-              request,
-              "problem",
-              badRequestTitle(request),
-              Map.of("message", message, "next", next),
-              HttpStatus.METHOD_NOT_ALLOWED);
-      // With the Allow header that Spring sends with its own 405.
+              request, "problem", badRequestTitle(request), model, HttpStatus.METHOD_NOT_ALLOWED);
       return ResponseEntity.status(page.getStatusCode())
           .headers(page.getHeaders())
-          .headers(e.getHeaders())
+          .headers(allow)
           .body(page.getBody());
     }
 

@@ -25,8 +25,8 @@ import org.junit.jupiter.api.Test;
  * console's own page (HTML, escaped, naming the parameter or the address), headed by what happened:
  * a page that could not be shown, or an action refused with nothing changed. Sign-in and CSRF still
  * come first, and their refusals are the console's too: a stale form or a missing role gets its 403
- * page, and a form sent signed out goes to the console's sign-in. Also the header a signed-out
- * visitor sees, and outcome evidence in words.
+ * page, a form sent signed out goes to the console's sign-in, and the sign-out address opened as a
+ * page gets 405. Also the header a signed-out visitor sees, and outcome evidence in words.
  */
 @RelayDatabaseTest
 class ConsoleBadRequestTest {
@@ -527,6 +527,35 @@ class ConsoleBadRequestTest {
       HttpResponse<String> own = anonymous.send("POST", "/hello", false);
       assertThat(own.headers().firstValue("Location"))
           .hasValueSatisfying(l -> assertThat(l).doesNotContain("/relay"));
+    }
+  }
+
+  @Test
+  void signingOutByAddressGets405WithAllowPostAndKeepsTheSession(TestDatabase db) throws Exception {
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      for (Browser user : new Browser[] {Browser.operator(app), Browser.viewer(app)}) {
+        HttpResponse<String> r = user.get("/relay/logout");
+        assertThat(r.headers().firstValue("Allow")).hasValue("POST");
+        assertThat(consolePage(r, 405, CANNOT_SHOW))
+            .contains(
+                "GET /relay/logout is not a page: signing out is a button, Sign out at the top of"
+                    + " every console page (this one too).")
+            .contains("You are still signed in.")
+            .containsPattern(
+                "<form method=\"post\" class=\"logout\" action=\"/relay/logout\">"
+                    + "<input type=\"hidden\" name=\"_csrf\" value=\"[^\"]+\">");
+        assertThat(user.get("/relay").statusCode()).isEqualTo(200);
+        // The button on that page signs out.
+        HttpResponse<String> out = user.post("/relay/logout");
+        assertThat(out.headers().firstValue("Location"))
+            .hasValueSatisfying(l -> assertThat(l).endsWith("/relay/login?logout"));
+        assertThat(user.get("/relay").statusCode()).isEqualTo(302);
+      }
+      // Signed out, the address sends to sign-in like any other.
+      HttpResponse<String> anonymous = new Browser(app).get("/relay/logout");
+      assertThat(anonymous.statusCode()).isEqualTo(302);
+      assertThat(anonymous.headers().firstValue("Location"))
+          .hasValueSatisfying(l -> assertThat(l).endsWith("/relay/login"));
     }
   }
 
