@@ -2,16 +2,21 @@ package dev.relay.console;
 
 import dev.relay.admin.Admin;
 import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.security.Principal;
 import java.util.Map;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.http.CacheControl;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
+import org.springframework.http.server.ServletServerHttpResponse;
 import org.springframework.util.ClassUtils;
 import org.springframework.web.server.ResponseStatusException;
 import org.springframework.web.util.UrlPathHelper;
@@ -48,6 +53,7 @@ final class Console {
   static final boolean SCHEDULES =
       ClassUtils.isPresent("dev.relay.schedule.ScheduleStatus", Console.class.getClassLoader());
 
+  private static final Logger log = LoggerFactory.getLogger(Console.class);
   private static final MediaType HTML = new MediaType("text", "html", StandardCharsets.UTF_8);
 
   final Admin admin;
@@ -150,6 +156,20 @@ final class Console {
   /** A 303 to {@code location} (after an action: the page that shows its result). */
   static ResponseEntity<String> seeOther(String location) {
     return ResponseEntity.status(HttpStatus.SEE_OTHER).header("Location", location).build();
+  }
+
+  /**
+   * Writes {@code page} to a response outside a controller (a resolver's or a security filter's
+   * answer): its status, headers and body. A client already gone is logged at debug only.
+   */
+  static void send(ResponseEntity<String> page, HttpServletResponse response) {
+    try (ServletServerHttpResponse out = new ServletServerHttpResponse(response)) {
+      out.setStatusCode(page.getStatusCode());
+      out.getHeaders().putAll(page.getHeaders());
+      out.getBody().write(page.getBody().getBytes(StandardCharsets.UTF_8));
+    } catch (IOException gone) {
+      log.debug("Could not send the console's {} page", page.getStatusCode(), gone);
+    }
   }
 
   /** The template {@code view} rendered with {@code model} and the header's model. */

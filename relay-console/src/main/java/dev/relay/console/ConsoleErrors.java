@@ -7,19 +7,15 @@ import dev.relay.admin.SupersedeRefusedException;
 import dev.relay.admin.WorkNotFoundException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.springframework.beans.TypeMismatchException;
 import org.springframework.core.Ordered;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
-import org.springframework.http.server.ServletServerHttpResponse;
 import org.springframework.web.HttpRequestMethodNotSupportedException;
 import org.springframework.web.bind.MissingServletRequestParameterException;
 import org.springframework.web.bind.ServletRequestBindingException;
@@ -155,16 +151,16 @@ final class ConsoleErrors {
    * or an address with no page (404). Spring decides both before any controller is chosen, so the
    * advice above never sees them, and would answer with its own error body; this resolver runs
    * ahead of Spring's and answers with the console's page instead, for the console's paths only
-   * (every other path stays the application's).
+   * (every other path stays the application's). The sign-out address asked for as a page is a
+   * form's address too (405, {@code Allow: POST}), though no page takes it.
    *
    * <p>It only runs once the console's filter chain has let the request through: a signed-out
-   * visitor is sent to sign-in, and a POST without its CSRF token or from a viewer is refused
-   * (403), before the address is looked up, so neither learns which addresses exist or what they
-   * take. The read-only console leaves a request from a non-loopback address to Spring.
+   * visitor is sent to sign-in, and a POST without its CSRF token or from a viewer is refused (403,
+   * {@link ConsoleAccessDenied}), before the address is looked up, so neither learns which
+   * addresses exist or what they take. The read-only console leaves a request from a non-loopback
+   * address to Spring.
    */
   static final class Unmatched implements HandlerExceptionResolver, Ordered {
-    private static final Logger log = LoggerFactory.getLogger(Unmatched.class);
-
     private final Console console;
 
     Unmatched(Console console) {
@@ -188,17 +184,14 @@ final class ConsoleErrors {
       if (e instanceof HttpRequestMethodNotSupportedException m) {
         page = methodNotAllowed(request, path, m);
       } else if (e instanceof NoResourceFoundException || e instanceof NoHandlerFoundException) {
-        page = notFound(request, path);
+        page =
+            console.mode == Console.Mode.SECURED && path.equals(console.mount + "/logout")
+                ? signOutIsAButton(request, path)
+                : notFound(request, path);
       } else {
         return null;
       }
-      try (ServletServerHttpResponse out = new ServletServerHttpResponse(response)) {
-        out.setStatusCode(page.getStatusCode());
-        out.getHeaders().putAll(page.getHeaders());
-        out.getBody().write(page.getBody().getBytes(StandardCharsets.UTF_8));
-      } catch (IOException gone) {
-        log.debug("Could not send the console's {} page", page.getStatusCode(), gone);
-      }
+      Console.send(page, response);
       return new ModelAndView();
     }
 
@@ -221,35 +214,43 @@ final class ConsoleErrors {
         message =
             asked
                 + " is not a page: this address takes a form submission (POST) from "
-                + formOf(path.substring(console.mount.length()))
+                + ConsoleForms.where(path.substring(console.mount.length()))
                 + (console.canAct(request)
                     ? ". Open that page and use its button."
                     : ", which only an operator can send.");
         next = new Link("Go to the overview", console.mount);
       }
-      ResponseEntity<String> page =
-          console.page(
-              request,
-              "problem",
-              badRequestTitle(request),
-              Map.of("message", message, "next", next),
-              HttpStatus.METHOD_NOT_ALLOWED);
       // With the Allow header that Spring sends with its own 405.
-      return ResponseEntity.status(page.getStatusCode())
-          .headers(page.getHeaders())
-          .headers(e.getHeaders())
-          .body(page.getBody());
+      return methodNotAllowed(request, Map.of("message", message, "next", next), e.getHeaders());
     }
 
-    /** Where the form that posts to {@code target} (its path under the mount) is, in words. */
-    private static String formOf(String target) {
-      return switch (target) {
-        case "/item/redrive", "/item/cancel", "/item/supersede" ->
-            "the item's page (open the item from the work list)";
-        case "/bulk/continue" -> "the bulk action's page (under Bulk actions)";
-        case "/pauses/pause", "/pauses/resume" -> "the Pauses page";
-        default -> "the console page that shows its form";
-      };
+    /**
+     * The sign-out address visited as a page. Spring Security's logout filter answers its POST
+     * before any page is looked up, so no page takes the address and Spring would call it missing;
+     * it is a form's address like the others, answered as such.
+     */
+    private ResponseEntity<String> signOutIsAButton(HttpServletRequest request, String path) {
+      String message =
+          request.getMethod()
+              + " "
+              + shown(path)
+              + " is not a page: signing out is a button, Sign out at the top of every console"
+              + " page (this one too). It sends a form (POST) with your session's security token,"
+              + " so that no link and no other site can sign you out. You are still signed in.";
+      HttpHeaders allow = new HttpHeaders();
+      allow.setAllow(Set.of(HttpMethod.POST));
+      return methodNotAllowed(request, Map.of("message", message), allow);
+    }
+
+    private ResponseEntity<String> methodNotAllowed(
+        HttpServletRequest request, Map<String, ?> model, HttpHeaders allow) {
+      ResponseEntity<String> page =
+          console.page(
+              request, "problem", badRequestTitle(request), model, HttpStatus.METHOD_NOT_ALLOWED);
+      return ResponseEntity.status(page.getStatusCode())
+          .headers(page.getHeaders())
+          .headers(allow)
+          .body(page.getBody());
     }
 
     private ResponseEntity<String> notFound(HttpServletRequest request, String path) {

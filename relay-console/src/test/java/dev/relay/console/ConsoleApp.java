@@ -23,14 +23,19 @@ import org.springframework.web.context.WebApplicationContext;
 
 /**
  * A whole Spring Boot web application with the starter and the console on the test's database:
- * Boot's default security for the application's own pages, two users (olga the operator, victor the
- * viewer), Tomcat on a free loopback port.
+ * Boot's default security for the application's own pages, three users (olga the operator, victor
+ * the viewer, ursula with neither role), Tomcat on a free loopback port.
  */
 final class ConsoleApp implements AutoCloseable {
   static final String OPERATOR = "olga";
   static final String OPERATOR_PASSWORD = "olga-secret";
   static final String VIEWER = "victor";
   static final String VIEWER_PASSWORD = "victor-secret";
+
+  /** A user of the application with neither of the console's roles. */
+  static final String OUTSIDER = "ursula";
+
+  static final String OUTSIDER_PASSWORD = "ursula-secret";
 
   /** The application: users and one page of its own; everything else is auto-configured. */
   @SpringBootConfiguration
@@ -46,6 +51,10 @@ final class ConsoleApp implements AutoCloseable {
           User.withUsername(VIEWER)
               .password("{noop}" + VIEWER_PASSWORD)
               .roles("RELAY_VIEWER")
+              .build(),
+          User.withUsername(OUTSIDER)
+              .password("{noop}" + OUTSIDER_PASSWORD)
+              .roles("SHOP_CLERK")
               .build());
     }
 

@@ -24,7 +24,9 @@ import org.junit.jupiter.api.Test;
  * method the address does not take (405), or an address with no page (404). Every one is the
  * console's own page (HTML, escaped, naming the parameter or the address), headed by what happened:
  * a page that could not be shown, or an action refused with nothing changed. Sign-in and CSRF still
- * come first. Also the header a signed-out visitor sees, and outcome evidence in words.
+ * come first, and their refusals are the console's too: a stale form or a missing role gets its 403
+ * page, a form sent signed out goes to the console's sign-in, and the sign-out address opened as a
+ * page gets 405. Also the header a signed-out visitor sees, and outcome evidence in words.
  */
 @RelayDatabaseTest
 class ConsoleBadRequestTest {
@@ -32,18 +34,30 @@ class ConsoleBadRequestTest {
   private static final String CANNOT_SHOW = "<h1>Cannot show this page</h1>";
   private static final String NOTHING_CHANGED = "<h1>Nothing changed</h1>";
   private static final String NOT_FOUND = "<h1>Not found</h1>";
+  private static final String FORM_REFUSED = "<h1>Form refused; nothing changed</h1>";
 
   /** One browser: its own cookies (the session), never following redirects by itself. */
   private static final class Browser {
-    final HttpClient http =
-        HttpClient.newBuilder()
-            .cookieHandler(new CookieManager())
-            .followRedirects(HttpClient.Redirect.NEVER)
-            .build();
+    final HttpClient http;
     final String base;
     String csrf;
 
     Browser(ConsoleApp app) {
+      this(app, new CookieManager());
+    }
+
+    /** Another tab of {@code browser}: the same cookies, and the same page's CSRF token. */
+    Browser(ConsoleApp app, Browser browser) {
+      this(app, (CookieManager) browser.http.cookieHandler().orElseThrow());
+      this.csrf = browser.csrf;
+    }
+
+    private Browser(ConsoleApp app, CookieManager cookies) {
+      this.http =
+          HttpClient.newBuilder()
+              .cookieHandler(cookies)
+              .followRedirects(HttpClient.Redirect.NEVER)
+              .build();
       this.base = "http://127.0.0.1:" + app.port();
     }
 
@@ -342,6 +356,206 @@ class ConsoleBadRequestTest {
       Browser olga = Browser.operator(app);
       assertThat(consolePage(olga.get("/relay/nope"), 404, NOT_FOUND))
           .contains("There is no page at /relay/nope.");
+    }
+  }
+
+  @Test
+  void aStaleFormGetsTheConsoles403PageLinkingToItsPageAndChangesNothing(TestDatabase db)
+      throws Exception {
+    ConsoleTest.failed(db, "order-6-ack", "{}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      // Signed out in another tab: the item page's form now belongs to a session that has ended.
+      Browser olga = Browser.operator(app);
+      olga.get("/relay/item?id=order-6-ack");
+      String stale = olga.csrf;
+      new Browser(app, olga).post("/relay/logout");
+      assertThat(ConsoleTest.state(db, "order-6-ack")).isEqualTo("failed");
+      for (String action : new String[] {"redrive", "cancel"}) {
+        HttpResponse<String> r =
+            olga.post("/relay/item/" + action, "id", "order-6-ack", "reason", "INC-6");
+        assertThat(consolePage(r, 403, FORM_REFUSED))
+            .as(action)
+            .contains(
+                "This form was stale: it came from a page opened in an earlier session, which has"
+                    + " since ended (it expired, was signed out in another tab, or the server"
+                    + " restarted). Nothing changed. Open the page again")
+            .contains("<a href=\"/relay/item?id=order-6-ack\">Open the item order-6-ack again</a>")
+            // signed out: the header offers no page
+            .doesNotContain("href=\"/relay/work\"");
+        assertThat(ConsoleTest.state(db, "order-6-ack")).as(action).isEqualTo("failed");
+      }
+      // The browser's session cookie gone (a restart, an expired session): the same page. A form
+      // holding markup is repeated as text, in the link's label and (encoded) in its address.
+      Browser cookieless = new Browser(app);
+      cookieless.csrf = stale;
+      assertThat(
+              consolePage(
+                  cookieless.post(
+                      "/relay/item/cancel", "id", "<script>alert(1)</script>", "reason", "x"),
+                  403,
+                  FORM_REFUSED))
+          .contains(
+              "<a href=\"/relay/item?id=%3Cscript%3Ealert%281%29%3C%2Fscript%3E\">"
+                  + "Open the item &lt;script&gt;alert(1)&lt;/script&gt; again</a>")
+          .containsOnlyOnce("<script");
+      // Each form links to its own page; one whose page cannot be known, to the overview.
+      assertThat(
+              consolePage(
+                  cookieless.post("/relay/pauses/pause", "kind", "mail"), 403, FORM_REFUSED))
+          .contains("<a href=\"/relay/pauses\">Open the Pauses page again</a>");
+      assertThat(
+              consolePage(
+                  cookieless.post(
+                      "/relay/bulk", "action", "redrive", "state", "failed", "reason", "x"),
+                  403,
+                  FORM_REFUSED))
+          .contains(
+              "<a href=\"/relay/bulk/preview?action=redrive&amp;state=failed\">"
+                  + "Open the preview again</a>");
+      assertThat(consolePage(cookieless.post("/relay/bulk/continue", "id", "7"), 403, FORM_REFUSED))
+          .contains("<a href=\"/relay/bulk?id=7\">Open bulk action 7 again</a>");
+      assertThat(consolePage(cookieless.post("/relay/item/redrive"), 403, FORM_REFUSED))
+          .contains("<a href=\"/relay\">Go to the overview</a>");
+      // The sign-in page left open across a restart.
+      assertThat(
+              consolePage(
+                  cookieless.post("/relay/login", "username", "olga", "password", "x"),
+                  403,
+                  FORM_REFUSED))
+          .contains("<a href=\"/relay/login\">Open the sign-in page again</a>");
+
+      // Signed in again in another session: the old page's token is not this session's.
+      olga.signIn(ConsoleApp.OPERATOR, ConsoleApp.OPERATOR_PASSWORD);
+      String fresh = olga.csrf;
+      olga.csrf = stale;
+      assertThat(
+              consolePage(
+                  olga.post("/relay/item/redrive", "id", "order-6-ack", "reason", "INC-6"),
+                  403,
+                  FORM_REFUSED))
+          .contains("This form was stale")
+          // signed in: the header shows the user and the pages, as on every page
+          .contains("href=\"/relay/work\"")
+          .contains("olga");
+      // Signed in, no token at all: refused in other words.
+      olga.csrf = fresh;
+      assertThat(
+              consolePage(
+                  olga.send(
+                      "POST", "/relay/item/redrive", false, "id", "order-6-ack", "reason", "x"),
+                  403,
+                  FORM_REFUSED))
+          .contains("This form carried no security token");
+      assertThat(ConsoleTest.state(db, "order-6-ack")).isEqualTo("failed");
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.bulk_operation")).isZero();
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.pause")).isZero();
+
+      // The form, opened again, works.
+      olga.get("/relay/item?id=order-6-ack");
+      assertThat(
+              olga.post("/relay/item/redrive", "id", "order-6-ack", "reason", "INC-6").statusCode())
+          .isEqualTo(303);
+      assertThat(ConsoleTest.state(db, "order-6-ack")).isEqualTo("ready");
+    }
+  }
+
+  @Test
+  void anActionWithoutTheOperatorRoleGetsThe403PageNamingTheRole(TestDatabase db) throws Exception {
+    ConsoleTest.failed(db, "order-7-ack", "{}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      Browser victor = Browser.viewer(app);
+      victor.get("/relay/item?id=order-7-ack");
+      HttpResponse<String> r =
+          victor.post("/relay/item/redrive", "id", "order-7-ack", "reason", "viewer tries");
+      assertThat(consolePage(r, 403, "<h1>Operator role needed; nothing changed</h1>"))
+          .contains(
+              "POST /relay/item/redrive is an action, and actions need the operator role"
+                  + " (RELAY_OPERATOR). You are signed in as victor, with the viewer role"
+                  + " (RELAY_VIEWER). Nothing changed.")
+          .contains("<a href=\"/relay/item?id=order-7-ack\">Open the item order-7-ack again</a>");
+      assertThat(ConsoleTest.state(db, "order-7-ack")).isEqualTo("failed");
+
+      // A user of the application with neither role: no page, in the console's words.
+      Browser ursula = new Browser(app);
+      ursula.signIn(ConsoleApp.OUTSIDER, ConsoleApp.OUTSIDER_PASSWORD);
+      assertThat(consolePage(ursula.get("/relay"), 403, CANNOT_SHOW))
+          .contains(
+              "The console&#39;s pages need the viewer role (RELAY_VIEWER) or the operator role"
+                  + " (RELAY_OPERATOR). You are signed in as ursula, with neither.");
+      // The application's own paths keep the application's answers.
+      assertThat(ursula.get("/hello").body()).isEqualTo("hello");
+    }
+  }
+
+  @Test
+  void aFormSentSignedOutGoesToTheConsolesSignInAndReturnsToTheFormsPage(TestDatabase db)
+      throws Exception {
+    ConsoleTest.failed(db, "order-8-ack", "{}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      // No session, no token, any method (before: the application's /login, through /error).
+      Browser anonymous = new Browser(app);
+      for (String method : new String[] {"POST", "PUT", "DELETE"}) {
+        for (String path : new String[] {"/relay/purge", "/relay/nope"}) {
+          HttpResponse<String> r = anonymous.send(method, path, false, "reason", "x");
+          assertThat(r.statusCode()).as(method + " " + path).isEqualTo(302);
+          assertThat(r.headers().firstValue("Location"))
+              .as(method + " " + path)
+              .hasValueSatisfying(l -> assertThat(l).endsWith("/relay/login"));
+        }
+      }
+      // A form's action: after signing in, the page that shows its form, not the action.
+      Browser olga = new Browser(app);
+      HttpResponse<String> r =
+          olga.send("POST", "/relay/item/cancel", false, "id", "order-8-ack", "reason", "x");
+      assertThat(r.headers().firstValue("Location"))
+          .hasValueSatisfying(l -> assertThat(l).endsWith("/relay/login"));
+      olga.get("/relay/login");
+      HttpResponse<String> signedIn =
+          olga.post(
+              "/relay/login",
+              "username",
+              ConsoleApp.OPERATOR,
+              "password",
+              ConsoleApp.OPERATOR_PASSWORD);
+      String back = signedIn.headers().firstValue("Location").orElseThrow();
+      assertThat(back).endsWith("/relay/item?id=order-8-ack&continue");
+      assertThat(olga.get(back.substring(olga.base.length())).body())
+          .contains("<form method=\"post\" id=\"cancel\"");
+      assertThat(ConsoleTest.state(db, "order-8-ack")).isEqualTo("failed");
+
+      // The application's own form, signed out, is the application's.
+      HttpResponse<String> own = anonymous.send("POST", "/hello", false);
+      assertThat(own.headers().firstValue("Location"))
+          .hasValueSatisfying(l -> assertThat(l).doesNotContain("/relay"));
+    }
+  }
+
+  @Test
+  void signingOutByAddressGets405WithAllowPostAndKeepsTheSession(TestDatabase db) throws Exception {
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      for (Browser user : new Browser[] {Browser.operator(app), Browser.viewer(app)}) {
+        HttpResponse<String> r = user.get("/relay/logout");
+        assertThat(r.headers().firstValue("Allow")).hasValue("POST");
+        assertThat(consolePage(r, 405, CANNOT_SHOW))
+            .contains(
+                "GET /relay/logout is not a page: signing out is a button, Sign out at the top of"
+                    + " every console page (this one too).")
+            .contains("You are still signed in.")
+            .containsPattern(
+                "<form method=\"post\" class=\"logout\" action=\"/relay/logout\">"
+                    + "<input type=\"hidden\" name=\"_csrf\" value=\"[^\"]+\">");
+        assertThat(user.get("/relay").statusCode()).isEqualTo(200);
+        // The button on that page signs out.
+        HttpResponse<String> out = user.post("/relay/logout");
+        assertThat(out.headers().firstValue("Location"))
+            .hasValueSatisfying(l -> assertThat(l).endsWith("/relay/login?logout"));
+        assertThat(user.get("/relay").statusCode()).isEqualTo(302);
+      }
+      // Signed out, the address sends to sign-in like any other.
+      HttpResponse<String> anonymous = new Browser(app).get("/relay/logout");
+      assertThat(anonymous.statusCode()).isEqualTo(302);
+      assertThat(anonymous.headers().firstValue("Location"))
+          .hasValueSatisfying(l -> assertThat(l).endsWith("/relay/login"));
     }
   }
 

@@ -22,8 +22,8 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * The console in a real headless Chromium (Debian's {@code chromium} and {@code chromium-driver}):
  * sign in with the form, open the overview, follow the failures of one reason to the work list, see
  * the charts of the last hour, open an item, redrive it with a reason, and see the new state and
- * the audit line with the user's name. Without Chromium the test fails, saying how to install it:
- * it is never skipped.
+ * the audit line with the user's name; then, the session ended, press Cancel on a stale page.
+ * Without Chromium the test fails, saying how to install it: it is never skipped.
  */
 @RelayDatabaseTest
 class ConsoleBrowserTest {
@@ -117,6 +117,7 @@ class ConsoleBrowserTest {
           .isEqualTo("ready");
       assertThat(ConsoleTest.state(db, "order-9-ack")).isEqualTo("ready");
       screenshot(web, "item");
+      staleFormAfterTheSessionEnds(web, base, db);
 
       // Pause a kind from the console, see it held while another kind is worked, resume it.
       ConsolePauseFlow.pauseAndResumeWithManualWorker(
@@ -127,6 +128,34 @@ class ConsoleBrowserTest {
       web.get(base + "/relay");
       wait.until(ExpectedConditions.presenceOfElementLocated(By.id("login")));
     }
+  }
+
+  /**
+   * The session ends while an item page is open (its cookie is gone, as after a restart): pressing
+   * Cancel gets the console's 403 page saying the form was stale and nothing changed, whose link
+   * leads through sign-in back to the item page.
+   */
+  private static void staleFormAfterTheSessionEnds(WebDriver web, String base, TestDatabase db)
+      throws Exception {
+    WebDriverWait wait = new WebDriverWait(web, Duration.ofSeconds(30));
+    web.get(base + "/relay/item?id=order-9-ack");
+    wait.until(ExpectedConditions.presenceOfElementLocated(By.id("cancel")));
+    web.findElement(By.cssSelector("#cancel textarea[name=reason]")).sendKeys("INC-9 again");
+    web.manage().deleteCookieNamed("JSESSIONID");
+    web.findElement(By.cssSelector("#cancel button[type=submit]")).click();
+
+    wait.until(ExpectedConditions.titleContains("Form refused"));
+    assertThat(web.findElement(By.tagName("main")).getText())
+        .contains("This form was stale")
+        .contains("Nothing changed");
+    assertThat(ConsoleTest.state(db, "order-9-ack")).isEqualTo("ready");
+    web.findElement(By.linkText("Open the item order-9-ack again")).click();
+    wait.until(ExpectedConditions.presenceOfElementLocated(By.id("login")));
+    web.findElement(By.name("username")).sendKeys(ConsoleApp.OPERATOR);
+    web.findElement(By.name("password")).sendKeys(ConsoleApp.OPERATOR_PASSWORD);
+    web.findElement(By.cssSelector("#login button[type=submit]")).click();
+    wait.until(ExpectedConditions.presenceOfElementLocated(By.id("cancel")));
+    assertThat(web.getCurrentUrl()).contains("/relay/item?id=order-9-ack");
   }
 
   /** Opens the console, signs in as the operator with the form, and lands on the overview. */

@@ -1,0 +1,95 @@
+package dev.relay.console;
+
+import dev.relay.Outbox;
+import jakarta.servlet.http.HttpServletRequest;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The console's forms, known by the address each posts to: where a form is, in words, for a page
+ * that sends someone to use it ({@link ConsoleErrors.Unmatched}'s 405), and a link to the page that
+ * shows it, for a refused form whose page should be opened again (a stale form's 403, and the page
+ * to return to after signing in).
+ *
+ * <p>The link is rebuilt from the form's own fields, never taken from the request's {@code
+ * Referer}: its address is one of the console's pages, fixed here, and only the fields that open
+ * that page on the same item, bulk action or filter are carried over, URL-encoded. Every such page
+ * is a read (a GET that changes nothing), so a forged form can at most make a link to a page.
+ */
+final class ConsoleForms {
+  /** A link longer than this is not offered (only a forged form has filters this long). */
+  static final int MAX_LINK = 2048;
+
+  private ConsoleForms() {}
+
+  /**
+   * Where the form that posts to {@code target} (its path under the mount) is, in words.
+   *
+   * @param target the path under the mount, such as {@code /item/redrive}
+   */
+  static String where(String target) {
+    return switch (target) {
+      case "/item/redrive", "/item/cancel", "/item/supersede" ->
+          "the item's page (open the item from the work list)";
+      case "/bulk/continue" -> "the bulk action's page (under Bulk actions)";
+      case "/pauses/pause", "/pauses/resume" -> "the Pauses page";
+      default -> "the console page that shows its form";
+    };
+  }
+
+  /**
+   * The page that shows the form {@code request} was sent from, as a link to open it again, or null
+   * when the request is not one of the console's forms or its fields do not say which page (an
+   * item's form without the item's ID).
+   *
+   * @param path the request's path within the application
+   */
+  static Link page(String mount, String path, HttpServletRequest request) {
+    if (!Console.under(mount, path)) {
+      return null;
+    }
+    Link page =
+        switch (path.substring(mount.length())) {
+          case "/item/redrive", "/item/cancel", "/item/supersede" -> item(mount, request);
+          case "/bulk/continue" -> bulk(mount, request);
+          case "/bulk" -> preview(mount, request);
+          case "/pauses/pause", "/pauses/resume" ->
+              new Link("Open the Pauses page again", mount + "/pauses");
+          case "/purge" -> new Link("Open the purge dry run again", mount + "/purge");
+          case "/login" -> new Link("Open the sign-in page again", mount + "/login");
+          default -> null;
+        };
+    return page == null || page.href().length() > MAX_LINK ? null : page;
+  }
+
+  private static Link item(String mount, HttpServletRequest request) {
+    String id = request.getParameter("id");
+    if (id == null || id.isBlank() || id.length() > Outbox.MAX_WORK_ID_LENGTH) {
+      return null;
+    }
+    return new Link(
+        "Open the item " + ConsoleErrors.shown(id) + " again",
+        Format.url(mount + "/item", "id", id));
+  }
+
+  private static Link bulk(String mount, HttpServletRequest request) {
+    String id = request.getParameter("id");
+    if (id == null || !id.matches("[0-9]{1,18}")) {
+      return null;
+    }
+    return new Link("Open bulk action " + id + " again", Format.url(mount + "/bulk", "id", id));
+  }
+
+  /** The confirmation of a bulk action is on its preview: the same action, force and filters. */
+  private static Link preview(String mount, HttpServletRequest request) {
+    String action = request.getParameter("action");
+    if (action == null || action.isBlank()) {
+      return null;
+    }
+    Map<String, String> params = new LinkedHashMap<>();
+    params.put("action", action);
+    params.put("force", "true".equals(request.getParameter("force")) ? "true" : null);
+    params.putAll(WorkListController.filters(request));
+    return new Link("Open the preview again", Format.url(mount + "/bulk/preview", params));
+  }
+}
