@@ -1,6 +1,7 @@
 package dev.relay.internal.store;
 
 import java.time.Duration;
+import java.util.LinkedHashSet;
 import java.util.List;
 
 /**
@@ -37,7 +38,8 @@ public record ClaimRequest(
     if (workerId == null || workerId.isEmpty()) {
       throw new IllegalArgumentException("workerId is empty");
     }
-    queues = List.copyOf(queues);
+    // each named queue is scanned once: a name given twice would spend the batch on its rows twice
+    queues = List.copyOf(new LinkedHashSet<>(queues));
     kinds = List.copyOf(kinds);
     if (queues.isEmpty() || kinds.isEmpty()) {
       throw new IllegalArgumentException("queues and kinds must not be empty");

@@ -179,6 +179,19 @@ class ClaimTest {
   }
 
   @Test
+  void aQueueNamedTwiceIsScannedOnce() {
+    f.enqueue(
+        Work.of("mail-1", "k", "{}").queue("mail"), Work.of("mail-2", "k", "{}").queue("mail"));
+    assertThat(
+            new ClaimRequest("w", List.of("mail", "mail"), List.of("k"), 10, Duration.ofMinutes(1))
+                .queues())
+        .containsExactly("mail");
+    assertThat(f.claim("worker-a", List.of("mail", "mail"), 10).claimed())
+        .extracting(ClaimedWork::workId)
+        .containsExactlyInAnyOrder("mail-1", "mail-2");
+  }
+
+  @Test
   void aClaimOverSeveralQueuesSkipsLockedRowsInEachQueue() throws Exception {
     f.enqueue(
         Work.of("mail-locked", "k", "{}").queue("mail"),
