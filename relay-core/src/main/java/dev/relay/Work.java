@@ -22,9 +22,10 @@ import java.util.function.Consumer;
  *     .deadline(placedAt.plus(Duration.ofDays(2)));
  * }</pre>
  *
- * <p>Nothing is checked here (except that {@link #dependsOn} refuses null IDs); {@link
- * Outbox#enqueue} validates every field before anything is sent and names the first problem in an
- * {@link InvalidWorkException}; {@link Outbox#validate} does the same with no connection.
+ * <p>Nothing is checked here (except that {@link #dependsOn} and {@link #traceContext} refuse
+ * null); {@link Outbox#enqueue} validates every field before anything is sent and names the first
+ * problem in an {@link InvalidWorkException}; {@link Outbox#validate} does the same with no
+ * connection.
  */
 public final class Work {
   /** The queue used when none is named. */

@@ -79,6 +79,7 @@ final class TestingSnippets {
     try (EmbeddedServer pg = EmbeddedServer.builder()
         .dataDirectory(Path.of("target/pgdata"))          // kept: the data outlives the process
         .serverConfig("max_connections", "200")
+        .stopOnExit(true)                                  // also stopped if the JVM is terminated
         .start()) {
       DataSource dataSource = pg.dataSource();             // fsync and synchronous_commit on
       // ... migrate, run, inspect with psql on pg.port() ...
