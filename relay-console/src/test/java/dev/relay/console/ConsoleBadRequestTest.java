@@ -132,12 +132,27 @@ class ConsoleBadRequestTest {
                 "GET /relay/item/redrive is not a page: this address takes a form submission"
                     + " (POST) from the item&#39;s page (open the item from the work list)."
                     + " Open that page and use its button.")
-            .contains("<a href=\"/relay\">Go to the overview</a>")
+            // the address names the item: its page is one link away
+            .contains("<a href=\"/relay/item?id=order-3-ack\">Open the item order-3-ack</a>")
             // the query is not repeated; the only script is the layout's own
             .containsOnlyOnce("<script");
       }
+      // An item's form naming no item, or naming one in markup (escaped, and encoded in the link).
+      assertThat(consolePage(olga.get("/relay/item/supersede"), 405, CANNOT_SHOW))
+          .contains("<a href=\"/relay\">Go to the overview</a>");
+      assertThat(
+              consolePage(
+                  olga.get("/relay/item/cancel?id=%3Cscript%3Ealert(1)%3C%2Fscript%3E"),
+                  405,
+                  CANNOT_SHOW))
+          .contains(
+              "<a href=\"/relay/item?id=%3Cscript%3Ealert%281%29%3C%2Fscript%3E\">"
+                  + "Open the item &lt;script&gt;alert(1)&lt;/script&gt;</a>")
+          .containsOnlyOnce("<script");
+      // Another form's address names no item: the overview.
       assertThat(consolePage(olga.get("/relay/pauses/resume"), 405, CANNOT_SHOW))
-          .contains("from the Pauses page");
+          .contains("from the Pauses page")
+          .contains("<a href=\"/relay\">Go to the overview</a>");
       assertThat(consolePage(olga.get("/relay/bulk/continue?id=7"), 405, CANNOT_SHOW))
           .contains("from the bulk action&#39;s page (under Bulk actions)");
 
@@ -168,7 +183,11 @@ class ConsoleBadRequestTest {
       assertThat(consolePage(victor.get("/relay/item/cancel"), 405, CANNOT_SHOW))
           .contains(
               "from the item&#39;s page (open the item from the work list),"
-                  + " which only an operator can send.");
+                  + " which only an operator can send.")
+          .contains("<a href=\"/relay\">Go to the overview</a>");
+      // The item's page is one a viewer can open.
+      assertThat(consolePage(victor.get("/relay/item/cancel?id=order-3-ack"), 405, CANNOT_SHOW))
+          .contains("<a href=\"/relay/item?id=order-3-ack\">Open the item order-3-ack</a>");
       assertThat(ConsoleTest.state(db, "order-3-ack")).isEqualTo("failed");
     }
   }
