@@ -15,8 +15,9 @@ import org.junit.jupiter.api.Test;
  * console's own page (HTML, escaped, naming the parameter or the address), headed by what happened:
  * a page that could not be shown, or an action refused with nothing changed. Sign-in and CSRF still
  * come first, and their refusals are the console's too: a stale form or a missing role gets its 403
- * page, a form sent signed out goes to the console's sign-in, and the sign-out address opened as a
- * page gets 405. Also the header a signed-out visitor sees, and outcome evidence in words.
+ * page (a stale Sign out with nobody signed in lands signed out instead), a form sent signed out
+ * goes to the console's sign-in, and the sign-out address opened as a page gets 405. Also the
+ * header a signed-out visitor sees, and outcome evidence in words.
  */
 @RelayDatabaseTest
 class ConsoleBadRequestTest {
@@ -260,16 +261,25 @@ class ConsoleBadRequestTest {
     }
   }
 
+  /**
+   * The operator with the page of item {@code id} open, signed out in another tab: the page's forms
+   * (and its token, kept as the browser's) belong to a session that has ended.
+   */
+  private static Browser signedOutInAnotherTab(ConsoleApp app, String id) throws Exception {
+    Browser olga = Browser.operator(app);
+    olga.get(Format.url("/relay/item", "id", id));
+    new Browser(app, olga).post("/relay/logout");
+    return olga;
+  }
+
   @Test
   void aStaleFormGetsTheConsoles403PageLinkingToItsPageAndChangesNothing(TestDatabase db)
       throws Exception {
     ConsoleTest.failed(db, "order-6-ack", "{}");
     try (ConsoleApp app = ConsoleApp.start(db)) {
       // Signed out in another tab: the item page's form now belongs to a session that has ended.
-      Browser olga = Browser.operator(app);
-      olga.get("/relay/item?id=order-6-ack");
+      Browser olga = signedOutInAnotherTab(app, "order-6-ack");
       String stale = olga.csrf;
-      new Browser(app, olga).post("/relay/logout");
       assertThat(ConsoleTest.state(db, "order-6-ack")).isEqualTo("failed");
       for (String action : new String[] {"redrive", "cancel"}) {
         HttpResponse<String> r =
@@ -358,6 +368,66 @@ class ConsoleBadRequestTest {
           .isEqualTo(303);
       assertThat(ConsoleTest.state(db, "order-6-ack")).isEqualTo("ready");
     }
+  }
+
+  /**
+   * The Sign out button of a page opened in a session that has since ended (signed out in another
+   * tab, expired, or the server restarted) asks for what has already happened: it lands where a
+   * sign-out does, without the stale form's 403. CSRF still guards everything else: another stale
+   * form is refused, and so is a stale Sign out of a session signed in again, which stays signed
+   * in.
+   */
+  @Test
+  void aStaleSignOutAfterTheSessionEndedLandsSignedOutAndOtherStaleFormsAreStillRefused(
+      TestDatabase db) throws Exception {
+    ConsoleTest.failed(db, "order-10-ack", "{}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      // Signed out in another tab; then the Sign out button of the item page still open.
+      Browser olga = signedOutInAnotherTab(app, "order-10-ack");
+      String stale = olga.csrf;
+      assertSignedOutPage(olga, olga.post("/relay/logout"));
+
+      // The same button after a restart (the session cookie gone), and one carrying no token
+      // from a browser signed in nowhere: nobody to sign out, the same signed-out page.
+      Browser cookieless = new Browser(app);
+      cookieless.csrf = stale;
+      assertSignedOutPage(cookieless, cookieless.post("/relay/logout"));
+      assertSignedOutPage(cookieless, cookieless.send("POST", "/relay/logout", false));
+
+      // Any other stale form is refused as before, and changes nothing.
+      olga.csrf = stale;
+      assertThat(
+              consolePage(
+                  olga.post("/relay/item/cancel", "id", "order-10-ack", "reason", "INC-10"),
+                  403,
+                  FORM_REFUSED))
+          .contains("This form was stale");
+      assertThat(ConsoleTest.state(db, "order-10-ack")).isEqualTo("failed");
+
+      // Signed in (in a new session): a Sign out with an old page's token is refused, and the
+      // session goes on.
+      Browser signedIn = Browser.operator(app);
+      signedIn.csrf = stale;
+      assertThat(consolePage(signedIn.post("/relay/logout"), 403, FORM_REFUSED))
+          .contains("This form was stale");
+      assertThat(signedIn.get("/relay").statusCode()).isEqualTo(200);
+    }
+  }
+
+  /** What a sign-out answers: the sign-in page saying so, with no error; signed out after it. */
+  private static void assertSignedOutPage(Browser browser, HttpResponse<String> r)
+      throws Exception {
+    assertThat(r.statusCode()).as(r.uri().toString()).isEqualTo(302);
+    String location = r.headers().firstValue("Location").orElseThrow();
+    assertThat(location).endsWith("/relay/login?logout");
+    HttpResponse<String> page = browser.get(location.substring(browser.base.length()));
+    assertThat(page.statusCode()).isEqualTo(200);
+    assertThat(page.body())
+        .contains("Signed out.")
+        .doesNotContain("Form refused")
+        .doesNotContain("role=\"alert\"");
+    assertThat(browser.get("/relay").headers().firstValue("Location"))
+        .hasValueSatisfying(l -> assertThat(l).endsWith("/relay/login"));
   }
 
   @Test
