@@ -22,10 +22,14 @@ import java.util.function.Consumer;
  *     .deadline(placedAt.plus(Duration.ofDays(2)));
  * }</pre>
  *
- * <p>Nothing is checked here (except that {@link #dependsOn} and {@link #traceContext} refuse
- * null); {@link Outbox#enqueue} validates every field before anything is sent and names the first
- * problem in an {@link InvalidWorkException}; {@link Outbox#validate} does the same with no
- * connection.
+ * <p>Two methods check their argument when called, and throw {@link InvalidWorkException} naming
+ * the field: {@link #dependsOn} when the array is null ({@code dependsOn is null}) or holds a null
+ * ID ({@code dependsOn contains null}), and {@link #traceContext} when the map is null ({@code
+ * traceContext is null}) or holds a null name or value ({@code traceContext contains null}).
+ * Nothing else is checked here, not even by those two (an ID's form, the number of dependencies, a
+ * field's name or length): {@link Outbox#enqueue} validates every field before anything is sent and
+ * names the first problem in an {@link InvalidWorkException}; {@link Outbox#validate} does the same
+ * with no connection.
  */
 public final class Work {
   /** The queue used when none is named. */
@@ -137,6 +141,9 @@ public final class Work {
    * with reason {@code dependency_<state>}, until the dependency is redriven or this work is
    * cancelled. Like the group, dependencies are fixed by the first enqueue and are not part of the
    * identity check. Replaces any earlier list; duplicates count once.
+   *
+   * @throws InvalidWorkException when {@code workIds} is null or holds null; the IDs' form and
+   *     number are checked by the enqueue
    */
   public Work dependsOn(String... workIds) {
     if (workIds == null) {
@@ -162,6 +169,9 @@ public final class Work {
    * is current). Like the group, the context is fixed by the first enqueue: it is neither part of
    * the payload nor of the identity check, nor of this object's equality. At most 16 fields, names
    * of 1-64 characters from {@code a-z 0-9 - _ .}, values of at most 4,096 characters.
+   *
+   * @throws InvalidWorkException when {@code fields} is null or holds a null name or value; the
+   *     fields' number, names and lengths are checked by the enqueue
    */
   public Work traceContext(Map<String, String> fields) {
     if (fields == null) {

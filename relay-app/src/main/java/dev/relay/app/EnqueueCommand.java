@@ -214,7 +214,12 @@ final class EnqueueCommand extends DbCommand {
     if (maxAttempts != null) {
       w = w.maxAttempts(maxAttempts);
     }
-    outbox.validate(w); // its refusal names the field, which RelayCommand turns into the option
+    try {
+      outbox.validate(w); // its refusal names the field, which RelayCommand turns into the option
+    } catch (InvalidWorkException e) {
+      List<String> typed = spec.findOption("--delay").originalStringValues();
+      throw asTyped(e, w, typed.isEmpty() ? null : typed.get(typed.size() - 1));
+    }
     return w;
   }
 
@@ -252,6 +257,26 @@ final class EnqueueCommand extends DbCommand {
       throw usage(source() + ": " + inFileTerms(e));
     }
     return works;
+  }
+
+  /**
+   * Core's refusal of {@code w}'s delay with the delay as the user typed it ({@code 36501d}), not
+   * as core repeats the {@link Duration} ({@code PT876024H}); any other refusal as it is.
+   *
+   * @param typed the delay's text in the option or the file, or null
+   */
+  private static InvalidWorkException asTyped(InvalidWorkException e, Work w, String typed) {
+    String core = ": delay ";
+    int problem = e.getMessage().indexOf(core);
+    if (!e.field().equals("delay") || typed == null || problem < 0) {
+      return e;
+    }
+    return new InvalidWorkException(
+        e.workId(),
+        "delay",
+        e.getMessage()
+            .substring(problem + core.length())
+            .replace(", was " + w.delay(), ", was " + typed));
   }
 
   /**
@@ -350,7 +375,13 @@ final class EnqueueCommand extends DbCommand {
     try {
       outbox.validate(w);
     } catch (InvalidWorkException e) {
-      throw usage(where + " of " + source() + ": " + inFileTerms(e));
+      JsonNode typed = node.get("delay");
+      throw usage(
+          where
+              + " of "
+              + source()
+              + ": "
+              + inFileTerms(asTyped(e, w, typed == null ? null : typed.asText())));
     }
     return w;
   }

@@ -25,9 +25,9 @@ class WorkInputTest {
 
   /**
    * Runs {@code args} on {@code url} and {@code schema}; asserts a usage error whose line starts
-   * with {@code expected}.
+   * with {@code expected}, and returns that line.
    */
-  private static void refused(String url, String schema, String expected, String... args) {
+  private static String refused(String url, String schema, String expected, String... args) {
     List<String> all = new ArrayList<>(List.of(args));
     all.addAll(List.of("--jdbc-url", url, "--schema", schema));
     Cli.Result r = Cli.run(all.toArray(String[]::new));
@@ -37,6 +37,7 @@ class WorkInputTest {
     assertThat(lines.get(0)).as(r.toString()).startsWith(expected);
     assertThat(lines.get(1)).as(r.toString()).isEqualTo("see relay help " + args[0]);
     assertThat(r.out()).as(r.toString()).isEmpty();
+    return lines.get(0);
   }
 
   private static String[] enqueue(String... options) {
@@ -217,6 +218,40 @@ class WorkInputTest {
         .isEqualTo("old-1 ready");
     assertThat(db.queryLong("SELECT count(*) FROM {schema}.supersedes")).isZero();
     assertThat(db.queryLong("SELECT count(*) FROM {schema}.cancel_audit")).isZero();
+  }
+
+  /**
+   * Core refuses a delay past 100 years repeating the {@code Duration} ({@code PT876024H}); the
+   * refusal names the option, or the file's field, and the value as the user typed it.
+   */
+  @Test
+  void aTooLongDelayIsRefusedAsTypedAndNothingIsEnqueued(TestDatabase db, @TempDir Path dir)
+      throws Exception {
+    String bound = "must be between zero and 100 years, was ";
+    for (String typed : new String[] {"36501d", "876024h", "PT876024H", "pt876024h"}) {
+      assertThat(
+              refused(
+                  db.jdbcUrl(),
+                  db.schema(),
+                  "relay enqueue: invalid work 'a': --delay ",
+                  enqueue("--delay", typed)))
+          .isEqualTo("relay enqueue: invalid work 'a': --delay " + bound + typed);
+    }
+    Path late =
+        Files.writeString(
+            dir.resolve("late.json"),
+            "{\"work_id\": \"f-1\", \"kind\": \"k\", \"payload\": {}, \"delay\": \"36501d\"}");
+    assertThat(
+            refused(
+                db.jdbcUrl(),
+                db.schema(),
+                "relay enqueue: item 1 of ",
+                "enqueue",
+                "--file",
+                "" + late))
+        .isEqualTo(
+            "relay enqueue: item 1 of " + late + ": invalid work 'f-1': delay " + bound + "36501d");
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isZero();
   }
 
   @Test

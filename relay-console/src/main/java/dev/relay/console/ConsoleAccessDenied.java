@@ -15,6 +15,7 @@ import org.springframework.security.core.Authentication;
 import org.springframework.security.core.context.SecurityContextHolder;
 import org.springframework.security.web.AuthenticationEntryPoint;
 import org.springframework.security.web.access.AccessDeniedHandler;
+import org.springframework.security.web.authentication.logout.LogoutSuccessHandler;
 import org.springframework.security.web.csrf.CsrfException;
 import org.springframework.security.web.csrf.CsrfToken;
 import org.springframework.security.web.savedrequest.RequestCache;
@@ -33,6 +34,10 @@ import org.springframework.security.web.servletapi.SecurityContextHolderAwareReq
  *   <li>A signed-in user without the role ({@code AuthorizationFilter}, through Spring's {@code
  *       ExceptionTranslationFilter}): an action needs the operator role, a page the viewer or
  *       operator role; the page names the role.
+ *   <li>A sign-out form refused by the CSRF check while nobody is signed in (its session expired,
+ *       or the server restarted, since the page was opened) ends where a sign-out does, at the
+ *       signed-out sign-in page, without an error: what it asked for has already happened. It
+ *       changes nothing; every other refused form is answered as below.
  *   <li>A signed-out visitor's form carrying no token at all is sent to sign-in, as a signed-out
  *       GET is (and as a signed-out form with a valid token already was). Spring's CSRF check runs
  *       before sign-in is looked at, and its own handler answers with a 403 that the servlet
@@ -41,8 +46,9 @@ import org.springframework.security.web.servletapi.SecurityContextHolderAwareReq
  * </ul>
  *
  * <p>It refuses exactly what Spring Security refused, with the same status: it only chooses the
- * words. A stale form from a signed-out browser is shown the 403 page rather than sent to sign-in,
- * so the person learns that what they pressed did not happen.
+ * words (or, for a sign-out already done, the signed-out page instead of the 403). A stale form
+ * from a signed-out browser is shown the 403 page rather than sent to sign-in, so the person learns
+ * that what they pressed did not happen.
  */
 final class ConsoleAccessDenied implements AccessDeniedHandler {
   private static final AuthenticationTrustResolver TRUST = new AuthenticationTrustResolverImpl();
@@ -50,21 +56,34 @@ final class ConsoleAccessDenied implements AccessDeniedHandler {
   private final Console console;
   private final RequestCache returnTo;
   private final AuthenticationEntryPoint signIn;
+  private final LogoutSuccessHandler signedOut;
 
   /**
    * @param returnTo where the page to return to after signing in is kept
    * @param signIn the console's sign-in page
+   * @param signedOut what a successful sign-out answers (the signed-out sign-in page)
    */
-  ConsoleAccessDenied(Console console, RequestCache returnTo, AuthenticationEntryPoint signIn) {
+  ConsoleAccessDenied(
+      Console console,
+      RequestCache returnTo,
+      AuthenticationEntryPoint signIn,
+      LogoutSuccessHandler signedOut) {
     this.console = console;
     this.returnTo = returnTo;
     this.signIn = signIn;
+    this.signedOut = signedOut;
   }
 
   @Override
   public void handle(
       HttpServletRequest request, HttpServletResponse response, AccessDeniedException denied)
       throws IOException, ServletException {
+    if (denied instanceof CsrfException && signOut(request) && !signedIn()) {
+      // Nobody to sign out: answered as the sign-out that has already happened, touching nothing.
+      // CSRF guards sign-out so that no other site can end a session; here there is none to end.
+      signedOut.onLogoutSuccess(request, response, null);
+      return;
+    }
     if (denied instanceof CsrfException && !carriesToken(request) && !signedIn()) {
       // What ExceptionTranslationFilter does for a request it refuses to a signed-out visitor.
       returnTo.saveRequest(request, response);
@@ -136,6 +155,12 @@ final class ConsoleAccessDenied implements AccessDeniedHandler {
         title,
         next == null ? Map.of("message", message) : Map.of("message", message, "next", next),
         HttpStatus.FORBIDDEN);
+  }
+
+  /** Whether the request is the Sign out button's form. */
+  private boolean signOut(HttpServletRequest request) {
+    return "POST".equals(request.getMethod())
+        && Console.path(request).equals(console.mount + "/logout");
   }
 
   /** Whether the request carried a CSRF token at all, in the form or in the header. */

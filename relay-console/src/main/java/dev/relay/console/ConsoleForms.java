@@ -4,12 +4,13 @@ import dev.relay.Outbox;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The console's forms, known by the address each posts to: where a form is, in words, for a page
- * that sends someone to use it ({@link ConsoleErrors.Unmatched}'s 405), and a link to the page that
- * shows it, for a refused form whose page should be opened again (a stale form's 403, and the page
- * to return to after signing in).
+ * that sends someone to use it ({@link ConsoleErrors.Unmatched}'s 405, which links to the item an
+ * item's form names), and a link to the page that shows it, for a refused form whose page should be
+ * opened again (a stale form's 403, and the page to return to after signing in).
  *
  * <p>The link is rebuilt from the form's own fields, never taken from the request's {@code
  * Referer}: its address is one of the console's pages, fixed here, and only the fields that open
@@ -20,6 +21,10 @@ final class ConsoleForms {
   /** A link longer than this is not offered (only a forged form has filters this long). */
   static final int MAX_LINK = 2048;
 
+  /** The addresses (under the mount) of an item's forms, which name the item in the field id. */
+  private static final Set<String> ITEM_FORMS =
+      Set.of("/item/redrive", "/item/cancel", "/item/supersede");
+
   private ConsoleForms() {}
 
   /**
@@ -28,9 +33,10 @@ final class ConsoleForms {
    * @param target the path under the mount, such as {@code /item/redrive}
    */
   static String where(String target) {
+    if (ITEM_FORMS.contains(target)) {
+      return "the item's page (open the item from the work list)";
+    }
     return switch (target) {
-      case "/item/redrive", "/item/cancel", "/item/supersede" ->
-          "the item's page (open the item from the work list)";
       case "/bulk/continue" -> "the bulk action's page (under Bulk actions)";
       case "/pauses/pause", "/pauses/resume" -> "the Pauses page";
       default -> "the console page that shows its form";
@@ -48,28 +54,48 @@ final class ConsoleForms {
     if (!Console.under(mount, path)) {
       return null;
     }
+    String target = path.substring(mount.length());
     Link page =
-        switch (path.substring(mount.length())) {
-          case "/item/redrive", "/item/cancel", "/item/supersede" -> item(mount, request);
-          case "/bulk/continue" -> bulk(mount, request);
-          case "/bulk" -> preview(mount, request);
-          case "/pauses/pause", "/pauses/resume" ->
-              new Link("Open the Pauses page again", mount + "/pauses");
-          case "/purge" -> new Link("Open the purge dry run again", mount + "/purge");
-          case "/login" -> new Link("Open the sign-in page again", mount + "/login");
-          default -> null;
-        };
-    return page == null || page.href().length() > MAX_LINK ? null : page;
+        ITEM_FORMS.contains(target)
+            ? item(mount, request, " again")
+            : switch (target) {
+              case "/bulk/continue" -> bulk(mount, request);
+              case "/bulk" -> preview(mount, request);
+              case "/pauses/pause", "/pauses/resume" ->
+                  new Link("Open the Pauses page again", mount + "/pauses");
+              case "/purge" -> new Link("Open the purge dry run again", mount + "/purge");
+              case "/login" -> new Link("Open the sign-in page again", mount + "/login");
+              default -> null;
+            };
+    return offered(page);
   }
 
-  private static Link item(String mount, HttpServletRequest request) {
+  /**
+   * The page of the item that an item's form address names in its {@code id} (as a form's address
+   * opened as a page does: {@code GET /relay/item/cancel?id=order-1}), as a link to open it; null
+   * when the address is not an item's form or names no item.
+   *
+   * @param path the request's path within the application
+   */
+  static Link item(String mount, String path, HttpServletRequest request) {
+    return Console.under(mount, path) && ITEM_FORMS.contains(path.substring(mount.length()))
+        ? offered(item(mount, request, ""))
+        : null;
+  }
+
+  /** {@code link}, or null when there is none or it is too long to offer. */
+  private static Link offered(Link link) {
+    return link == null || link.href().length() > MAX_LINK ? null : link;
+  }
+
+  /** The item page of the request's {@code id}, labelled "Open the item ID" and {@code tail}. */
+  private static Link item(String mount, HttpServletRequest request, String tail) {
     String id = request.getParameter("id");
     if (id == null || id.isBlank() || id.length() > Outbox.MAX_WORK_ID_LENGTH) {
       return null;
     }
     return new Link(
-        "Open the item " + ConsoleErrors.shown(id) + " again",
-        Format.url(mount + "/item", "id", id));
+        "Open the item " + ConsoleErrors.shown(id) + tail, Format.url(mount + "/item", "id", id));
   }
 
   private static Link bulk(String mount, HttpServletRequest request) {

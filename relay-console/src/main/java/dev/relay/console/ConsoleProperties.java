@@ -1,5 +1,6 @@
 package dev.relay.console;
 
+import dev.relay.admin.Admin;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
@@ -13,6 +14,7 @@ import org.springframework.boot.context.properties.source.InvalidConfigurationPr
  * relay.console.operator-role=RELAY_OPERATOR # may also redrive, cancel, supersede, purge dry-run
  * relay.console.loopback-read-only=false    # true: without Spring Security, a read-only console
  *                                           # answering loopback clients only
+ * relay.console.health-window=1h            # the overview counts failures over this (1s-365d)
  * relay.console.refresh=5s                  # live parts of pages refresh this often; 0: off
  * relay.console.sign-in.max-failures-per-user=5     # failed sign-ins per user name ...
  * relay.console.sign-in.max-failures-per-address=20 # ... and per client address ...
@@ -188,7 +190,11 @@ public class ConsoleProperties {
     this.pageSize = pageSize;
   }
 
-  /** How far back the overview counts failures and completions. Default 1 hour. */
+  /**
+   * How far back the overview counts failures and completions, within core's bounds for {@link
+   * Admin#health} ({@link Admin#MIN_HEALTH_WINDOW} to {@link Admin#MAX_HEALTH_WINDOW}). Default 1
+   * hour.
+   */
   public Duration getHealthWindow() {
     return healthWindow;
   }
@@ -229,8 +235,8 @@ public class ConsoleProperties {
   }
 
   /**
-   * Checks the path, page size, refresh, sign-in limits and session lifetimes, naming the property
-   * and its value.
+   * Checks the path, page size, health window, refresh, sign-in limits and session lifetimes,
+   * naming the property, its value and the allowed range.
    *
    * @throws InvalidConfigurationPropertyValueException for the first bad one
    */
@@ -248,6 +254,7 @@ public class ConsoleProperties {
       throw new InvalidConfigurationPropertyValueException(
           "relay.console.page-size", pageSize, "must be between 1 and 1000");
     }
+    range("health-window", healthWindow, Admin.MIN_HEALTH_WINDOW, Admin.MAX_HEALTH_WINDOW);
     if (refresh == null
         || refresh.isNegative()
         || (!refresh.isZero() && refresh.compareTo(Duration.ofSeconds(1)) < 0)) {
@@ -257,19 +264,9 @@ public class ConsoleProperties {
     range("sign-in.max-failures-per-user", signIn.maxFailuresPerUser, 1, 1000);
     range("sign-in.max-failures-per-address", signIn.maxFailuresPerAddress, 1, 1000);
     range("sign-in.tracked", signIn.tracked, 100, 1_000_000);
-    range("sign-in.window", signIn.window, Duration.ofSeconds(1), Duration.ofDays(1), "1s and 1d");
-    range(
-        "session.idle-timeout",
-        session.idleTimeout,
-        Duration.ofSeconds(1),
-        Duration.ofDays(7),
-        "1s and 7d");
-    range(
-        "session.max-lifetime",
-        session.maxLifetime,
-        Duration.ofSeconds(1),
-        Duration.ofDays(30),
-        "1s and 30d");
+    range("sign-in.window", signIn.window, Duration.ofSeconds(1), Duration.ofDays(1));
+    range("session.idle-timeout", session.idleTimeout, Duration.ofSeconds(1), Duration.ofDays(7));
+    range("session.max-lifetime", session.maxLifetime, Duration.ofSeconds(1), Duration.ofDays(30));
   }
 
   private static void range(String name, int value, int min, int max) {
@@ -279,10 +276,25 @@ public class ConsoleProperties {
     }
   }
 
-  private static void range(String name, Duration value, Duration min, Duration max, String text) {
+  private static void range(String name, Duration value, Duration min, Duration max) {
     if (value == null || value.compareTo(min) < 0 || value.compareTo(max) > 0) {
       throw new InvalidConfigurationPropertyValueException(
-          "relay.console." + name, value, "must be between " + text);
+          "relay.console." + name,
+          value,
+          "must be between " + asProperty(min) + " and " + asProperty(max));
     }
+  }
+
+  /** {@code d} as a property value takes it, in the largest unit that holds it exactly: 7d, 1s. */
+  private static String asProperty(Duration d) {
+    long ms = d.toMillis();
+    long[] units = {86_400_000, 3_600_000, 60_000, 1_000};
+    String[] names = {"d", "h", "m", "s"};
+    for (int i = 0; i < units.length; i++) {
+      if (ms % units[i] == 0) {
+        return ms / units[i] + names[i];
+      }
+    }
+    return ms + "ms";
   }
 }

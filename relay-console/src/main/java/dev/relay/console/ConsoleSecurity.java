@@ -17,6 +17,7 @@ import org.springframework.security.web.access.intercept.AuthorizationFilter;
 import org.springframework.security.web.authentication.LoginUrlAuthenticationEntryPoint;
 import org.springframework.security.web.authentication.SavedRequestAwareAuthenticationSuccessHandler;
 import org.springframework.security.web.authentication.UsernamePasswordAuthenticationFilter;
+import org.springframework.security.web.authentication.logout.SimpleUrlLogoutSuccessHandler;
 import org.springframework.security.web.csrf.CsrfToken;
 import org.springframework.security.web.savedrequest.DefaultSavedRequest;
 import org.springframework.security.web.savedrequest.HttpSessionRequestCache;
@@ -61,13 +62,16 @@ final class ConsoleSecurity {
     signedIn.setRequestCache(cache);
     signedIn.setDefaultTargetUrl(m);
     LoginUrlAuthenticationEntryPoint signIn = new LoginUrlAuthenticationEntryPoint(m + "/login");
+    SimpleUrlLogoutSuccessHandler signedOut = new SimpleUrlLogoutSuccessHandler();
+    signedOut.setDefaultTargetUrl(m + "/login?logout");
     http.securityMatcher(m, m + "/**")
         .requestCache(r -> r.requestCache(cache))
         // Also the CSRF check's handler (CsrfConfigurer takes exceptionHandling's).
         .exceptionHandling(
             e ->
                 e.authenticationEntryPoint(signIn)
-                    .accessDeniedHandler(new ConsoleAccessDenied(console, cache, signIn)))
+                    .accessDeniedHandler(
+                        new ConsoleAccessDenied(console, cache, signIn, signedOut)))
         .authorizeHttpRequests(
             a ->
                 a.requestMatchers(
@@ -91,7 +95,7 @@ final class ConsoleSecurity {
         .addFilterBefore(guard, UsernamePasswordAuthenticationFilter.class)
         .addFilterBefore(
             new SessionLimits(m, p.getSession(), InstantSource.system()), AuthorizationFilter.class)
-        .logout(l -> l.logoutUrl(m + "/logout").logoutSuccessUrl(m + "/login?logout").permitAll())
+        .logout(l -> l.logoutUrl(m + "/logout").logoutSuccessHandler(signedOut).permitAll())
         .headers(
             h ->
                 h.contentSecurityPolicy(c -> c.policyDirectives(CSP))

@@ -4,17 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
-import java.net.CookieManager;
-import java.net.URI;
-import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import java.util.stream.Collectors;
-import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,123 +15,16 @@ import org.junit.jupiter.api.Test;
  * console's own page (HTML, escaped, naming the parameter or the address), headed by what happened:
  * a page that could not be shown, or an action refused with nothing changed. Sign-in and CSRF still
  * come first, and their refusals are the console's too: a stale form or a missing role gets its 403
- * page, a form sent signed out goes to the console's sign-in, and the sign-out address opened as a
- * page gets 405. Also the header a signed-out visitor sees, and outcome evidence in words.
+ * page (a stale Sign out with nobody signed in lands signed out instead), a form sent signed out
+ * goes to the console's sign-in, and the sign-out address opened as a page gets 405. Also the
+ * header a signed-out visitor sees, and outcome evidence in words.
  */
 @RelayDatabaseTest
 class ConsoleBadRequestTest {
-  private static final Pattern CSRF = Pattern.compile("name=\"_csrf\" value=\"([^\"]+)\"");
   private static final String CANNOT_SHOW = "<h1>Cannot show this page</h1>";
   private static final String NOTHING_CHANGED = "<h1>Nothing changed</h1>";
   private static final String NOT_FOUND = "<h1>Not found</h1>";
   private static final String FORM_REFUSED = "<h1>Form refused; nothing changed</h1>";
-
-  /** One browser: its own cookies (the session), never following redirects by itself. */
-  private static final class Browser {
-    final HttpClient http;
-    final String base;
-    String csrf;
-
-    Browser(ConsoleApp app) {
-      this(app, new CookieManager());
-    }
-
-    /** Another tab of {@code browser}: the same cookies, and the same page's CSRF token. */
-    Browser(ConsoleApp app, Browser browser) {
-      this(app, (CookieManager) browser.http.cookieHandler().orElseThrow());
-      this.csrf = browser.csrf;
-    }
-
-    private Browser(ConsoleApp app, CookieManager cookies) {
-      this.http =
-          HttpClient.newBuilder()
-              .cookieHandler(cookies)
-              .followRedirects(HttpClient.Redirect.NEVER)
-              .build();
-      this.base = "http://127.0.0.1:" + app.port();
-    }
-
-    HttpResponse<String> get(String path) throws Exception {
-      return get(path, "text/html");
-    }
-
-    /** A GET asking for {@code accept}; keeps the page's CSRF token for the next form. */
-    HttpResponse<String> get(String path, String accept) throws Exception {
-      HttpResponse<String> r =
-          http.send(
-              HttpRequest.newBuilder(URI.create(base + path)).header("Accept", accept).build(),
-              HttpResponse.BodyHandlers.ofString());
-      Matcher m = CSRF.matcher(r.body());
-      if (m.find()) {
-        csrf = m.group(1);
-      }
-      return r;
-    }
-
-    /** A form POST with the CSRF token of the last page fetched, and name, value pairs. */
-    HttpResponse<String> post(String path, String... params) throws Exception {
-      return send("POST", path, true, params);
-    }
-
-    /**
-     * A form sent with any method, with the CSRF token of the last page fetched or without one, and
-     * name, value pairs.
-     */
-    HttpResponse<String> send(String method, String path, boolean withCsrf, String... params)
-        throws Exception {
-      String form =
-          IntStream.iterate(0, i -> i < params.length, i -> i + 2)
-              .mapToObj(i -> encode(params[i]) + "=" + encode(params[i + 1]))
-              .collect(Collectors.joining("&", withCsrf ? "_csrf=" + encode(csrf) + "&" : "", ""));
-      return send(method, path, "application/x-www-form-urlencoded", form);
-    }
-
-    /**
-     * A request with a body of {@code contentType} as a browser or a script may send it, and header
-     * name, value pairs.
-     */
-    HttpResponse<String> send(
-        String method, String path, String contentType, String body, String... headers)
-        throws Exception {
-      HttpRequest.Builder r =
-          HttpRequest.newBuilder(URI.create(base + path))
-              .header("Content-Type", contentType)
-              .header("Accept", "text/html")
-              .method(method, HttpRequest.BodyPublishers.ofString(body));
-      for (int i = 0; i < headers.length; i += 2) {
-        r.header(headers[i], headers[i + 1]);
-      }
-      return http.send(r.build(), HttpResponse.BodyHandlers.ofString());
-    }
-
-    /** A browser signed in as the operator. */
-    static Browser operator(ConsoleApp app) throws Exception {
-      return signedIn(app, ConsoleApp.OPERATOR, ConsoleApp.OPERATOR_PASSWORD);
-    }
-
-    /** A browser signed in as the viewer. */
-    static Browser viewer(ConsoleApp app) throws Exception {
-      return signedIn(app, ConsoleApp.VIEWER, ConsoleApp.VIEWER_PASSWORD);
-    }
-
-    private static Browser signedIn(ConsoleApp app, String user, String password) throws Exception {
-      Browser browser = new Browser(app);
-      browser.signIn(user, password);
-      return browser;
-    }
-
-    void signIn(String user, String password) throws Exception {
-      get("/relay/login");
-      HttpResponse<String> r = post("/relay/login", "username", user, "password", password);
-      assertThat(r.headers().firstValue("Location"))
-          .hasValueSatisfying(l -> assertThat(l).endsWith("/relay"));
-      get("/relay");
-    }
-
-    private static String encode(String s) {
-      return URLEncoder.encode(s, StandardCharsets.UTF_8);
-    }
-  }
 
   /** A 400 that is the console's own page: HTML, its headers, its heading and message. */
   private static String consolePage(HttpResponse<String> r, String heading) {
@@ -250,12 +133,27 @@ class ConsoleBadRequestTest {
                 "GET /relay/item/redrive is not a page: this address takes a form submission"
                     + " (POST) from the item&#39;s page (open the item from the work list)."
                     + " Open that page and use its button.")
-            .contains("<a href=\"/relay\">Go to the overview</a>")
+            // the address names the item: its page is one link away
+            .contains("<a href=\"/relay/item?id=order-3-ack\">Open the item order-3-ack</a>")
             // the query is not repeated; the only script is the layout's own
             .containsOnlyOnce("<script");
       }
+      // An item's form naming no item, or naming one in markup (escaped, and encoded in the link).
+      assertThat(consolePage(olga.get("/relay/item/supersede"), 405, CANNOT_SHOW))
+          .contains("<a href=\"/relay\">Go to the overview</a>");
+      assertThat(
+              consolePage(
+                  olga.get("/relay/item/cancel?id=%3Cscript%3Ealert(1)%3C%2Fscript%3E"),
+                  405,
+                  CANNOT_SHOW))
+          .contains(
+              "<a href=\"/relay/item?id=%3Cscript%3Ealert%281%29%3C%2Fscript%3E\">"
+                  + "Open the item &lt;script&gt;alert(1)&lt;/script&gt;</a>")
+          .containsOnlyOnce("<script");
+      // Another form's address names no item: the overview.
       assertThat(consolePage(olga.get("/relay/pauses/resume"), 405, CANNOT_SHOW))
-          .contains("from the Pauses page");
+          .contains("from the Pauses page")
+          .contains("<a href=\"/relay\">Go to the overview</a>");
       assertThat(consolePage(olga.get("/relay/bulk/continue?id=7"), 405, CANNOT_SHOW))
           .contains("from the bulk action&#39;s page (under Bulk actions)");
 
@@ -286,7 +184,11 @@ class ConsoleBadRequestTest {
       assertThat(consolePage(victor.get("/relay/item/cancel"), 405, CANNOT_SHOW))
           .contains(
               "from the item&#39;s page (open the item from the work list),"
-                  + " which only an operator can send.");
+                  + " which only an operator can send.")
+          .contains("<a href=\"/relay\">Go to the overview</a>");
+      // The item's page is one a viewer can open.
+      assertThat(consolePage(victor.get("/relay/item/cancel?id=order-3-ack"), 405, CANNOT_SHOW))
+          .contains("<a href=\"/relay/item?id=order-3-ack\">Open the item order-3-ack</a>");
       assertThat(ConsoleTest.state(db, "order-3-ack")).isEqualTo("failed");
     }
   }
@@ -359,16 +261,25 @@ class ConsoleBadRequestTest {
     }
   }
 
+  /**
+   * The operator with the page of item {@code id} open, signed out in another tab: the page's forms
+   * (and its token, kept as the browser's) belong to a session that has ended.
+   */
+  private static Browser signedOutInAnotherTab(ConsoleApp app, String id) throws Exception {
+    Browser olga = Browser.operator(app);
+    olga.get(Format.url("/relay/item", "id", id));
+    new Browser(app, olga).post("/relay/logout");
+    return olga;
+  }
+
   @Test
   void aStaleFormGetsTheConsoles403PageLinkingToItsPageAndChangesNothing(TestDatabase db)
       throws Exception {
     ConsoleTest.failed(db, "order-6-ack", "{}");
     try (ConsoleApp app = ConsoleApp.start(db)) {
       // Signed out in another tab: the item page's form now belongs to a session that has ended.
-      Browser olga = Browser.operator(app);
-      olga.get("/relay/item?id=order-6-ack");
+      Browser olga = signedOutInAnotherTab(app, "order-6-ack");
       String stale = olga.csrf;
-      new Browser(app, olga).post("/relay/logout");
       assertThat(ConsoleTest.state(db, "order-6-ack")).isEqualTo("failed");
       for (String action : new String[] {"redrive", "cancel"}) {
         HttpResponse<String> r =
@@ -457,6 +368,66 @@ class ConsoleBadRequestTest {
           .isEqualTo(303);
       assertThat(ConsoleTest.state(db, "order-6-ack")).isEqualTo("ready");
     }
+  }
+
+  /**
+   * The Sign out button of a page opened in a session that has since ended (signed out in another
+   * tab, expired, or the server restarted) asks for what has already happened: it lands where a
+   * sign-out does, without the stale form's 403. CSRF still guards everything else: another stale
+   * form is refused, and so is a stale Sign out of a session signed in again, which stays signed
+   * in.
+   */
+  @Test
+  void aStaleSignOutAfterTheSessionEndedLandsSignedOutAndOtherStaleFormsAreStillRefused(
+      TestDatabase db) throws Exception {
+    ConsoleTest.failed(db, "order-10-ack", "{}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      // Signed out in another tab; then the Sign out button of the item page still open.
+      Browser olga = signedOutInAnotherTab(app, "order-10-ack");
+      String stale = olga.csrf;
+      assertSignedOutPage(olga, olga.post("/relay/logout"));
+
+      // The same button after a restart (the session cookie gone), and one carrying no token
+      // from a browser signed in nowhere: nobody to sign out, the same signed-out page.
+      Browser cookieless = new Browser(app);
+      cookieless.csrf = stale;
+      assertSignedOutPage(cookieless, cookieless.post("/relay/logout"));
+      assertSignedOutPage(cookieless, cookieless.send("POST", "/relay/logout", false));
+
+      // Any other stale form is refused as before, and changes nothing.
+      olga.csrf = stale;
+      assertThat(
+              consolePage(
+                  olga.post("/relay/item/cancel", "id", "order-10-ack", "reason", "INC-10"),
+                  403,
+                  FORM_REFUSED))
+          .contains("This form was stale");
+      assertThat(ConsoleTest.state(db, "order-10-ack")).isEqualTo("failed");
+
+      // Signed in (in a new session): a Sign out with an old page's token is refused, and the
+      // session goes on.
+      Browser signedIn = Browser.operator(app);
+      signedIn.csrf = stale;
+      assertThat(consolePage(signedIn.post("/relay/logout"), 403, FORM_REFUSED))
+          .contains("This form was stale");
+      assertThat(signedIn.get("/relay").statusCode()).isEqualTo(200);
+    }
+  }
+
+  /** What a sign-out answers: the sign-in page saying so, with no error; signed out after it. */
+  private static void assertSignedOutPage(Browser browser, HttpResponse<String> r)
+      throws Exception {
+    assertThat(r.statusCode()).as(r.uri().toString()).isEqualTo(302);
+    String location = r.headers().firstValue("Location").orElseThrow();
+    assertThat(location).endsWith("/relay/login?logout");
+    HttpResponse<String> page = browser.get(location.substring(browser.base.length()));
+    assertThat(page.statusCode()).isEqualTo(200);
+    assertThat(page.body())
+        .contains("Signed out.")
+        .doesNotContain("Form refused")
+        .doesNotContain("role=\"alert\"");
+    assertThat(browser.get("/relay").headers().firstValue("Location"))
+        .hasValueSatisfying(l -> assertThat(l).endsWith("/relay/login"));
   }
 
   @Test

@@ -22,8 +22,9 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * The console in a real headless Chromium (Debian's {@code chromium} and {@code chromium-driver}):
  * sign in with the form, open the overview, follow the failures of one reason to the work list, see
  * the charts of the last hour, open an item, redrive it with a reason, and see the new state and
- * the audit line with the user's name; then, the session ended, press Cancel on a stale page.
- * Without Chromium the test fails, saying how to install it: it is never skipped.
+ * the audit line with the user's name; then, the session ended, press Cancel on a stale page; at
+ * the end, the session ended again, press Sign out and land signed out. Without Chromium the test
+ * fails, saying how to install it: it is never skipped.
  */
 @RelayDatabaseTest
 class ConsoleBrowserTest {
@@ -127,7 +128,24 @@ class ConsoleBrowserTest {
       wait.until(ExpectedConditions.presenceOfElementLocated(By.id("login")));
       web.get(base + "/relay");
       wait.until(ExpectedConditions.presenceOfElementLocated(By.id("login")));
+      staleSignOutAfterTheSessionEnds(web, base);
     }
+  }
+
+  /**
+   * The session ends while a page is open (its cookie is gone, as after a restart): pressing Sign
+   * out lands on the signed-out sign-in page, as a sign-out does, not on the stale form's 403.
+   */
+  private static void staleSignOutAfterTheSessionEnds(WebDriver web, String base) {
+    WebDriverWait wait = new WebDriverWait(web, Duration.ofSeconds(30));
+    signIn(web, base);
+    web.manage().deleteCookieNamed("JSESSIONID");
+    web.findElement(By.cssSelector("form.logout button")).click();
+    wait.until(ExpectedConditions.presenceOfElementLocated(By.id("login")));
+    assertThat(web.findElement(By.tagName("main")).getText())
+        .contains("Signed out.")
+        .doesNotContain("Form refused");
+    assertThat(web.getCurrentUrl()).endsWith("/relay/login?logout");
   }
 
   /**
