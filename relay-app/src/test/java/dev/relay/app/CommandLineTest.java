@@ -11,6 +11,7 @@ import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Nested;
@@ -152,6 +153,18 @@ class CommandLineTest {
         for (Socket s : held) {
           s.close();
         }
+      }
+    }
+
+    @Test
+    void everyCommandPrintsTheRelayVersion() {
+      List<String> commands =
+          new ArrayList<>(RelayCommand.newCommandLine().getSubcommands().keySet());
+      commands.remove("help");
+      for (int i = 0; i < commands.size(); i++) {
+        Cli.Result r = Cli.run(commands.get(i), i % 2 == 0 ? "-V" : "--version");
+        assertThat(r.exitCode()).as(r.toString()).isZero();
+        assertThat(r.out()).as(r.toString()).isEqualTo("relay 0.1.0-SNAPSHOT\n");
       }
     }
 
