@@ -554,6 +554,50 @@ class OperatorCommandsTest {
           .isEqualTo(3);
     }
 
+    @Test
+    void aFilteredCancelReportsDoneWorkAsRefusedWithExitOneAndCancelledWorkAsAlreadyCancelled(
+        TestDatabase db) throws Exception {
+      insert(db, "d-1", "mail", "default");
+      insert(db, "d-2", "mail", "default");
+      insert(db, "d-3", "mail", "default");
+      insert(db, "d-4", "mail", "default");
+      db.execute(
+          "UPDATE {schema}.outbox SET state = 'done', completed_at = clock_timestamp()"
+              + " WHERE work_id IN ('d-1', 'd-2')");
+      db.execute(
+          "UPDATE {schema}.outbox SET state = 'cancelled', completed_at = clock_timestamp()"
+              + " WHERE work_id = 'd-3'");
+      Cli.Result done =
+          Cli.run(on(db, "cancel", "--state", "done", "--actor", "qa", "--reason", "t"));
+      assertThat(done.exitCode()).as(done.toString()).isEqualTo(1);
+      assertThat(done.out())
+          .as(done.toString())
+          .endsWith(
+              "0 cancelled, 0 cancel requested, 2 refused: already done (its effect happened),"
+                  + " 0 already cancelled\n");
+      Cli.Result cancelled =
+          Cli.run(on(db, "cancel", "--state", "cancelled", "--actor", "qa", "--reason", "t"));
+      assertThat(cancelled.exitCode()).as(cancelled.toString()).isZero();
+      assertThat(cancelled.out())
+          .as(cancelled.toString())
+          .endsWith(
+              "0 cancelled, 0 cancel requested, 0 refused: already done (its effect"
+                  + " happened), 1 already cancelled\n");
+      Cli.Result kind =
+          Cli.run(on(db, "cancel", "--kind", "mail", "--actor", "qa", "--reason", "t"));
+      assertThat(kind.exitCode()).as(kind.toString()).isEqualTo(1);
+      assertThat(kind.out())
+          .as(kind.toString())
+          .contains("cancelled d-4 (was ready)")
+          .endsWith(
+              "1 cancelled, 0 cancel requested, 2 refused: already done (its effect happened),"
+                  + " 1 already cancelled\n");
+      assertThat(
+              db.queryString(
+                  "SELECT string_agg(work_id || '=' || state, ',' ORDER BY work_id)"
+                      + " FROM {schema}.work"))
+          .isEqualTo("d-1=done,d-2=done,d-3=cancelled,d-4=cancelled");
+    }
   }
 
   @Nested
