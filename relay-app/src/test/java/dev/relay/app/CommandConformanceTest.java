@@ -125,7 +125,7 @@ class CommandConformanceTest {
             List.of("serve"),
             "--config",
             List.of("--config", "x.json", "--port", "web"),
-            "--http-port"),
+            "--port"),
         new Case("passwd", List.of("passwd"), "password", List.of(), null),
         new Case("bench", List.of(), null, List.of("--jobs", "lots"), "--jobs"),
         new Case("faults", List.of(), null, List.of("--minutes", "ages"), "--minutes"));
