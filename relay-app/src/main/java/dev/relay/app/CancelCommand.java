@@ -3,6 +3,8 @@ package dev.relay.app;
 import dev.relay.CancelResult;
 import dev.relay.Outbox;
 import dev.relay.admin.Admin;
+import dev.relay.admin.BulkAction;
+import dev.relay.admin.BulkPreview;
 import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -20,6 +22,8 @@ import picocli.CommandLine.Parameters;
       "Cancels work, audited with --actor and --reason. Ready work (also work waiting for a retry) is cancelled at once. Running work gets a cancel request that its worker sees at the next lease renewal; a call already in flight is NOT recalled, and if it completes, the work is recorded done (the effect happened).",
       "",
       "Give one ID (exit 1 when not found, or when it already ended done), or filters (with --limit) to cancel unfinished or failed work in bulk. Cancelling a failed item releases the ordering key it holds.",
+      "",
+      "A filtered cancel ends with one line: how many were cancelled, how many running items were asked to stop, how many matching items it refused because they ended done, and how many were already cancelled. Exit 1 when any matching item ended done (as for one ID): its effect happened, and a correction is new work.",
       ""
     })
 final class CancelCommand extends DbCommand {
@@ -88,16 +92,69 @@ final class CancelCommand extends DbCommand {
       }
       return ExitCodes.OK;
     }
+    return byFilter(admin);
+  }
+
+  /**
+   * Cancels what the filter selects (ready, running and failed work, up to --limit) and reports
+   * every matching item that ended before, as {@code redrive} reports what it refuses: done work is
+   * refused (its effect happened; exit 1, as for one ID), cancelled work is already cancelled. The
+   * run does not select either, so they are counted first, without locking anything; an item that
+   * ended between the selection and its row lock is counted from the run's result.
+   */
+  private int byFilter(Admin admin) {
+    long done = ended(admin, "done");
+    long alreadyCancelled = ended(admin, "cancelled");
     List<CancelResult> results = admin.cancel(filters.filter(), audit.actor, audit.reason, limit);
+    long cancelled = 0;
+    long requested = 0;
     for (CancelResult r : results) {
       out().println(describe(r));
+      switch (r.status()) {
+        case CANCELLED -> cancelled++;
+        case CANCEL_REQUESTED -> requested++;
+        case ALREADY_FINISHED -> {
+          if ("cancelled".equals(r.previousState())) {
+            alreadyCancelled++;
+          } else {
+            done++;
+          }
+        }
+        case NOT_FOUND -> {} // purged between the selection and its row lock
+      }
     }
-    long cancelled =
-        results.stream().filter(r -> r.status() == CancelResult.Status.CANCELLED).count();
-    long requested =
-        results.stream().filter(r -> r.status() == CancelResult.Status.CANCEL_REQUESTED).count();
-    out().println(cancelled + " cancelled, " + requested + " cancel requested");
-    return ExitCodes.OK;
+    out()
+        .println(
+            cancelled
+                + " cancelled, "
+                + requested
+                + " cancel requested, "
+                + done
+                + " refused: already done (its effect happened), "
+                + alreadyCancelled
+                + " already cancelled"
+                + (endedCapped
+                    ? " (ended work counted among the oldest "
+                        + Admin.MAX_BULK_PREVIEW
+                        + " matching items)"
+                    : ""));
+    return done == 0 ? ExitCodes.OK : ExitCodes.REFUSED;
+  }
+
+  /** Whether {@link #ended} counted only the oldest {@link Admin#MAX_BULK_PREVIEW} items. */
+  private boolean endedCapped;
+
+  /**
+   * How many matching items ended in {@code state} (a cancel refuses them all), counted by the
+   * admin API's preview; none when the filter names another state.
+   */
+  private long ended(Admin admin, String state) {
+    if (filters.state != null && !filters.state.equals(state)) {
+      return 0;
+    }
+    BulkPreview p = admin.bulkPreview(filters.filter().state(state), BulkAction.CANCEL, false);
+    endedCapped |= p.capped();
+    return p.counts().refusedState();
   }
 
   private static String describe(CancelResult r) {

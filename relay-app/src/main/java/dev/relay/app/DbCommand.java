@@ -29,7 +29,8 @@ abstract class DbCommand implements Callable<Integer> {
           "JDBC URL of a PostgreSQL 15+ database, like"
               + " jdbc:postgresql://host:5432/db?user=u&password=p. Default: env RELAY_JDBC_URL;"
               + " without either, an embedded PostgreSQL 18 whose data is kept in ~/.relay/pgdata"
-              + " (or $RELAY_HOME/pgdata).")
+              + " (or $RELAY_HOME/pgdata). Unless the URL names connectTimeout and loginTimeout,"
+              + " each is 10 s: a database that does not answer is exit 3 after them.")
   String jdbcUrl;
 
   @Option(

@@ -73,7 +73,7 @@ final class DemoCommand implements Callable<Integer> {
       return 0;
     } catch (SQLException e) {
       System.err.println(
-          "relay demo: database unavailable: " + Messages.oneLine(Database.describe(e)));
+          "relay demo: database unavailable: " + Messages.oneLine(Database.describe(e, url)));
       return 3;
     }
   }

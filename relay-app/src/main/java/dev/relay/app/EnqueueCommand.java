@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.relay.EnqueueResult;
 import dev.relay.InvalidWorkException;
+import dev.relay.KindPolicy;
 import dev.relay.Outbox;
 import dev.relay.Work;
 import dev.relay.WorkConflictException;
@@ -23,6 +24,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
@@ -39,7 +41,7 @@ import picocli.CommandLine.Option;
       "",
       "An ID already stored with the same kind and a jsonb-equal payload is reported as 'already enqueued' (an idempotent retry); a different kind or payload under a used ID is refused (exit 1), also after the old work was purged (its tombstone remains).",
       "",
-      "File items take the fields work_id, kind, payload (any JSON value) and optionally queue, priority, delay (30s, 5m, PT1H), available_at and deadline (ISO-8601 instants), max_attempts, group (for per-group limits) and depends_on (an array of work IDs that must be done first: stored work, or items of the same file). Items are numbered from 1 in errors (a file of one object holds item 1); --file - reads standard input. Two items with the same work_id are a usage error. Example:",
+      "File items take the fields work_id, kind, payload (any JSON value) and optionally queue, priority, delay (30s, 5m, PT1H) or available_at (an ISO-8601 instant; not both), deadline (ISO-8601), max_attempts, group (for per-group limits) and depends_on (an array of work IDs that must be done first: stored work, or items of the same file). Items are numbered from 1 in errors (a file of one object holds item 1); --file - reads standard input. Two items with the same work_id are a usage error. Example:",
       "  [{\"work_id\": \"order-103-charge\", \"kind\": \"charge\",",
       "    \"payload\": {\"order_id\": 103}, \"group\": \"customer-7\"},",
       "   {\"work_id\": \"order-103-ship\", \"kind\": \"ship\",",
@@ -87,7 +89,8 @@ final class EnqueueCommand extends DbCommand {
       names = "--delay",
       paramLabel = "DURATION",
       converter = Durations.class,
-      description = "Not claimed before this delay from now (30s, 5m, PT1H).")
+      description =
+          "Not claimed before this delay from now (30s, 5m, PT1H); not with --available-at.")
   Duration delay;
 
   @Option(
@@ -193,6 +196,9 @@ final class EnqueueCommand extends DbCommand {
     }
     if ((payload == null) == (payloadFile == null)) {
       throw usage("give exactly one of --payload and --payload-file");
+    }
+    if (delay != null && availableAt != null) {
+      throw usage("give --delay or --available-at, not both: each sets when the work is ready");
     }
     String body = payload != null ? payload : read(payloadFile);
     Work w = Work.of(id, kind, body);
@@ -343,34 +349,41 @@ final class EnqueueCommand extends DbCommand {
     if (body == null) {
       throw usage(where + " of " + source() + " has no payload");
     }
+    if (node.hasNonNull("delay") && node.hasNonNull("available_at")) {
+      throw usage(
+          where
+              + " of "
+              + source()
+              + ": give delay or available_at, not both: each sets when the work is ready");
+    }
     Work w = Work.of(workId, workKind, Json.write(body));
-    try {
-      if (node.hasNonNull("queue")) {
-        w = w.queue(node.get("queue").asText());
-      }
-      if (node.hasNonNull("priority")) {
-        w = w.priority(integer(node, "priority", where));
-      }
-      if (node.hasNonNull("delay")) {
-        w = w.delay(Durations.parse(node.get("delay").asText()));
-      }
-      if (node.hasNonNull("available_at")) {
-        w = w.availableAt(Instants.parse(node.get("available_at").asText()));
-      }
-      if (node.hasNonNull("deadline")) {
-        w = w.deadline(Instants.parse(node.get("deadline").asText()));
-      }
-      if (node.hasNonNull("max_attempts")) {
-        w = w.maxAttempts(integer(node, "max_attempts", where));
-      }
-      if (node.hasNonNull("group")) {
-        w = w.group(text(node, "group", where));
-      }
-      if (node.hasNonNull("depends_on")) {
-        w = w.dependsOn(ids(node.get("depends_on"), where));
-      }
-    } catch (IllegalArgumentException e) {
-      throw usage(where + " of " + source() + ": " + e.getMessage());
+    if (node.hasNonNull("queue")) {
+      w = w.queue(node.get("queue").asText());
+    }
+    if (node.hasNonNull("priority")) {
+      w =
+          w.priority(
+              integer(node, "priority", where, workId, Integer.MIN_VALUE, Integer.MAX_VALUE));
+    }
+    if (node.hasNonNull("delay")) {
+      w = w.delay(parsed(node, "delay", where, Durations::parse));
+    }
+    if (node.hasNonNull("available_at")) {
+      w = w.availableAt(parsed(node, "available_at", where, Instants::parse));
+    }
+    if (node.hasNonNull("deadline")) {
+      w = w.deadline(parsed(node, "deadline", where, Instants::parse));
+    }
+    if (node.hasNonNull("max_attempts")) {
+      w =
+          w.maxAttempts(
+              integer(node, "max_attempts", where, workId, 1, KindPolicy.MAX_ATTEMPTS_LIMIT));
+    }
+    if (node.hasNonNull("group")) {
+      w = w.group(text(node, "group", where));
+    }
+    if (node.hasNonNull("depends_on")) {
+      w = w.dependsOn(ids(node.get("depends_on"), where));
     }
     try {
       outbox.validate(w);
@@ -408,10 +421,36 @@ final class EnqueueCommand extends DbCommand {
     return ids;
   }
 
-  private int integer(JsonNode node, String field, String where) {
+  /**
+   * The text of {@code field} read by {@code parser}; its refusal (which repeats the value and
+   * names the form to use) is a usage error naming the item and the field.
+   */
+  private <T> T parsed(JsonNode node, String field, String where, Function<String, T> parser) {
+    try {
+      return parser.apply(node.get(field).asText());
+    } catch (IllegalArgumentException e) {
+      throw usage(where + " of " + source() + ": " + field + " " + e.getMessage());
+    }
+  }
+
+  /**
+   * The integer {@code field}; one beyond Java's {@code int} is refused as core refuses one within
+   * it that is out of range, naming the range ({@code min} to {@code max}: core's limits).
+   */
+  private int integer(JsonNode node, String field, String where, String workId, int min, int max) {
     JsonNode v = node.get(field);
-    if (!v.canConvertToInt() || !v.isIntegralNumber()) {
-      throw usage(where + " of " + source() + ": " + field + " must be an integer");
+    if (!v.isIntegralNumber()) {
+      throw usage(where + " of " + source() + ": " + field + " must be an integer, was " + v);
+    }
+    if (!v.canConvertToInt()) {
+      throw usage(
+          where
+              + " of "
+              + source()
+              + ": "
+              + new InvalidWorkException(
+                      workId, field, "must be between " + min + " and " + max + ", was " + v)
+                  .getMessage());
     }
     return v.intValue();
   }

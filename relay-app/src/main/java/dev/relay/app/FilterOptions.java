@@ -74,8 +74,8 @@ final class FilterOptions {
     oneOf(command, "--state", state, WorkFilter.STATES);
     oneOf(command, "--outcome", outcome, WorkFilter.OUTCOMES);
     oneOf(command, "--blocked-reason", blockedReason, WorkFilter.BLOCKED_REASONS);
-    notOlder(command, "--older-than", olderThan);
-    notOlder(command, "--newer-than", newerThan);
+    requireAtMostMaxAge(command, "--older-than", olderThan);
+    requireAtMostMaxAge(command, "--newer-than", newerThan);
   }
 
   private static void oneOf(DbCommand command, String option, String value, List<String> allowed) {
@@ -84,14 +84,18 @@ final class FilterOptions {
     }
   }
 
-  private static void notOlder(DbCommand command, String option, Duration age) {
-    if (age != null && age.compareTo(WorkFilter.MAX_AGE) > 0) {
+  /**
+   * A usage error unless {@code value} of {@code option} is at most {@link WorkFilter#MAX_AGE} (100
+   * years), the bound of every duration the commands take.
+   */
+  static void requireAtMostMaxAge(DbCommand command, String option, Duration value) {
+    if (value != null && value.compareTo(WorkFilter.MAX_AGE) > 0) {
       throw command.usage(
           option
               + " must be at most "
               + Durations.format(WorkFilter.MAX_AGE)
               + " (100 years), was "
-              + Durations.format(age));
+              + Durations.format(value));
     }
   }
 

@@ -5,6 +5,7 @@ import dev.relay.admin.InvalidAdminRequestException;
 import dev.relay.admin.Pause;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -33,15 +34,18 @@ final class PauseCommand extends DbCommand {
       paramLabel = "DURATION",
       converter = Durations.class,
       description =
-          "Resume automatically after this long (30m, 2h, PT1H), counted from now on this"
-              + " machine's clock.")
+          "Resume automatically after this long (30m, 2h, PT1H; at most 36500d, 100 years),"
+              + " counted from now on this machine's clock.")
   Duration duration;
 
   @Option(
       names = "--until",
       paramLabel = "INSTANT",
       converter = Instants.class,
-      description = "Resume automatically at this time (ISO-8601, like 2026-12-03T22:00:00Z).")
+      description =
+          "Resume automatically at this time (ISO-8601, like 2026-12-03T22:00:00Z). A time not"
+              + " after this machine's clock is refused before the database is opened; the"
+              + " database's clock decides for one just after it.")
   Instant until;
 
   @Override
@@ -56,6 +60,18 @@ final class PauseCommand extends DbCommand {
     }
     if (duration != null && (duration.isNegative() || duration.isZero())) {
       throw usage("--for must be positive, was " + Durations.brief(duration));
+    }
+    FilterOptions.requireAtMostMaxAge(this, "--for", duration);
+    Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+    if (until != null && !until.isAfter(now)) {
+      // The same answer whether or not the database is up; a time just after this machine's
+      // clock is left to the database's (run), which decides.
+      throw usage(
+          "--until "
+              + until
+              + " is not after this machine's clock ("
+              + now
+              + "): give a time in the future, or leave --until out to pause until resumed");
     }
   }
 

@@ -1,10 +1,15 @@
 package dev.relay.app;
 
+import dev.relay.InvalidWorkException;
 import dev.relay.Outbox;
+import dev.relay.Work;
 import picocli.CommandLine.Option;
 
 /** What {@code relay pause} and {@code relay resume} act on: a queue, a kind, or both. */
 final class PauseTarget {
+  /** Checks names only: its schema and payload limit play no part. */
+  private static final Outbox NAMES = Outbox.builder().build();
+
   @Option(
       names = "--queue",
       paramLabel = "Q",
@@ -22,10 +27,28 @@ final class PauseTarget {
     return queue != null || kind != null;
   }
 
-  /** Checks both names against the admin API's bounds, before the database is opened. */
+  /**
+   * Checks both names by the rule {@code relay enqueue} applies (core's {@link Outbox#validate}),
+   * before the database is opened: a pause of a name no work can have would hold nothing.
+   */
   void check(DbCommand command) {
-    command.requireText("--queue", queue, Outbox.MAX_NAME_LENGTH);
-    command.requireText("--kind", kind, Outbox.MAX_NAME_LENGTH);
+    if (queue != null) {
+      name(command, "--queue", Work.of("w", "k", "{}").queue(queue));
+    }
+    if (kind != null) {
+      name(command, "--kind", Work.of("w", kind, "{}"));
+    }
+  }
+
+  /** Refuses, as a usage error naming {@code option}, the one name that {@code probe} varies. */
+  private static void name(DbCommand command, String option, Work probe) {
+    try {
+      NAMES.validate(probe);
+    } catch (InvalidWorkException e) {
+      String m = e.getMessage();
+      throw command.usage(
+          option + m.substring(m.indexOf(": " + e.field() + " ") + 2 + e.field().length()));
+    }
   }
 
   /**

@@ -103,7 +103,19 @@ public final class RelayCommand implements Callable<Integer> {
         (ex, args) -> usageError(ex.getCommandLine(), unknownFirst(ex)));
     cl.getHelpSectionMap().put(SECTION_KEY_COMMAND_LIST, RelayCommand::commandList);
     documentExitCodes(cl);
+    shareVersion(cl, cl.getCommandSpec().version());
     return cl;
+  }
+
+  /**
+   * Gives every subcommand relay's version: picocli's {@code -V} of a command without one prints
+   * nothing and exits 0.
+   */
+  private static void shareVersion(CommandLine cl, String[] version) {
+    for (CommandLine sub : cl.getSubcommands().values()) {
+      sub.getCommandSpec().version(version);
+      shareVersion(sub, version);
+    }
   }
 
   /** Picocli's list of this jar's commands, and the routed ones after them in the same layout. */

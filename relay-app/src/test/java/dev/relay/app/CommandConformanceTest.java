@@ -125,7 +125,7 @@ class CommandConformanceTest {
             List.of("serve"),
             "--config",
             List.of("--config", "x.json", "--port", "web"),
-            "--http-port"),
+            "--port"),
         new Case("passwd", List.of("passwd"), "password", List.of(), null),
         new Case("bench", List.of(), null, List.of("--jobs", "lots"), "--jobs"),
         new Case("faults", List.of(), null, List.of("--minutes", "ages"), "--minutes"));
@@ -244,6 +244,38 @@ class CommandConformanceTest {
     assertThat(launcher.route(List.of("serve", "--config", "a.yml")))
         .containsExactly("relay-serve", "serve", "--config", "a.yml");
     assertThat(launcher.options).startsWith("-XX:SharedArchiveFile=" + archive);
+  }
+
+  /**
+   * Help, version and --print-config start nothing, so they do not make the class-data archive
+   * (some 20 s, once per build): only a start of serve does.
+   */
+  @Test
+  void theScriptPreparesServesArchiveOnlyForAStartOfServe(@TempDir Path dir) throws IOException {
+    Launcher launcher = new Launcher(dir);
+    Path target = dir.resolve("relay-serve").resolve("target");
+    Files.writeString(target.resolve("relay-serve-0.1.0-SNAPSHOT-all.jar"), "not empty");
+    Path cds = target.resolve("cds");
+    for (List<String> args :
+        List.of(
+            List.of("serve", "--config", "a.yml", "--print-config"),
+            List.of("serve", "--print-config"),
+            List.of("serve", "--help"),
+            List.of("serve", "-h"),
+            List.of("serve", "-V"),
+            List.of("serve", "--version"))) {
+      assertThat(launcher.route(args))
+          .as(args.toString())
+          .containsExactlyElementsOf(
+              Stream.concat(Stream.of("relay-serve"), args.stream()).toList());
+      assertThat(launcher.options).as(args.toString()).isEmpty();
+      assertThat(cds).as(args.toString()).doesNotExist();
+    }
+    launcher.route(List.of("serve", "--config", "a.yml"));
+    assertThat(launcher.options)
+        .as("a start of serve prepares the archive")
+        .containsExactly("relay: preparing relay serve's class-data archive (once per build) ...");
+    assertThat(cds.resolve("training.yml")).exists();
   }
 
   // --- running the script's routing, then the module's entry point

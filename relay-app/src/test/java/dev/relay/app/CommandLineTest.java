@@ -4,9 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -89,6 +96,76 @@ class CommandLineTest {
       assertThat(r.err()).startsWith("relay status: database unavailable: ");
       assertThat(r.err()).doesNotContain("\tat ").doesNotContain("Exception");
       assertThat(r.out()).isEmpty();
+    }
+
+    @Test
+    void aRefusedConnectionAndAnUnknownHostAreNamedInTheOneLine() {
+      Cli.Result refused = Cli.run("status", "--jdbc-url", UNREACHABLE);
+      assertThat(refused.exitCode()).as(refused.toString()).isEqualTo(3);
+      assertThat(refused.err())
+          .isEqualTo("relay status: database unavailable: connection refused at 127.0.0.1:1\n");
+      Cli.Result unknown =
+          Cli.run(
+              "status",
+              "--jdbc-url",
+              "jdbc:postgresql://nosuchhost.invalid:5432/test?user=postgres");
+      assertThat(unknown.exitCode()).as(unknown.toString()).isEqualTo(3);
+      assertThat(unknown.err())
+          .isEqualTo("relay status: database unavailable: unknown host nosuchhost.invalid\n");
+    }
+
+    /**
+     * A port that accepts the connection and never answers (here a socket of this test's) is exit 3
+     * after the default login timeout, 10 s, instead of a command that waits forever.
+     */
+    @Test
+    void aServerThatNeverAnswersIsExitThreeAfterTheLoginTimeout() throws Exception {
+      List<Socket> held = new CopyOnWriteArrayList<>();
+      try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+        Thread acceptor =
+            new Thread(
+                () -> {
+                  try {
+                    while (true) {
+                      held.add(silent.accept()); // and never writes
+                    }
+                  } catch (IOException closed) {
+                    // the test is over
+                  }
+                });
+        acceptor.setDaemon(true);
+        acceptor.start();
+        String url = "jdbc:postgresql://127.0.0.1:" + silent.getLocalPort() + "/test?user=postgres";
+        long start = System.nanoTime();
+        Cli.Result r = Cli.run("status", "--jdbc-url", url);
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(3);
+        assertThat(r.err())
+            .as(r.toString())
+            .isEqualTo(
+                "relay status: database unavailable: 127.0.0.1:"
+                    + silent.getLocalPort()
+                    + " accepted the connection but did not answer within the login timeout"
+                    + " (loginTimeout, 10 s unless the URL names it)\n");
+        assertThat(took).as("returned after").isLessThan(Duration.ofSeconds(60));
+        assertThat(held).as("the command reached the silent server").isNotEmpty();
+      } finally {
+        for (Socket s : held) {
+          s.close();
+        }
+      }
+    }
+
+    @Test
+    void everyCommandPrintsTheRelayVersion() {
+      List<String> commands =
+          new ArrayList<>(RelayCommand.newCommandLine().getSubcommands().keySet());
+      commands.remove("help");
+      for (int i = 0; i < commands.size(); i++) {
+        Cli.Result r = Cli.run(commands.get(i), i % 2 == 0 ? "-V" : "--version");
+        assertThat(r.exitCode()).as(r.toString()).isZero();
+        assertThat(r.out()).as(r.toString()).isEqualTo("relay 0.1.0-SNAPSHOT\n");
+      }
     }
 
     @Test

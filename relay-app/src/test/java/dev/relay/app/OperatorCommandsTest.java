@@ -553,6 +553,51 @@ class OperatorCommandsTest {
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'cancelled'"))
           .isEqualTo(3);
     }
+
+    @Test
+    void aFilteredCancelReportsDoneWorkAsRefusedWithExitOneAndCancelledWorkAsAlreadyCancelled(
+        TestDatabase db) throws Exception {
+      insert(db, "d-1", "mail", "default");
+      insert(db, "d-2", "mail", "default");
+      insert(db, "d-3", "mail", "default");
+      insert(db, "d-4", "mail", "default");
+      db.execute(
+          "UPDATE {schema}.outbox SET state = 'done', completed_at = clock_timestamp()"
+              + " WHERE work_id IN ('d-1', 'd-2')");
+      db.execute(
+          "UPDATE {schema}.outbox SET state = 'cancelled', completed_at = clock_timestamp()"
+              + " WHERE work_id = 'd-3'");
+      Cli.Result done =
+          Cli.run(on(db, "cancel", "--state", "done", "--actor", "qa", "--reason", "t"));
+      assertThat(done.exitCode()).as(done.toString()).isEqualTo(1);
+      assertThat(done.out())
+          .as(done.toString())
+          .endsWith(
+              "0 cancelled, 0 cancel requested, 2 refused: already done (its effect happened),"
+                  + " 0 already cancelled\n");
+      Cli.Result cancelled =
+          Cli.run(on(db, "cancel", "--state", "cancelled", "--actor", "qa", "--reason", "t"));
+      assertThat(cancelled.exitCode()).as(cancelled.toString()).isZero();
+      assertThat(cancelled.out())
+          .as(cancelled.toString())
+          .endsWith(
+              "0 cancelled, 0 cancel requested, 0 refused: already done (its effect"
+                  + " happened), 1 already cancelled\n");
+      Cli.Result kind =
+          Cli.run(on(db, "cancel", "--kind", "mail", "--actor", "qa", "--reason", "t"));
+      assertThat(kind.exitCode()).as(kind.toString()).isEqualTo(1);
+      assertThat(kind.out())
+          .as(kind.toString())
+          .contains("cancelled d-4 (was ready)")
+          .endsWith(
+              "1 cancelled, 0 cancel requested, 2 refused: already done (its effect happened),"
+                  + " 1 already cancelled\n");
+      assertThat(
+              db.queryString(
+                  "SELECT string_agg(work_id || '=' || state, ',' ORDER BY work_id)"
+                      + " FROM {schema}.work"))
+          .isEqualTo("d-1=done,d-2=done,d-3=cancelled,d-4=cancelled");
+    }
   }
 
   @Nested
@@ -624,12 +669,84 @@ class OperatorCommandsTest {
                   "2001-01-01T00:00:00Z"));
       assertThat(past.exitCode()).as(past.toString()).isEqualTo(2);
       assertThat(past.err())
-          .startsWith("relay pause: --until 2001-01-01T00:00:00Z is not after the database clock's")
+          .startsWith("relay pause: --until 2001-01-01T00:00:00Z is not after this machine's clock")
           .contains("leave --until out")
           .doesNotContain("resumeAt");
       Cli.Result blank = Cli.run(on(db, "pause", "--queue", "q", "--actor", "a", "--reason", " "));
       assertThat(blank.exitCode()).as(blank.toString()).isEqualTo(2);
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.pause_audit")).isZero();
+    }
+
+    /**
+     * What needs no database gets the same answer (exit 2, one line) with the database up, down,
+     * and on a schema never migrated: names enqueue refuses (by its rule and message), an --until
+     * in the past and a --for beyond 100 years.
+     */
+    @Test
+    void badNamesAPastUntilAndAnEndlessForAreRefusedBeforeConnecting(TestDatabase db)
+        throws Exception {
+      String[][] cases = {
+        {
+          "pause --queue bad_queue! --actor a --reason r",
+          "--queue 'bad_queue!' must be 1-100 characters from A-Z a-z 0-9 . _ - :"
+        },
+        {
+          "resume --kind k --queue bad_queue! --actor a --reason r",
+          "--queue 'bad_queue!' must be 1-100 characters from A-Z a-z 0-9 . _ - :"
+        },
+        {
+          "pause --kind send/sms --actor a --reason r",
+          "--kind 'send/sms' must be 1-100 characters from A-Z a-z 0-9 . _ - :"
+        },
+        {
+          "pause --queue q --actor a --reason r --until 2001-01-01T00:00:00Z",
+          "--until 2001-01-01T00:00:00Z is not after this machine's clock ("
+        },
+        {
+          "pause --queue q --actor a --reason r --for 1000000d",
+          "--for must be at most 36500d (100 years), was 1000000d"
+        },
+      };
+      String[][] databases = {
+        {db.jdbcUrl(), db.schema()},
+        {"jdbc:postgresql://127.0.0.1:1/x?connectTimeout=5", "relay"},
+        {db.jdbcUrl(), "relay_never_made"},
+      };
+      for (String[] c : cases) {
+        String command = c[0].substring(0, c[0].indexOf(' '));
+        for (String[] database : databases) {
+          List<String> args = new ArrayList<>(List.of(c[0].split(" ")));
+          args.addAll(List.of("--jdbc-url", database[0], "--schema", database[1]));
+          Cli.Result r = Cli.run(args.toArray(String[]::new));
+          assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+          assertThat(r.err().lines().toList())
+              .as(r.toString())
+              .hasSize(2)
+              .first()
+              .asString()
+              .startsWith("relay " + command + ": " + c[1]);
+        }
+      }
+      Cli.Result enqueue =
+          Cli.run(
+              on(
+                  db,
+                  "enqueue",
+                  "--id",
+                  "a",
+                  "--kind",
+                  "k",
+                  "--queue",
+                  "bad_queue!",
+                  "--payload",
+                  "{}"));
+      assertThat(enqueue.err())
+          .as("the same rule and words as enqueue")
+          .contains(": --queue 'bad_queue!' must be 1-100 characters from A-Z a-z 0-9 . _ - :");
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.pause_audit")).isZero();
+      assertThat(
+              db.queryLong("SELECT count(*) FROM pg_namespace WHERE nspname = 'relay_never_made'"))
+          .isZero();
     }
   }
 

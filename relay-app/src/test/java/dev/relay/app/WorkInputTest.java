@@ -255,6 +255,66 @@ class WorkInputTest {
   }
 
   @Test
+  void aDelayWithAnAvailableAtIsRefusedNamingBothInOptionsAndInAFileItem(
+      TestDatabase db, @TempDir Path dir) throws Exception {
+    refused(
+        db.jdbcUrl(),
+        db.schema(),
+        "relay enqueue: give --delay or --available-at, not both",
+        enqueue("--delay", "2h", "--available-at", "2026-12-10T00:00:00Z"));
+    Path both =
+        Files.writeString(
+            dir.resolve("both.json"),
+            "[{\"work_id\": \"f-1\", \"kind\": \"k\", \"payload\": {}},"
+                + " {\"work_id\": \"f-2\", \"kind\": \"k\", \"payload\": {}, \"delay\": \"2h\","
+                + " \"available_at\": \"2026-12-10T00:00:00Z\"}]");
+    refused(
+        db.jdbcUrl(),
+        db.schema(),
+        "relay enqueue: item 2 of " + both + ": give delay or available_at, not both",
+        "enqueue",
+        "--file",
+        both.toString());
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isZero();
+  }
+
+  @Test
+  void everyUnreadableFileFieldIsNamedAndAnOutOfRangeIntegerGetsItsRange(
+      TestDatabase db, @TempDir Path dir) throws Exception {
+    String[][] cases = {
+      {"\"delay\": \"-5m\"", "delay '-5m' is not a duration: use 500ms"},
+      {"\"available_at\": \"tomorrow\"", "available_at 'tomorrow' is not an ISO-8601 instant"},
+      {"\"deadline\": 7", "deadline '7' is not an ISO-8601 instant"},
+      {
+        "\"max_attempts\": 99999999999",
+        "invalid work 'f-2': max_attempts must be between 1 and 10000, was 99999999999"
+      },
+      {
+        "\"priority\": -99999999999",
+        "invalid work 'f-2': priority must be between -2147483648 and 2147483647, was"
+            + " -99999999999"
+      },
+      {"\"max_attempts\": 2.5", "max_attempts must be an integer, was 2.5"},
+    };
+    for (String[] c : cases) {
+      Path file =
+          Files.writeString(
+              dir.resolve("items.json"),
+              "[{\"work_id\": \"f-1\", \"kind\": \"k\", \"payload\": {}},"
+                  + " {\"work_id\": \"f-2\", \"kind\": \"k\", \"payload\": {}, "
+                  + c[0]
+                  + "}]");
+      refused(
+          UNREACHABLE,
+          "relay",
+          "relay enqueue: item 2 of " + file + ": " + c[1],
+          "enqueue",
+          "--file",
+          file.toString());
+    }
+  }
+
+  @Test
   void nothingConnectsBeforeTheInputIsChecked() {
     // An unreachable database would be exit 3: the input is refused first.
     refused(

@@ -13,6 +13,7 @@ import java.sql.SQLException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Stack;
 import java.util.concurrent.Callable;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.context.properties.bind.BindException;
@@ -22,8 +23,12 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.core.env.StandardEnvironment;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.IParameterConsumer;
+import picocli.CommandLine.MissingParameterException;
+import picocli.CommandLine.Model.ArgSpec;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
@@ -110,8 +115,31 @@ final class ServeCommand implements Callable<Integer> {
   @Option(
       names = {"--port", "--http-port"},
       paramLabel = "PORT",
+      parameterConsumer = PortValue.class,
       description = "Port to listen on (server.port; 0: any free port; default 9464).")
   Integer port;
+
+  /**
+   * Reads {@code --port}'s value. Picocli's own errors name an option by its longest name, here
+   * {@code --http-port} (kept from earlier releases), not {@code --port}, the name the docs teach.
+   */
+  static final class PortValue implements IParameterConsumer {
+    @Override
+    public void consumeParameters(Stack<String> args, ArgSpec option, CommandSpec command) {
+      if (args.isEmpty()) {
+        throw new MissingParameterException(
+            command.commandLine(), option, "Missing required parameter for option '--port' (PORT)");
+      }
+      String value = args.pop();
+      try {
+        option.setValue(Integer.valueOf(value.strip()));
+      } catch (NumberFormatException e) {
+        throw new ParameterException(
+            command.commandLine(),
+            "Invalid value for option '--port': '" + value + "' is not an int");
+      }
+    }
+  }
 
   @Option(
       names = "--maintenance-interval",
