@@ -17,19 +17,18 @@ import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import javax.sql.DataSource;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.SpringApplication;
-import org.springframework.boot.WebApplicationType;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.context.support.GenericApplicationContext;
 
 /**
  * Kind names under {@code relay.kinds} in a real {@link SpringApplication} reading an {@code
@@ -85,52 +84,50 @@ class KindNamesTest {
     }
   }
 
-  @Test
-  void aKindBootWouldRenameStopsStartUpNamingThePropertyAndTheBrackets(
-      TestDatabase db, @TempDir Path dir, CapturedOutput output) throws Exception {
-    Path file =
-        Files.writeString(
-            dir.resolve("application.properties"), "relay.kinds.mail\\:v2.max-attempts=3\n");
-    String report = refusal(db, file, output);
-    assertThat(report)
-        .contains("relay.kinds.mail:v2.max-attempts")
-        .contains("would bind it as kind 'mailv2'")
-        .contains("write the kind in brackets: relay.kinds.[mail:v2].max-attempts")
-        .contains("relay.kinds.[mail\\:v2].max-attempts");
+  /** An application.properties that must stop start-up, and what the report must say. */
+  record Refused(String what, String properties, String... report) {
+    @Override
+    public String toString() {
+      return what;
+    }
   }
 
-  @Test
-  void aKindWithADotOutsideBracketsStopsStartUpNamingTheBrackets(
-      TestDatabase db, @TempDir Path dir, CapturedOutput output) throws Exception {
-    Path file =
-        Files.writeString(
-            dir.resolve("application.properties"), "relay.kinds.audit.note.max-attempts=4\n");
-    assertThat(refusal(db, file, output))
-        .contains("relay.kinds.audit.note.max-attempts")
-        .contains("write the kind in brackets: relay.kinds.[audit.note].max-attempts");
+  static Stream<Refused> refused() {
+    return Stream.of(
+        new Refused(
+            "a kind Boot would bind without its ':'",
+            "relay.kinds.mail\\:v2.max-attempts=3",
+            "relay.kinds.mail:v2.max-attempts",
+            "would bind it as kind 'mailv2'",
+            "write the kind in brackets: relay.kinds.[mail:v2].max-attempts",
+            "relay.kinds.[mail\\:v2].max-attempts"),
+        new Refused(
+            "a kind Boot would split at its '.'",
+            "relay.kinds.audit.note.max-attempts=4",
+            "relay.kinds.audit.note.max-attempts",
+            "write the kind in brackets: relay.kinds.[audit.note].max-attempts"),
+        new Refused(
+            "a name core refuses, even in brackets",
+            "relay.kinds.[bad\\ kind!].max-attempts=4",
+            "relay.kinds.[bad kind!].max-attempts",
+            "is not a kind relay accepts: kind 'bad kind!' must be 1-100 characters"),
+        new Refused(
+            "two kinds Boot cannot tell apart",
+            "relay.kinds.a_b.max-attempts=4\nrelay.kinds.ab.max-attempts=5",
+            "does not tell kind",
+            "write the kind in brackets"));
   }
 
-  @Test
-  void aNameCoreRefusesStopsStartUpEvenInBrackets(
-      TestDatabase db, @TempDir Path dir, CapturedOutput output) throws Exception {
-    Path file =
-        Files.writeString(
-            dir.resolve("application.properties"), "relay.kinds.[bad\\ kind!].max-attempts=4\n");
-    assertThat(refusal(db, file, output))
-        .contains("relay.kinds.[bad kind!].max-attempts")
-        .contains("is not a kind relay accepts: kind 'bad kind!' must be 1-100 characters");
-  }
-
-  @Test
-  void twoKindsBootCannotTellApartStopStartUp(
-      TestDatabase db, @TempDir Path dir, CapturedOutput output) throws Exception {
-    Path file =
-        Files.writeString(
-            dir.resolve("application.properties"),
-            "relay.kinds.a_b.max-attempts=4\nrelay.kinds.ab.max-attempts=5\n");
-    assertThat(refusal(db, file, output))
-        .contains("does not tell kind")
-        .contains("write the kind in brackets");
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("refused")
+  void aKindBootWouldBindUnderAnotherNameStopsStartUpNamingThePropertyAndTheFix(
+      Refused bad, TestDatabase db, @TempDir Path dir, CapturedOutput output) throws Exception {
+    Path file = Files.writeString(dir.resolve("application.properties"), bad.properties() + "\n");
+    assertThatThrownBy(() -> start(db, file).close()).isNotNull();
+    String out = output.getAll();
+    assertThat(out).contains("APPLICATION FAILED TO START");
+    assertThat(out.substring(out.lastIndexOf("APPLICATION FAILED TO START")))
+        .contains(bad.report());
   }
 
   private static void runsEachKind(TestDatabase db) throws Exception {
@@ -160,20 +157,6 @@ class KindNamesTest {
     args.add("--relay.shutdown-grace=2s");
     args.add("--spring.lifecycle.timeout-per-shutdown-phase=10s");
     args.addAll(List.of(more));
-    DataSource application = db.newDataSource("application", 2);
-    SpringApplication app = new SpringApplication(App.class);
-    app.setWebApplicationType(WebApplicationType.NONE);
-    app.addInitializers(
-        c ->
-            ((GenericApplicationContext) c)
-                .registerBean("dataSource", DataSource.class, () -> application));
-    return app.run(args.toArray(String[]::new));
-  }
-
-  private static String refusal(TestDatabase db, Path file, CapturedOutput output) {
-    assertThatThrownBy(() -> start(db, file).close()).isNotNull();
-    String out = output.getAll();
-    assertThat(out).contains("APPLICATION FAILED TO START");
-    return out.substring(out.lastIndexOf("APPLICATION FAILED TO START"));
+    return Contexts.application(db, App.class).run(args.toArray(String[]::new));
   }
 }
