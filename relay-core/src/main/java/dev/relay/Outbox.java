@@ -78,6 +78,12 @@ public final class Outbox {
   /** Most items in one bulk call. */
   public static final int MAX_BATCH_SIZE = 10_000;
 
+  /**
+   * The longest {@link Work#delay} (100 years, as 36,500 days; the database's own enqueue function
+   * holds the same bound). Delays run from zero to this, both included.
+   */
+  public static final Duration MAX_DELAY = Duration.ofDays(36_500);
+
   private static final Pattern WORK_ID = Pattern.compile("[A-Za-z0-9._\\-:/@+=#]+");
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._\\-:]+");
   private static final int MAX_ATTEMPTS_LIMIT = 10_000;
@@ -562,7 +568,7 @@ public final class Outbox {
           "must be between 1 and " + MAX_ATTEMPTS_LIMIT + ", was " + w.maxAttempts());
     }
     Duration delay = w.delay();
-    if (delay != null && (delay.isNegative() || delay.toDays() > 36_500)) {
+    if (delay != null && (delay.isNegative() || delay.compareTo(MAX_DELAY) > 0)) {
       throw new InvalidWorkException(
           id, "delay", "must be between zero and 100 years, was " + delay);
     }

@@ -101,7 +101,11 @@ public final class Work {
   /**
    * A copy with a business deadline: once the database clock passes it, the work is not started
    * again and becomes {@code failed} with reason {@code deadline}. It cannot undo an action a
-   * receiver already accepted.
+   * receiver already accepted. A deadline not after an explicit {@link #availableAt} is refused (it
+   * could never run); one that has already passed when the work is enqueued (or that passes during
+   * a {@link #delay}) is accepted, and the first claim ends the work as {@code failed} ({@code
+   * deadline}), visibly, without running it: the producer's transaction is not failed for work that
+   * came too late.
    */
   public Work deadline(Instant deadline) {
     return with(n -> n.deadline = deadline);

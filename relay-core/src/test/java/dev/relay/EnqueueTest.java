@@ -325,6 +325,12 @@ class EnqueueTest {
     }
 
     @Test
+    void delayPastTheBound() throws SQLException {
+      assertRefused(Work.of("w", "k", "{}").delay(Outbox.MAX_DELAY.plusSeconds(1)), "delay");
+      outbox.validate(Work.of("w", "k", "{}").delay(Outbox.MAX_DELAY));
+    }
+
+    @Test
     void attemptCapOutOfRange() throws SQLException {
       assertRefused(Work.of("w", "k", "{}").maxAttempts(0), "maxAttempts");
     }

@@ -469,14 +469,45 @@ final class RelayBench {
   }
 
   /**
-   * Burn-down with a transaction holding back the xmin horizon, then with retained done rows, each
-   * as a ratio to empty-table burn-downs run in this part. Each held-horizon run follows an
-   * empty-table run of its own, and its ratio is the median of the pairs' ratios: the machine's
-   * run-to-run spread (a quarter either way on two shared cores) then falls on both sides of each
-   * ratio alike. The retained runs come next, divided by the median of those same empty runs. The
-   * retained rows are what a worker of this release leaves for completed work: a row in the history
-   * table, in today's partition (created first if the schema's maintenance has not made it yet),
-   * and its tombstone.
+   * One burn-down (one instance, on emptied tables) while another session holds a REPEATABLE READ
+   * snapshot from before the backlog's first claim to its end.
+   */
+  private double heldHorizonRun(UnaryOperator<Relay.Builder> settings) throws Exception {
+    truncate();
+    vacuum();
+    try (Connection holder = db.connect()) {
+      holder.setAutoCommit(false);
+      holder.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+      double rate =
+          burnDownRun(
+                  1,
+                  sizes.jobs(),
+                  false,
+                  claim -> Outcome.done(),
+                  settings,
+                  () -> {
+                    try (var s = holder.createStatement()) {
+                      s.execute("SELECT txid_current(), count(*) FROM " + SCHEMA + ".outbox");
+                    } catch (SQLException e) {
+                      throw new IllegalStateException(e);
+                    }
+                  })
+              .jobsPerSecond();
+      holder.rollback();
+      return rate;
+    }
+  }
+
+  /**
+   * Burn-down with a transaction holding back the xmin horizon (by a worker of one queue, then by
+   * one of two queues, whose claims take the several-queue statement), then with retained done
+   * rows, each as a ratio to empty-table burn-downs run in this part. Each round's held-horizon
+   * runs follow an empty-table run of their own, and their ratios are the medians of the pairs'
+   * ratios: the machine's run-to-run spread (a quarter either way on two shared cores) then falls
+   * on both sides of each ratio alike. The retained runs come next, divided by the median of those
+   * same empty runs. The retained rows are what a worker of this release leaves for completed work:
+   * a row in the history table, in today's partition (created first if the schema's maintenance has
+   * not made it yet), and its tombstone.
    */
   void growth() throws Exception {
     Scenario xmin =
@@ -500,30 +531,35 @@ final class RelayBench {
                 "relay",
                 params("of", "each held run to the empty run before it; median of the pairs"),
                 "x empty"));
+    String twoQueues = "queues(" + QUEUE + ", " + OTHER_QUEUE + ")";
+    Scenario xminTwo =
+        report.add(
+            new Scenario(
+                "growth-xmin-held-two-queues",
+                "relay",
+                params(
+                    "jobs",
+                    sizes.jobs(),
+                    "open_transaction",
+                    "REPEATABLE READ, whole run",
+                    "config",
+                    twoQueues),
+                "jobs/s"));
+    Scenario ratioTwo =
+        report.add(
+            new Scenario(
+                "growth-xmin-held-two-queues-ratio",
+                "relay",
+                params("of", "each such run to the empty run of its round; median of the pairs"),
+                "x empty"));
     for (int run = 0; run < sizes.runs(); run++) {
       truncate();
       vacuum();
       empty.add(burnDownRun(1, sizes.jobs(), () -> {}).jobsPerSecond());
-      truncate();
-      vacuum();
-      try (Connection holder = db.connect()) {
-        holder.setAutoCommit(false);
-        holder.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
-        xmin.add(
-            burnDownRun(
-                    1,
-                    sizes.jobs(),
-                    () -> {
-                      try (var s = holder.createStatement()) {
-                        s.execute("SELECT txid_current(), count(*) FROM " + SCHEMA + ".outbox");
-                      } catch (SQLException e) {
-                        throw new IllegalStateException(e);
-                      }
-                    })
-                .jobsPerSecond());
-        holder.rollback();
-      }
+      xmin.add(heldHorizonRun(b -> b));
       ratio.add(xmin.runs().get(run) / empty.runs().get(run));
+      xminTwo.add(heldHorizonRun(b -> b.queues(QUEUE, OTHER_QUEUE)));
+      ratioTwo.add(xminTwo.runs().get(run) / empty.runs().get(run));
     }
     truncate();
     db.exec("SELECT " + SCHEMA + ".add_history_day((clock_timestamp() AT TIME ZONE 'UTC')::date)");

@@ -54,6 +54,7 @@ class BenchSmokeTest {
           "\"steady-completion-p99\"",
           "\"growth-retained\"",
           "\"growth-xmin-held\"",
+          "\"growth-xmin-held-two-queues\"",
           "\"growth-empty\"",
           "\"memory-heap-after-burn-down\"",
           "\"memory-heap-peak-live\"",

@@ -74,15 +74,8 @@ final class ClaimScans {
    * @param full whether it came back full (a backlog)
    * @param last where it stopped: the last row it took or ended in claim order, or {@code null}
    *     when it returned none
-   * @param resumable whether its claims can resume at all (one queue)
    */
-  void claimed(
-      ClaimPosition resumedAt,
-      long sent,
-      long took,
-      boolean full,
-      ClaimPosition last,
-      boolean resumable) {
+  void claimed(ClaimPosition resumedAt, long sent, long took, boolean full, ClaimPosition last) {
     if (resumedAt == null) {
       long nanos = Math.max(0, took);
       fullNanos = scanned ? Math.min(lastFullNanos, nanos) : 0;
@@ -90,9 +83,7 @@ final class ClaimScans {
       lastFullStart = sent;
       lastFullNanos = nanos;
     }
-    if (!resumable) {
-      position = null;
-    } else if (full) {
+    if (full) {
       position = last;
     } else if (fullScansCheap()) {
       position = null; // short: the next claim looks behind the position

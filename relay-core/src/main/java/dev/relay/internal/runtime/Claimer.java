@@ -198,7 +198,7 @@ final class Claimer implements Runnable {
     }
     accept(batch.claimed(), sent);
     int got = batch.claimed().size() + batch.retired().size();
-    scans.claimed(after, sent, took, got >= n, batch.last(), config.queues().size() == 1);
+    scans.claimed(after, sent, took, got >= n, batch.last());
     return got;
   }
 

@@ -14,11 +14,13 @@ import java.util.List;
  * @param lease how long the claim lasts on the database clock
  * @param resumeAfter where the previous claim of a backlog stopped, or {@code null} to scan from
  *     the start of the claim order. With a position, only rows of its priority after it are
- *     considered (one queue only): the scan starts there instead of walking index entries of rows
- *     already taken, which vacuum cannot remove while an old transaction holds the xmin horizon.
- *     Eligible rows before the position (a higher priority, an expired lease, a released ordering
- *     key) are found by the next claim without one, so the caller must scan from the start again
- *     regularly (the runtime's {@code ClaimScans} says when).
+ *     considered: each queue's scan starts there instead of walking index entries of rows already
+ *     taken, which vacuum cannot remove while an old transaction holds the xmin horizon. (Over
+ *     several queues the position is the last row taken in the claim order of them all, so in each
+ *     of them every eligible row before it was taken or locked by another claim.) Eligible rows
+ *     before the position (a higher priority, an expired lease, a released ordering key) are found
+ *     by the next claim without one, so the caller must scan from the start again regularly (the
+ *     runtime's {@code ClaimScans} says when).
  */
 public record ClaimRequest(
     String workerId,
@@ -49,9 +51,6 @@ public record ClaimRequest(
     }
     if (lease == null || lease.toMillis() < 1) {
       throw new IllegalArgumentException("lease must be at least 1 ms, was " + lease);
-    }
-    if (resumeAfter != null && queues.size() != 1) {
-      throw new IllegalArgumentException("resumeAfter needs exactly one queue, was " + queues);
     }
   }
 }

@@ -97,6 +97,9 @@ final class WorkSql {
   /** {@link #claimBatch} over several queues at once, each scanned in claim order. */
   final String claimBatchQueues;
 
+  /** {@link #claimBatchQueues} resuming after a position, as {@link #claimBatchResume} does. */
+  final String claimBatchQueuesResume;
+
   /**
    * {@link #claimBatch} resuming after a position of the claim order, within its priority: see
    * {@link ClaimRequest#resumeAfter()}.
@@ -123,7 +126,7 @@ final class WorkSql {
    */
   final String claimLimited;
 
-  /** {@link #claimLimited} over several queues at once. */
+  /** {@link #claimLimited} over several queues at once, each scanned in claim order. */
   final String claimLimitedQueues;
 
   /**
@@ -624,55 +627,29 @@ final class WorkSql {
             "{limit_condition}",
             "\n                   AND o.kind NOT IN (SELECT l.kind FROM ${relay_schema}.limiter l)");
     String claimTemplate =
-        schema.inject(
-            ("WITH candidates AS MATERIALIZED (\n"
-                    + unlimitedCandidates.replace("{order_columns}", "")
-                    + claimUpdate
-                    + claimResult)
-                .replace("{cap}", AttemptCap.of(schema, "o"))
-                .replace("{horizon}", claimHorizon(schema, "o"))
-                .replace("{horizon_j}", kindHorizon(schema, "j", "kd.dedup_horizon")));
+        claimStatement(
+            schema,
+            "WITH candidates AS MATERIALIZED (\n"
+                + unlimitedCandidates.replace("{order_columns}", "")
+                + claimUpdate
+                + claimResult);
     // One queue: equality on the index's leading column, so the scan returns rows in claim order
     // and stops after the batch.
     String oneQueue = claimTemplate.replace("{queue_condition}", "o.queue = ?");
     claimBatch = oneQueue.replace("{resume_condition}", "");
-    // Equality on the index's first two columns and a row comparison on the next two: the scan
-    // starts right after the position instead of walking every entry before it.
-    claimBatchResume =
-        oneQueue.replace(
-            "{resume_condition}",
-            "\n                   AND o.priority = ?"
-                + " AND (o.available_at, o.work_id) > (?::timestamptz, ?)");
-    // Several queues: = ANY on the index's leading column does not keep claim order, so a single
-    // scan would read every eligible row of those queues and sort them (400 ms a claim over a
-    // backlog of 500,000). Instead each queue is scanned as one queue is, in claim order, locking
-    // at most the batch; the best of those rows make the batch. The rows locked and not taken
-    // (at most the batch per further queue) are released at commit: another claimer meanwhile
-    // skips them, as it skips any row in a claim under way.
-    claimBatchQueues =
-        schema.inject(
-            ("""
-                WITH candidates AS MATERIALIZED (
-                    SELECT c.*
-                      FROM unnest(?::text[]) AS q(name)
-                     CROSS JOIN LATERAL (
-                """
-                    + unlimitedCandidates.replace(
-                        "{order_columns}",
-                        ",\n                       o.priority AS claim_priority,"
-                            + " o.available_at AS claim_available_at")
-                    + """
-                         ) AS c
-                     ORDER BY c.claim_priority DESC, c.claim_available_at, c.work_id
-                     LIMIT ?
-                """
-                    + claimUpdate
-                    + claimResult)
-                .replace("{queue_condition}", "o.queue = q.name")
-                .replace("{resume_condition}", "")
-                .replace("{cap}", AttemptCap.of(schema, "o"))
-                .replace("{horizon}", claimHorizon(schema, "o"))
-                .replace("{horizon_j}", kindHorizon(schema, "j", "kd.dedup_horizon")));
+    claimBatchResume = oneQueue.replace("{resume_condition}", RESUME_CONDITION);
+    // Several queues: each queue is scanned as one queue is (see eachQueue), resuming too: the
+    // position is the last row taken in the claim order of all the worker's queues, so in every one
+    // of them each eligible row before it was taken, locked by another claim, or not eligible.
+    String queuesTemplate =
+        claimStatement(
+            schema,
+            "WITH candidates AS MATERIALIZED (\n"
+                + eachQueue(unlimitedCandidates)
+                + claimUpdate
+                + claimResult);
+    claimBatchQueues = queuesTemplate.replace("{resume_condition}", "");
+    claimBatchQueuesResume = queuesTemplate.replace("{resume_condition}", RESUME_CONDITION);
     lockLimiters =
         schema.inject(
             """
@@ -799,24 +776,23 @@ final class WorkSql {
                                             - interval '1 hour'
             )
             """;
-    String limitedTemplate =
-        schema.inject(
-            (limitCtes
-                    + claimCandidates
-                        .replace("{limit_condition}", roomCondition)
-                        .replace("{resume_condition}", "")
-                        .replace("{order_columns}", "")
-                    + limitPool
-                    + claimUpdate
-                    + logClaims
-                    + claimResult)
-                .replace("{cap}", AttemptCap.of(schema, "o"))
-                .replace("{horizon}", claimHorizon(schema, "o"))
-                .replace("{horizon_j}", kindHorizon(schema, "j", "kd.dedup_horizon")));
+    String limitedCandidates =
+        claimCandidates
+            .replace("{limit_condition}", roomCondition)
+            .replace("{resume_condition}", "");
+    String limitedTail = limitPool + claimUpdate + logClaims + claimResult;
     // as for claimBatch: equality on one queue keeps the index's order, so the scan stops after the
-    // pool instead of sorting every eligible row
-    claimLimited = limitedTemplate.replace("{queue_condition}", "o.queue = ?");
-    claimLimitedQueues = limitedTemplate.replace("{queue_condition}", "o.queue = ANY (?::text[])");
+    // pool instead of sorting every eligible row; several queues are scanned one by one likewise
+    claimLimited =
+        claimStatement(
+            schema,
+            limitCtes
+                + limitedCandidates
+                    .replace("{order_columns}", "")
+                    .replace("{queue_condition}", "o.queue = ?")
+                + limitedTail);
+    claimLimitedQueues =
+        claimStatement(schema, limitCtes + eachQueue(limitedCandidates) + limitedTail);
     lockClaimed =
         schema.inject(
             """
@@ -1171,6 +1147,52 @@ final class WorkSql {
              ORDER BY u.work_id, u.generation
                 ON CONFLICT (work_id, generation) WHERE ending = 'abandoned' DO NOTHING
             """);
+  }
+
+  /**
+   * Resumes a claim after a position of the claim order, within its priority: equality on the claim
+   * index's first two columns and a row comparison on the next two, so the scan starts right after
+   * the position instead of walking every entry before it.
+   */
+  private static final String RESUME_CONDITION =
+      "\n                   AND o.priority = ?"
+          + " AND (o.available_at, o.work_id) > (?::timestamptz, ?)";
+
+  /**
+   * The candidates of several queues, each queue scanned as one queue is. With {@code = ANY} on the
+   * claim index's leading column a single scan does not keep claim order, so PostgreSQL would read
+   * every eligible row of those queues and sort them (400 ms a claim over a backlog of 500,000).
+   * Here each queue's scan runs in claim order and locks at most the limit (SKIP LOCKED), and the
+   * first rows of those in claim order are kept. The rows locked and not kept (at most the limit
+   * per further queue) are released at commit: another claimer meanwhile skips them, as it skips
+   * any row in a claim under way. Parameters: the queue names, then the candidates' own, then the
+   * limit of the whole.
+   */
+  private static String eachQueue(String candidates) {
+    return """
+                SELECT c.*
+                  FROM unnest(?::text[]) AS q(name)
+                 CROSS JOIN LATERAL (
+            """
+        + candidates
+            .replace(
+                "{order_columns}",
+                ",\n                       o.priority AS claim_priority,"
+                    + " o.available_at AS claim_available_at")
+            .replace("{queue_condition}", "o.queue = q.name")
+        + """
+                     ) AS c
+                 ORDER BY c.claim_priority DESC, c.claim_available_at, c.work_id
+                 LIMIT ?
+            """;
+  }
+
+  /** A claim statement's text with the attempt cap, the horizons and the schema filled in. */
+  private static String claimStatement(SchemaName schema, String text) {
+    return schema.inject(
+        text.replace("{cap}", AttemptCap.of(schema, "o"))
+            .replace("{horizon}", claimHorizon(schema, "o"))
+            .replace("{horizon_j}", kindHorizon(schema, "j", "kd.dedup_horizon")));
   }
 
   /**

@@ -131,10 +131,14 @@ public final class WorkStore {
             ps.setArray(2, tx.createArrayOf("text", request.queues().toArray()));
           }
           ps.setArray(3, tx.createArrayOf("text", limited.toArray()));
-          ps.setInt(4, request.limit());
-          ps.setString(5, request.workerId());
-          ps.setLong(6, request.lease().toMillis());
-          ps.setString(7, request.workerId()); // the history row of work past its horizon
+          int i = 4;
+          ps.setInt(i++, request.limit());
+          if (!oneQueue) {
+            ps.setInt(i++, request.limit()); // each queue's pool, and the pool of them all
+          }
+          ps.setString(i++, request.workerId());
+          ps.setLong(i++, request.lease().toMillis());
+          ps.setString(i, request.workerId()); // the history row of work past its horizon
           try (ResultSet rs = ps.executeQuery()) {
             readClaims(rs, claimed, retired);
           }
@@ -167,7 +171,9 @@ public final class WorkStore {
     boolean oneQueue = request.queues().size() == 1;
     ClaimPosition after = request.resumeAfter();
     String text =
-        after != null ? sql.claimBatchResume : oneQueue ? sql.claimBatch : sql.claimBatchQueues;
+        oneQueue
+            ? (after != null ? sql.claimBatchResume : sql.claimBatch)
+            : (after != null ? sql.claimBatchQueuesResume : sql.claimBatchQueues);
     try (PreparedStatement ps =
         tx.prepareStatement(withTimeouts ? Tx.withTimeouts(timeouts, text) : text)) {
       int i = 1;

@@ -235,6 +235,114 @@ class ClaimPlanTest {
     assertThat(scan).as(text).doesNotContain("Rows Removed by Filter");
   }
 
+  @Test
+  void aResumedClaimOverSeveralQueuesStartsEachQueuesScanAfterThePosition(TestDatabase db)
+      throws Exception {
+    // A held xmin horizon keeps the entries of every row taken before the position: a worker of
+    // several queues must not walk them on each claim either.
+    db.execute(
+        """
+        INSERT INTO {schema}.outbox (work_id, kind, payload, queue, available_at)
+        SELECT 'w-' || lpad(g::text, 6, '0'), 'k', '{}',
+               CASE WHEN g % 2 = 0 THEN 'sms' ELSE 'mail' END,
+               timestamptz '2026-01-01 00:00:00+00' + g * interval '1 ms'
+          FROM generate_series(1, 40000) g;
+        ANALYZE {schema}.outbox;
+        """);
+    String claim = new WorkSql(SchemaName.of(db.schema())).claimBatchQueuesResume;
+    String text;
+    try (Connection c = db.connection()) {
+      c.setAutoCommit(false);
+      try (PreparedStatement ps = c.prepareStatement(EXPLAIN + claim)) {
+        ps.setArray(1, c.createArrayOf("text", new String[] {"mail", "sms"}));
+        ps.setInt(2, 0);
+        ps.setObject(3, java.time.OffsetDateTime.parse("2026-01-01T00:00:30Z")); // row 30,000
+        ps.setString(4, "w-030000");
+        ps.setArray(5, c.createArrayOf("text", new String[] {"k"}));
+        ps.setInt(6, 10);
+        ps.setInt(7, 10);
+        ps.setString(8, "planner");
+        ps.setLong(9, 60_000);
+        ps.setString(10, "planner");
+        text = lines(ps);
+      } finally {
+        c.rollback();
+      }
+    }
+    // The position is part of each queue's index condition: the 15,000 rows of each queue before
+    // it are never read, and each scan stops after the batch.
+    assertThat(text).as(text).doesNotContain("Seq Scan on outbox o ");
+    String scan = text.substring(text.indexOf("Index Scan using outbox_claim_idx on outbox o "));
+    scan = scan.substring(0, scan.indexOf("SubPlan"));
+    assertThat(scan).as(text).contains("loops=2)");
+    assertThat(scan)
+        .as(text)
+        .containsPattern("Index Cond: \\(\\(queue = q.name\\).*ROW\\(available_at, work_id\\) >");
+    assertThat(scan).as(text).containsPattern("actual rows=10[. ]");
+    assertThat(scan).as(text).doesNotContain("Rows Removed by Filter");
+  }
+
+  @ParameterizedTest(name = "{0} queue(s)")
+  @ValueSource(ints = {1, 2})
+  void aLimitedClaimReadsEachQueueInClaimOrderAndStops(int queues, TestDatabase db)
+      throws Exception {
+    // A limited kind's pool is read as the ordinary claim's is: before, a claim over several
+    // queues read every eligible row of them and sorted it.
+    db.execute(
+        """
+        INSERT INTO {schema}.limiter (kind, max_running, registered_by)
+        VALUES ('k', 100000, 'planner');
+        INSERT INTO {schema}.outbox (work_id, kind, payload, queue, available_at)
+        SELECT 'w-' || g, 'k', '{}', CASE WHEN g % 5 = 0 THEN 'sms' ELSE 'mail' END,
+               clock_timestamp() - interval '1 hour' + g * interval '1 ms'
+          FROM generate_series(1, 100000) g;
+        ANALYZE {schema}.outbox;
+        """);
+    WorkSql sql = new WorkSql(SchemaName.of(db.schema()));
+    int limit = Relay.DEFAULT_BATCH_SIZE;
+    String text;
+    try (Connection c = db.connection()) {
+      c.setAutoCommit(false);
+      try (PreparedStatement ps =
+          c.prepareStatement(EXPLAIN + (queues == 1 ? sql.claimLimited : sql.claimLimitedQueues))) {
+        int i = 1;
+        ps.setArray(i++, c.createArrayOf("text", new String[] {"k"}));
+        if (queues == 1) {
+          ps.setString(i++, "mail");
+        } else {
+          ps.setArray(i++, c.createArrayOf("text", new String[] {"mail", "sms"}));
+        }
+        ps.setArray(i++, c.createArrayOf("text", new String[] {"k"}));
+        ps.setInt(i++, limit);
+        if (queues > 1) {
+          ps.setInt(i++, limit);
+        }
+        ps.setString(i++, "planner");
+        ps.setLong(i++, 60_000);
+        ps.setString(i, "planner");
+        text = lines(ps);
+      } finally {
+        c.rollback();
+      }
+    }
+    assertThat(text).as(text).containsPattern("Update on outbox j\\S* \\(actual rows=" + limit);
+    // the pool: one index scan per queue in claim order, each stopping after at most the batch
+    Matcher m =
+        Pattern.compile(
+                "Index Scan using outbox_claim_idx on outbox o\\S* \\(actual rows=([0-9.]+)"
+                    + " loops="
+                    + queues
+                    + "\\)")
+            .matcher(text);
+    assertThat(m.find()).as(text).isTrue();
+    assertThat(Double.parseDouble(m.group(1))).as(text).isLessThanOrEqualTo(limit);
+    // no sort of the 100,000 eligible rows: every sort is of at most a batch per queue
+    Matcher sorts = Pattern.compile("Sort \\(actual rows=([0-9.]+) loops=").matcher(text);
+    while (sorts.find()) {
+      assertThat(Double.parseDouble(sorts.group(1))).as(text).isLessThanOrEqualTo(2.0 * limit);
+    }
+  }
+
   @ParameterizedTest(name = "{0} outcomes")
   @ValueSource(ints = {100, Relay.DEFAULT_COMPLETION_BATCH_SIZE})
   void settlementFindsItsRowsByPrimaryKeyWhateverTheStatisticsSay(int n, TestDatabase db)

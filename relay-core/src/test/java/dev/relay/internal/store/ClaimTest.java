@@ -1,7 +1,6 @@
 package dev.relay.internal.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.relay.Rows;
@@ -12,8 +11,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -405,14 +402,34 @@ class ClaimTest {
   }
 
   @Test
-  void resumingNeedsExactlyOneQueue() {
-    ClaimPosition at = new ClaimPosition(0, OffsetDateTime.now(ZoneOffset.UTC), "w");
-    assertThatThrownBy(
-            () ->
-                new ClaimRequest(
-                    "w", List.of("a", "b"), List.of("k"), 10, Duration.ofMinutes(1), at))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("resumeAfter needs exactly one queue");
+  void aResumedClaimOverSeveralQueuesStartsAfterThePositionInEachQueue() {
+    Instant t = Instant.parse("2026-01-01T00:00:00Z");
+    f.enqueue(
+        Work.of("mail-1", "k", "{}").queue("mail").availableAt(t.plusSeconds(1)),
+        Work.of("sms-1", "k", "{}").queue("sms").availableAt(t.plusSeconds(2)),
+        Work.of("mail-2", "k", "{}").queue("mail").availableAt(t.plusSeconds(3)),
+        Work.of("sms-2", "k", "{}").queue("sms").availableAt(t.plusSeconds(4)),
+        Work.of("mail-3", "k", "{}").queue("mail").availableAt(t.plusSeconds(5)),
+        Work.of("sms-low", "k", "{}").queue("sms").priority(-1).availableAt(t));
+
+    ClaimBatch first = f.claim("worker-a", List.of("mail", "sms"), 2);
+    assertThat(first.claimed())
+        .extracting(ClaimedWork::workId)
+        .containsExactlyInAnyOrder("mail-1", "sms-1");
+    assertThat(first.last().workId()).isEqualTo("sms-1");
+    // eligible again, but behind the position: a resumed claim does not see it
+    releaseToReady("mail-1");
+
+    ClaimBatch resumed = f.claim("worker-a", List.of("mail", "sms"), 10, first.last());
+    // each queue from the position on, within its priority
+    assertThat(resumed.claimed())
+        .extracting(ClaimedWork::workId)
+        .containsExactlyInAnyOrder("mail-2", "sms-2", "mail-3");
+    assertThat(resumed.last().workId()).isEqualTo("mail-3");
+    // a claim from the start finds what lay behind the position and the lower priority
+    assertThat(f.claim("worker-a", List.of("mail", "sms"), 10).claimed())
+        .extracting(ClaimedWork::workId)
+        .containsExactlyInAnyOrder("mail-1", "sms-low");
   }
 
   private void releaseToReady(String workId) {

@@ -10,6 +10,7 @@ import dev.relay.test.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -119,6 +120,38 @@ class LimitedClaimTest {
         .singleElement()
         .asString()
         .startsWith("b-");
+  }
+
+  @Test
+  void aLimitedKindOverSeveralQueuesTakesItsRoomInClaimOrderAcrossThem() {
+    limit(new FlowLimits(3, 1, null, null));
+    Instant t = Instant.now().minus(Duration.ofHours(1));
+    f.enqueue(
+        Work.of("mail-1", "k", "{}").queue("mail").group("a").availableAt(t.plusSeconds(1)),
+        Work.of("mail-urgent", "k", "{}")
+            .queue("mail")
+            .group("b")
+            .priority(5)
+            .availableAt(t.plusSeconds(9)),
+        // group a again, in the other queue: the per-group limit spans queues
+        Work.of("sms-1", "k", "{}").queue("sms").group("a").availableAt(t.plusSeconds(2)),
+        Work.of("sms-2", "k", "{}").queue("sms").group("c").availableAt(t.plusSeconds(3)),
+        Work.of("mail-2", "k", "{}").queue("mail").group("d").availableAt(t.plusSeconds(4)),
+        Work.of("push-1", "k", "{}").queue("push").group("e").availableAt(t));
+
+    ClaimBatch first = f.claim("worker-a", List.of("mail", "sms"), 10);
+    // the kind's three places, in claim order across both queues, one per group
+    assertThat(first.claimed())
+        .extracting(ClaimedWork::workId)
+        .containsExactlyInAnyOrder("mail-urgent", "mail-1", "sms-2");
+    // what the queues' scans locked and the pool left was released, not claimed
+    for (String id : List.of("sms-1", "mail-2", "push-1")) {
+      assertThat(f.row(id)).containsEntry("state", "ready");
+    }
+    assertThat(f.claim("worker-b", List.of("mail", "sms"), 10).claimed()).isEmpty();
+
+    complete("worker-a", first.claimed().get(0));
+    assertThat(f.claim("worker-b", List.of("mail", "sms"), 10).claimed()).hasSize(1);
   }
 
   @Test

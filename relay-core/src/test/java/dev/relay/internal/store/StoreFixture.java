@@ -72,9 +72,16 @@ final class StoreFixture {
 
   /** One claim of kind {@code k} over the given queues (the several-queue statement when 2+). */
   ClaimBatch claim(String worker, List<String> queues, int limit) {
+    return claim(worker, queues, limit, null);
+  }
+
+  /** As {@link #claim(String, List, int)}, resuming after a position when one is given. */
+  ClaimBatch claim(String worker, List<String> queues, int limit, ClaimPosition resumeAfter) {
     try (Connection c = ds.getConnection()) {
       return store.claim(
-          c, new ClaimRequest(worker, queues, List.of("k"), limit, Duration.ofMinutes(1)));
+          c,
+          new ClaimRequest(
+              worker, queues, List.of("k"), limit, Duration.ofMinutes(1), resumeAfter));
     } catch (SQLException e) {
       throw new IllegalStateException(e);
     }
