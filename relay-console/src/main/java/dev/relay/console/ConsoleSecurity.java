@@ -35,7 +35,7 @@ final class ConsoleSecurity {
 
   /**
    * Paths under the mount that are never a page to return to after sign-in: the sign-in page
-   * itself, sign-out, the style sheet and the icon (a browser fetches the last two on its own).
+   * itself, sign-out, the style sheet, the script and the icon (a page fetches the last three).
    */
   static final Set<String> NOT_PAGES =
       Set.of("/login", "/logout", "/console.css", "/console.js", "/favicon.svg");

@@ -3,6 +3,7 @@ package dev.relay.serve;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.relay.spring.autoconfigure.RelayKindNames;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -176,13 +177,13 @@ final class JsonConfig {
       boolean http = "http".equals(k.getValue().path("handler").asText("log"));
       if (!k.getValue().has("handler")) {
         // A kind with no keys at all is still a kind: its handler is the default.
-        properties.put("relay.kinds." + k.getKey() + ".handler", "log");
+        properties.put(RelayKindNames.property(k.getKey(), "handler"), "log");
       }
       for (Map.Entry<String, JsonNode> f : k.getValue().properties()) {
         // The http keys of a log kind were never read; they stay unread.
         if (http || !HTTP_ONLY.contains(f.getKey())) {
           put(
-              "relay.kinds." + k.getKey() + "." + kebab(f.getKey()),
+              RelayKindNames.property(k.getKey(), kebab(f.getKey())),
               f.getValue(),
               "kinds." + k.getKey() + "." + f.getKey());
         }

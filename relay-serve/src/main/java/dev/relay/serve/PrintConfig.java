@@ -1,5 +1,6 @@
 package dev.relay.serve;
 
+import dev.relay.spring.autoconfigure.RelayKindNames;
 import dev.relay.spring.autoconfigure.RelayProperties;
 import java.beans.PropertyDescriptor;
 import java.net.URI;
@@ -49,7 +50,7 @@ final class PrintConfig {
     walk("relay", c.schedules(), out);
     walk("relay.console", c.console(), out);
     for (String kind : c.kinds()) {
-      String at = "relay.kinds." + kind;
+      String at = RelayKindNames.property(kind, null);
       if (!c.relay().getKinds().containsKey(kind)) {
         walk(at, new RelayProperties.Kind(), out);
       }
@@ -81,8 +82,16 @@ final class PrintConfig {
       }
     }
     return out.entrySet().stream()
-        .map(e -> e.getKey() + "=" + e.getValue())
+        .map(e -> key(e.getKey()) + "=" + e.getValue())
         .collect(Collectors.toList());
+  }
+
+  /**
+   * A key as a .properties line writes it: {@code :}, {@code =}, a space, {@code #}, {@code !} and
+   * {@code \} escaped ({@code relay.kinds.[mail\:v2].handler}), as they would end the key.
+   */
+  static String key(String name) {
+    return name.replaceAll("([\\\\:= #!])", "\\\\$1");
   }
 
   /** A value as printed: masked when secret, a JDBC URL's password masked. */
@@ -125,7 +134,8 @@ final class PrintConfig {
       return;
     }
     if (value instanceof Map<?, ?> map) {
-      map.forEach((k, v) -> walk(prefix + "." + k, v, out));
+      // a key Boot would bind under another name (mail:v2, audit.note) is written in brackets
+      map.forEach((k, v) -> walk(prefix + "." + RelayKindNames.key(String.valueOf(k)), v, out));
       return;
     }
     BeanWrapper bean = PropertyAccessorFactory.forBeanPropertyAccess(value);

@@ -3,6 +3,7 @@ package dev.relay.serve;
 import dev.relay.Handler;
 import dev.relay.InvalidConfigurationException;
 import dev.relay.console.ConsoleProperties;
+import dev.relay.spring.autoconfigure.RelayKindNames;
 import dev.relay.spring.autoconfigure.RelayProperties;
 import dev.relay.spring.autoconfigure.RelayScheduleProperties;
 import dev.relay.spring.autoconfigure.RelayStartupCheck;
@@ -40,6 +41,7 @@ import org.springframework.boot.env.OriginTrackedMapPropertySource;
 import org.springframework.boot.env.PropertiesPropertySourceLoader;
 import org.springframework.boot.env.YamlPropertySourceLoader;
 import org.springframework.boot.origin.Origin;
+import org.springframework.boot.origin.OriginLookup;
 import org.springframework.core.env.EnumerablePropertySource;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.core.env.PropertySource;
@@ -100,6 +102,8 @@ final class ServeConfig {
     this.file = file;
     this.env = env;
     this.json = json;
+    // Before anything binds: a kind Boot would bind under another name is refused, not renamed.
+    RelayKindNames.check(env);
     Set<ConfigurationPropertyName> bound = new HashSet<>();
     Binder binder = Binder.get(env, new Recording(bound));
     this.serve = binder.bindOrCreate("relay", ServeProperties.class);
@@ -414,7 +418,7 @@ final class ServeConfig {
   }
 
   private static HttpRoute route(String kind, ServeProperties.Kind k) {
-    String at = "relay.kinds." + kind + ".";
+    String at = RelayKindNames.property(kind, "");
     if (k.getUrl() == null) {
       throw new InvalidConfigurationPropertyValueException(
           at + "url", null, "handler http needs url, an http or https URL");
@@ -503,9 +507,20 @@ final class ServeConfig {
     if (p != null && value == null) {
       value = p.getValue();
     }
+    String origin = origin(p);
+    if (p == null) {
+      // a key Boot reads under another name (relay.kinds.mail:v2.handler) is named as written
+      for (PropertySource<?> s : env.getPropertySources()) {
+        if (s.containsProperty(e.getName())) {
+          Origin o = OriginLookup.getOrigin(s, e.getName());
+          origin = o == null ? "" : " (" + o + ")";
+          break;
+        }
+      }
+    }
     return e.getName()
         + (value == null ? "" : "=" + masked(e.getName(), value))
-        + origin(p)
+        + origin
         + ": "
         + e.getReason();
   }

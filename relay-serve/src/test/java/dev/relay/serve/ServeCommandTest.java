@@ -5,11 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -223,6 +225,81 @@ class ServeCommandTest {
               "relay.kinds.audit_note.handler=log",
               "relay.console.users[0].name=olga",
               "relay.console.users[0].role=operator");
+    }
+
+    @Test
+    void everyKindNameEnqueueAcceptsBindsInBracketsAndPrintsAsAValidPropertiesLine()
+        throws Exception {
+      Run r =
+          printConfig(
+              yaml(
+                  """
+                  relay:
+                    kinds:
+                      "[mail:v2]": {handler: log, max-attempts: 3}
+                      "[audit.note]": {handler: log}
+                      a_b-c: {handler: log}
+                    console:
+                      enabled: false
+                  """));
+      assertThat(r.code).as(r.err).isZero();
+      assertThat(r.out.lines())
+          .contains(
+              "relay.kinds.[mail\\:v2].handler=log",
+              "relay.kinds.[mail\\:v2].max-attempts=3",
+              "relay.kinds.[audit.note].handler=log",
+              "relay.kinds.a_b-c.handler=log");
+      // what it prints is an application.properties that configures the same serve
+      Properties read = new Properties();
+      read.load(new StringReader(r.out));
+      assertThat(read)
+          .containsEntry("relay.kinds.[mail:v2].handler", "log")
+          .containsEntry("relay.kinds.[mail:v2].max-attempts", "3");
+      Path again = Files.writeString(dir.resolve("again.properties"), r.out);
+      Run reprinted = printConfig(again);
+      assertThat(reprinted.code).as(reprinted.err).isZero();
+      assertThat(reprinted.out.lines().skip(1)).isEqualTo(r.out.lines().skip(1).toList());
+      // the JSON config of earlier releases, which named kinds as they are, binds them too
+      Run json =
+          printConfig(
+              Files.writeString(
+                  dir.resolve("relay.json"),
+                  "{\"kinds\": {\"mail:v2\": {}}, \"console\": {\"enabled\": false}}"));
+      assertThat(json.code).as(json.err).isZero();
+      assertThat(json.out.lines()).contains("relay.kinds.[mail\\:v2].handler=log");
+    }
+
+    @Test
+    void aKindBootWouldBindUnderAnotherNameIsExitTwoNamingTheFix() throws Exception {
+      String off = "  console:\n    enabled: false\n";
+      assertRefused(
+          yaml("relay:\n  kinds:\n    \"mail:v2\": {handler: log}\n" + off),
+          "relay.kinds.mail:v2.handler=log (",
+          "would bind it as kind 'mailv2'",
+          "write the kind in brackets: relay.kinds.[mail:v2].handler",
+          "relay.kinds.[mail\\:v2].handler");
+      assertRefused(
+          yaml("relay:\n  kinds:\n    \"audit.note\": {handler: log}\n" + off),
+          "relay.kinds.audit.note.handler=log (",
+          "write the kind in brackets: relay.kinds.[audit.note].handler");
+      assertRefused(
+          yaml("relay:\n  kinds:\n    \"bad kind!\": {handler: log}\n" + off),
+          "relay.kinds.bad kind!.handler=log (",
+          "is not a kind relay accepts: kind 'bad kind!' must be 1-100 characters");
+      assertRefused(
+          yaml("relay:\n  kinds:\n    \"[bad kind!]\": {handler: log}\n" + off),
+          "is not a kind relay accepts");
+      assertRefused(
+          yaml("relay:\n  kinds:\n    \"[" + "k".repeat(101) + "]\": {handler: log}\n" + off),
+          "is not a kind relay accepts");
+      assertRefused(
+          yaml("relay:\n  kinds:\n    Mail: {handler: log}\n    mail: {handler: log}\n" + off),
+          "does not tell kind");
+      Path file =
+          Files.writeString(
+              dir.resolve("serve.properties"),
+              "relay.kinds.mail\\:v2.handler=log\nrelay.console.enabled=false\n");
+      assertRefused(file, "relay.kinds.mail:v2.handler=log (", "relay.kinds.[mail\\:v2].handler");
     }
 
     @Test

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import com.sun.net.httpserver.HttpServer;
 import dev.relay.Outbox;
 import dev.relay.Work;
+import dev.relay.spring.autoconfigure.RelayProperties;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.io.ByteArrayOutputStream;
@@ -241,6 +242,48 @@ class ServeTest {
       assertThat(out.toString()).doesNotContain("/relay");
       assertThat(serving.context().getEnvironment().getProperty("relay.poll-interval"))
           .isEqualTo("200ms");
+    }
+  }
+
+  @Test
+  void kindsNamedWithColonDotUnderscoreAndDashAreServedUnderExactlyThoseNames(
+      TestDatabase db, @TempDir Path dir) throws Exception {
+    Path config =
+        Files.writeString(
+            dir.resolve("application.yml"),
+            """
+            server: {port: 0}
+            relay:
+              poll-interval: 200ms
+              shutdown-grace: 5s
+              kinds:
+                "[mail:v2]": {handler: log}
+                "[audit.note]": {handler: log, max-attempts: 3}
+                a_b-c: {handler: log}
+              console: {enabled: false}
+            """);
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (Serving serving = serve(db, config, out)) {
+      assertThat(out.toString()).contains("relay serve: kinds [mail:v2, audit.note, a_b-c]");
+      assertThat(serving.context().getBean(RelayProperties.class).getKinds())
+          .containsOnlyKeys("audit.note");
+      try (Connection c = db.connection()) {
+        c.setAutoCommit(false);
+        Outbox.builder()
+            .schema(db.schema())
+            .build()
+            .enqueueAll(
+                c,
+                List.of(
+                    Work.of("w-mail", "mail:v2", "{}"),
+                    Work.of("w-audit", "audit.note", "{}"),
+                    Work.of("w-abc", "a_b-c", "{}")));
+        c.commit();
+      }
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () -> db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'done'") == 3);
     }
   }
 

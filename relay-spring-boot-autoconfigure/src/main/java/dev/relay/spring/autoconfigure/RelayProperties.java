@@ -125,7 +125,10 @@ public class RelayProperties {
   /** How often the queue gauges (relay.work.*) are read from the database (1s-1h). */
   private Duration metricsRefreshInterval = Duration.ofSeconds(15);
 
-  /** The policy per kind, by kind name. */
+  /**
+   * The policy per kind, by kind name; a name with {@code :} or {@code .} is written in brackets,
+   * {@code relay.kinds.[mail:v2].max-attempts} ({@link RelayKindNames}).
+   */
   private Map<String, Kind> kinds = new LinkedHashMap<>();
 
   /** The maintenance loop: retention purge and the done/cancelled counts. */

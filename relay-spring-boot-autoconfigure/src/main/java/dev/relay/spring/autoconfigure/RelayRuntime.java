@@ -101,7 +101,7 @@ public final class RelayRuntime
     for (String kind : properties.getKinds().keySet()) {
       if (!handlers.containsKey(kind)) {
         throw new InvalidConfigurationPropertyValueException(
-            "relay.kinds." + kind,
+            RelayKindNames.property(kind, null),
             kind,
             "no handler for this kind in the application context; handlers: " + handlers.keySet());
       }

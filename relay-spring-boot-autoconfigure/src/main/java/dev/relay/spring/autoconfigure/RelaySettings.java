@@ -175,7 +175,7 @@ final class RelaySettings {
     }
     Matcher kind = KIND_SETTING.matcher(setting);
     return kind.matches()
-        ? refused("relay.kinds." + kind.group(1) + "." + kebab(kind.group(2)), e, env)
+        ? refused(RelayKindNames.property(kind.group(1), kebab(kind.group(2))), e, env)
         : refused("relay." + kebab(setting), e, env);
   }
 
@@ -212,6 +212,7 @@ final class RelaySettings {
    * pool size, the schema, the payload limit and the health check's timings.
    */
   static void check(RelayProperties p, Environment env) {
+    RelayKindNames.check(env);
     requirePoolSize(p);
     requireDirectConnection(p.getDirectConnection());
     named(

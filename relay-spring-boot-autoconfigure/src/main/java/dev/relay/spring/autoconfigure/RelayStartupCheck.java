@@ -46,7 +46,7 @@ public final class RelayStartupCheck {
     for (String kind : p.getKinds().keySet()) {
       if (!kinds.contains(kind)) {
         throw new InvalidConfigurationPropertyValueException(
-            "relay.kinds." + kind,
+            RelayKindNames.property(kind, null),
             kind,
             "no handler for this kind in the application context; handlers: " + Set.copyOf(kinds));
       }

@@ -11,19 +11,16 @@ import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Stream;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.springframework.boot.SpringApplication;
-import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
-import org.springframework.context.support.GenericApplicationContext;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -136,13 +133,7 @@ class BadPropertyReportTest {
     for (String m : bad.more()) {
       args.add("--" + m);
     }
-    DataSource application = db.newDataSource("application", 2);
-    SpringApplication app = new SpringApplication(App.class);
-    app.setWebApplicationType(WebApplicationType.NONE);
-    app.addInitializers(
-        c ->
-            ((GenericApplicationContext) c)
-                .registerBean("dataSource", DataSource.class, () -> application));
+    SpringApplication app = Contexts.application(db, App.class);
 
     assertThatThrownBy(() -> app.run(args.toArray(String[]::new)).close())
         .as("start-up with " + bad)

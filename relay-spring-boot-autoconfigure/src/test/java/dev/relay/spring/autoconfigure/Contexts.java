@@ -5,10 +5,13 @@ import dev.relay.Outcome;
 import dev.relay.spring.RelayHandler;
 import dev.relay.test.TestDatabase;
 import javax.sql.DataSource;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.support.GenericApplicationContext;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
 /** Application contexts for the tests: Relay's auto-configuration on the test's database. */
@@ -32,6 +35,22 @@ final class Contexts {
     Handler orderReceived() {
       return claim -> Outcome.done();
     }
+  }
+
+  /**
+   * A real, non-web {@link SpringApplication} of {@code source} whose one DataSource is a pool of
+   * the test's database, as an application would have; it reads {@code application.properties} and
+   * the command line as any Boot application does.
+   */
+  static SpringApplication application(TestDatabase db, Class<?> source) {
+    DataSource application = db.newDataSource("application", 2);
+    SpringApplication app = new SpringApplication(source);
+    app.setWebApplicationType(WebApplicationType.NONE);
+    app.addInitializers(
+        c ->
+            ((GenericApplicationContext) c)
+                .registerBean("dataSource", DataSource.class, () -> application));
+    return app;
   }
 
   /** The auto-configuration alone, with no DataSource. */
