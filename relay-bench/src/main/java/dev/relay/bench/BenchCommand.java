@@ -30,6 +30,7 @@ import picocli.CommandLine.Option;
 @Command(
     name = "relay bench", // as the ./relay script runs it: the usage line names the real command
     mixinStandardHelpOptions = true,
+    version = "relay 0.1.0-SNAPSHOT", // relay-app's RelayCommand prints the same
     header = "Benchmarks Relay against the PostgreSQL limit and its peers.",
     description = {
       "Runs each scenario --runs times and reports the median, with durability on. It truncates"

@@ -218,6 +218,16 @@ class BenchSmokeTest {
     assertThat(refused("--only", "kafka")).contains("--only kafka needs --kafka");
   }
 
+  @Test
+  void versionIsRelaysAsEveryOtherCommandPrintsIt() {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    CommandLine cmd =
+        new CommandLine(new BenchCommand(new PrintStream(OutputStream.nullOutputStream())));
+    cmd.setOut(new PrintWriter(out, true, StandardCharsets.UTF_8));
+    assertThat(cmd.execute("-V")).isZero();
+    assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo("relay 0.1.0-SNAPSHOT\n");
+  }
+
   /** Runs the bench with {@code args}, asserts the usage exit code (2), and returns stderr. */
   private static String refused(String... args) {
     ByteArrayOutputStream err = new ByteArrayOutputStream();

@@ -25,6 +25,7 @@ import picocli.CommandLine.TypeConversionException;
 @Command(
     name = "relay faults", // as the ./relay script runs it: the usage line names the real command
     mixinStandardHelpOptions = true,
+    version = "relay 0.1.0-SNAPSHOT", // relay-app's RelayCommand prints the same
     sortOptions = false,
     header = "Runs the fault-injection suite and checks every invariant.",
     description = {
