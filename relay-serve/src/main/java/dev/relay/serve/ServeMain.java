@@ -111,6 +111,10 @@ public final class ServeMain implements Callable<Integer> {
   /** Runs {@code args}, reporting errors on {@code err}; returns the exit code. */
   int run(PrintStream err, String... args) {
     CommandLine cl = new CommandLine(this);
+    // picocli's -V of a subcommand without a version prints nothing and exits 0
+    for (CommandLine sub : cl.getSubcommands().values()) {
+      sub.getCommandSpec().version(cl.getCommandSpec().version());
+    }
     cl.setOut(new PrintWriter(out, true, StandardCharsets.UTF_8));
     cl.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
     cl.setParameterExceptionHandler((ex, a) -> usageError(ex.getCommandLine(), unknownFirst(ex)));

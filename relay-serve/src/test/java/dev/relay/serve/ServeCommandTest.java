@@ -660,6 +660,16 @@ class ServeCommandTest {
   }
 
   @Test
+  void everyCommandPrintsRelaysVersion() {
+    for (String[] args :
+        new String[][] {{"-V"}, {"serve", "-V"}, {"serve", "--version"}, {"passwd", "-V"}}) {
+      Run r = run(null, args);
+      assertThat(r.code()).as(r.toString()).isZero();
+      assertThat(r.out()).as(String.join(" ", args)).isEqualTo("relay 0.1.0-SNAPSHOT\n");
+    }
+  }
+
+  @Test
   void aMissingConfigFileIsAUsageError() {
     Run r = run(null, "serve", "--config", dir.resolve("nope.yml").toString());
     assertThat(r.code).isEqualTo(2);
