@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -102,7 +103,9 @@ final class EnqueueCommand extends DbCommand {
   @Option(
       names = "--deadline",
       paramLabel = "INSTANT",
-      description = "Business deadline (ISO-8601); failed with reason deadline after it.")
+      description =
+          "Business deadline (ISO-8601); failed with reason deadline after it. Must be after"
+              + " --available-at, or after this machine's clock plus --delay.")
   Instant deadline;
 
   @Option(names = "--max-attempts", paramLabel = "N", description = "Attempt cap (1-10000).")
@@ -220,6 +223,10 @@ final class EnqueueCommand extends DbCommand {
     if (maxAttempts != null) {
       w = w.maxAttempts(maxAttempts);
     }
+    String late = lateDeadline(w, "--deadline", "--delay");
+    if (late != null) {
+      throw usage(late);
+    }
     try {
       outbox.validate(w); // its refusal names the field, which RelayCommand turns into the option
     } catch (InvalidWorkException e) {
@@ -263,6 +270,35 @@ final class EnqueueCommand extends DbCommand {
       throw usage(source() + ": " + inFileTerms(e));
     }
     return works;
+  }
+
+  /**
+   * Why {@code w}'s deadline can never be met when it is not after the time the work becomes ready
+   * on this machine's clock (now, plus its delay), or null. An operator typing a deadline means it
+   * to be met; a producer's enqueue takes such work and the first claim fails it ({@code deadline})
+   * without running it, which is not what this command is for. A deadline with an explicit
+   * available time is core's to judge, and one just after this machine's clock is left to the
+   * database's, which decides.
+   */
+  private static String lateDeadline(Work w, String deadlineName, String delayName) {
+    if (w.deadline() == null
+        || w.availableAt() != null
+        || (w.delay() != null && w.delay().isNegative())) {
+      return null; // a negative delay is core's to refuse, naming it
+    }
+    Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+    Instant ready = w.delay() == null ? now : now.plus(w.delay());
+    if (w.deadline().isAfter(ready)) {
+      return null;
+    }
+    return deadlineName
+        + " "
+        + w.deadline()
+        + " is not after "
+        + (w.delay() == null
+            ? "this machine's clock (" + now + ")"
+            : "the end of " + delayName + " on this machine's clock (" + ready + ")")
+        + ": the work could never run; the first claim would fail it (deadline)";
   }
 
   /**
@@ -373,6 +409,10 @@ final class EnqueueCommand extends DbCommand {
     }
     if (node.hasNonNull("deadline")) {
       w = w.deadline(parsed(node, "deadline", where, Instants::parse));
+    }
+    String late = lateDeadline(w, "deadline", "delay");
+    if (late != null) {
+      throw usage(where + " of " + source() + ": " + late);
     }
     if (node.hasNonNull("max_attempts")) {
       w =

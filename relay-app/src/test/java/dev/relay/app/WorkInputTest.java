@@ -6,6 +6,8 @@ import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -276,6 +278,59 @@ class WorkInputTest {
         "--file",
         both.toString());
     assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isZero();
+  }
+
+  @Test
+  void aDeadlineThatPassesBeforeTheWorkIsReadyIsRefusedAndALaterOneTaken(
+      TestDatabase db, @TempDir Path dir) throws Exception {
+    refused(
+        db.jdbcUrl(),
+        db.schema(),
+        "relay enqueue: --deadline 2020-01-01T00:00:00Z is not after this machine's clock (",
+        enqueue("--deadline", "2020-01-01T00:00:00Z"));
+    String inAnHour = Instant.now().plus(Duration.ofHours(1)).toString();
+    String line =
+        refused(
+            db.jdbcUrl(),
+            db.schema(),
+            "relay enqueue: --deadline " + inAnHour + " is not after the end of --delay",
+            enqueue("--delay", "2h", "--deadline", inAnHour));
+    assertThat(line).endsWith("the work could never run; the first claim would fail it (deadline)");
+    Path late =
+        Files.writeString(
+            dir.resolve("late.json"),
+            "[{\"work_id\": \"f-1\", \"kind\": \"k\", \"payload\": {},"
+                + " \"deadline\": \"2020-01-01T00:00:00Z\"}]");
+    refused(
+        db.jdbcUrl(),
+        db.schema(),
+        "relay enqueue: item 1 of "
+            + late
+            + ": deadline 2020-01-01T00:00:00Z is not after this machine's clock (",
+        "enqueue",
+        "--file",
+        late.toString());
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isZero();
+
+    Cli.Result r =
+        Cli.run(
+            "enqueue",
+            "--id",
+            "in-time",
+            "--kind",
+            "k",
+            "--payload",
+            "{}",
+            "--delay",
+            "1h",
+            "--deadline",
+            Instant.now().plus(Duration.ofDays(1)).toString(),
+            "--jdbc-url",
+            db.jdbcUrl(),
+            "--schema",
+            db.schema());
+    assertThat(r.exitCode()).as(r.toString()).isZero();
+    assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isOne();
   }
 
   @Test
