@@ -590,14 +590,27 @@ public final class Outbox {
   }
 
   private static void name(String id, String field, String value) {
-    if (value == null || value.isEmpty()) {
-      throw new InvalidWorkException(id, field, "is empty");
+    String problem = nameProblem(value);
+    if (problem != null) {
+      throw new InvalidWorkException(id, field, problem);
     }
-    if (value.length() > MAX_NAME_LENGTH || !NAME.matcher(value).matches()) {
-      throw new InvalidWorkException(
-          id,
-          field,
-          "'" + value + "' must be 1-" + MAX_NAME_LENGTH + " characters from A-Z a-z 0-9 . _ - :");
+  }
+
+  /**
+   * What is wrong with {@code name} as a kind or queue name, or {@code null} when nothing is: the
+   * rule {@link #validate} applies to a work item's kind and queue, for callers that check a name
+   * before any work exists (a pause, a worker's configuration).
+   *
+   * @return {@code "is empty"}, or {@code "'NAME' must be 1-100 characters from A-Z a-z 0-9 . _ -
+   *     :"}, or null
+   */
+  public static String nameProblem(String name) {
+    if (name == null || name.isEmpty()) {
+      return "is empty";
     }
+    if (name.length() > MAX_NAME_LENGTH || !NAME.matcher(name).matches()) {
+      return "'" + name + "' must be 1-" + MAX_NAME_LENGTH + " characters from A-Z a-z 0-9 . _ - :";
+    }
+    return null;
   }
 }

@@ -21,7 +21,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Pattern;
 import javax.sql.DataSource;
 
 /**
@@ -128,8 +127,6 @@ public final class Relay implements AutoCloseable {
 
   /** Longest database timeout: 24 h. */
   static final Duration MAX_DATABASE_TIMEOUT = Duration.ofHours(24);
-
-  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._\\-:]{1,100}");
 
   private final DataSource dataSource;
   private final RelayConfig config;
@@ -586,9 +583,9 @@ public final class Relay implements AutoCloseable {
       }
       Set<String> seen = new HashSet<>();
       for (String q : queues) {
-        if (q == null || !NAME.matcher(q).matches()) {
-          throw new InvalidConfigurationException(
-              "queues", "'" + q + "' must be 1-100 characters from A-Z a-z 0-9 . _ - :");
+        String problem = Outbox.nameProblem(q);
+        if (problem != null) {
+          throw new InvalidConfigurationException("queues", problem);
         }
         if (!seen.add(q)) {
           throw new InvalidConfigurationException("queues", "'" + q + "' is named twice");
@@ -722,9 +719,9 @@ public final class Relay implements AutoCloseable {
     }
 
     private static KindPolicy resolve(String kind, KindPolicy p) {
-      if (kind == null || !NAME.matcher(kind).matches()) {
-        throw new InvalidConfigurationException(
-            "handle(kind)", "'" + kind + "' must be 1-100 characters from A-Z a-z 0-9 . _ - :");
+      String problem = Outbox.nameProblem(kind);
+      if (problem != null) {
+        throw new InvalidConfigurationException("handle(kind)", problem);
       }
       String at = "kind " + kind + ": ";
       range(at + "backoffBase", p.backoffBase(), Duration.ofMillis(1), Duration.ofDays(365));

@@ -1,15 +1,10 @@
 package dev.relay.app;
 
-import dev.relay.InvalidWorkException;
 import dev.relay.Outbox;
-import dev.relay.Work;
 import picocli.CommandLine.Option;
 
 /** What {@code relay pause} and {@code relay resume} act on: a queue, a kind, or both. */
 final class PauseTarget {
-  /** Checks names only: its schema and payload limit play no part. */
-  private static final Outbox NAMES = Outbox.builder().build();
-
   @Option(
       names = "--queue",
       paramLabel = "Q",
@@ -28,26 +23,20 @@ final class PauseTarget {
   }
 
   /**
-   * Checks both names by the rule {@code relay enqueue} applies (core's {@link Outbox#validate}),
-   * before the database is opened: a pause of a name no work can have would hold nothing.
+   * Checks both names by the rule {@code relay enqueue} applies (core's {@link
+   * Outbox#nameProblem}), before the database is opened: a pause of a name no work can have would
+   * hold nothing.
    */
   void check(DbCommand command) {
-    if (queue != null) {
-      name(command, "--queue", Work.of("w", "k", "{}").queue(queue));
-    }
-    if (kind != null) {
-      name(command, "--kind", Work.of("w", kind, "{}"));
-    }
+    name(command, "--queue", queue);
+    name(command, "--kind", kind);
   }
 
-  /** Refuses, as a usage error naming {@code option}, the one name that {@code probe} varies. */
-  private static void name(DbCommand command, String option, Work probe) {
-    try {
-      NAMES.validate(probe);
-    } catch (InvalidWorkException e) {
-      String m = e.getMessage();
-      throw command.usage(
-          option + m.substring(m.indexOf(": " + e.field() + " ") + 2 + e.field().length()));
+  /** Refuses {@code name}, if given and not one enqueue takes, as a usage error naming option. */
+  private static void name(DbCommand command, String option, String name) {
+    String problem = name == null ? null : Outbox.nameProblem(name);
+    if (problem != null) {
+      throw command.usage(option + " " + problem);
     }
   }
 

@@ -1,8 +1,6 @@
 package dev.relay.spring.autoconfigure;
 
-import dev.relay.InvalidWorkException;
 import dev.relay.Outbox;
-import dev.relay.Work;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -17,13 +15,13 @@ import org.springframework.core.env.SystemEnvironmentPropertySource;
 /**
  * The kind names under {@code relay.kinds}, as written, against what Spring Boot's map binding
  * makes of them. A kind may hold any name {@code relay enqueue} accepts (core's rule, {@link
- * Outbox#validate}: 1-{@value Outbox#MAX_NAME_LENGTH} characters from {@code A-Z a-z 0-9 . _ - :}),
- * but Boot reads a map key outside brackets leniently: it drops {@code :} ({@code mail:v2} binds as
- * {@code mailv2}), splits at {@code .} ({@code audit.note} binds as {@code audit} with a setting
- * {@code note.max-attempts}), and does not tell {@code Mail} from {@code mail} or {@code a_b} from
- * {@code ab}. Written in brackets ({@code relay.kinds.[mail:v2].max-attempts}) a key is bound as it
- * is. {@link #check} refuses, naming the property, a key Boot would bind under another name (the
- * fix: brackets) and a name core refuses, so that no kind is silently renamed.
+ * Outbox#nameProblem}: 1-{@value Outbox#MAX_NAME_LENGTH} characters from {@code A-Z a-z 0-9 . _ -
+ * :}), but Boot reads a map key outside brackets leniently: it drops {@code :} ({@code mail:v2}
+ * binds as {@code mailv2}), splits at {@code .} ({@code audit.note} binds as {@code audit} with a
+ * setting {@code note.max-attempts}), and does not tell {@code Mail} from {@code mail} or {@code
+ * a_b} from {@code ab}. Written in brackets ({@code relay.kinds.[mail:v2].max-attempts}) a key is
+ * bound as it is. {@link #check} refuses, naming the property, a key Boot would bind under another
+ * name (the fix: brackets) and a name core refuses, so that no kind is silently renamed.
  *
  * <p>It reads the keys of every enumerable property source as written; environment variables
  * ({@code RELAY_KINDS_...}) cannot spell these names and are left to Boot.
@@ -125,12 +123,10 @@ public final class RelayKindNames {
     }
 
     void check() {
-      try {
-        Outbox.create().validate(Work.of("kind-check", kind, "{}"));
-      } catch (InvalidWorkException e) {
-        String m = e.getMessage();
+      String problem = Outbox.nameProblem(kind);
+      if (problem != null) {
         throw new InvalidConfigurationPropertyValueException(
-            property, value, "is not a kind relay accepts: " + m.substring(m.indexOf(": ") + 2));
+            property, value, "is not a kind relay accepts: kind " + problem);
       }
       String bound = boundAs(property);
       if (!bracketed && !rest.isEmpty() && !bound.equals(kind)) {
