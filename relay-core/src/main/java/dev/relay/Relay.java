@@ -9,6 +9,9 @@ import dev.relay.internal.runtime.Handoffs;
 import dev.relay.internal.runtime.VirtualThreads;
 import dev.relay.internal.runtime.WorkerIds;
 import dev.relay.internal.store.WorkStore;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -18,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -159,6 +163,34 @@ public final class Relay implements AutoCloseable {
                 config.statementTimeout(),
                 config.lockTimeout(),
                 config.idleInTransactionTimeout()));
+  }
+
+  /**
+   * The version of this Relay library, as its build named it ({@code 0.1.0-SNAPSHOT}): what a
+   * worker registers for {@code relay migrate} to name during a rolling upgrade, and what the
+   * {@code relay} commands print for {@code -V}. Read from a resource of relay-core's own jar, so
+   * it survives shading into an application's single jar; {@code development} only when the classes
+   * run unbuilt (an IDE that skips resource filtering).
+   */
+  public static String version() {
+    return VersionHolder.VERSION;
+  }
+
+  private static final class VersionHolder {
+    static final String VERSION = read();
+
+    private static String read() {
+      Properties p = new Properties();
+      try (InputStream in = Relay.class.getResourceAsStream("relay-version.properties")) {
+        if (in != null) {
+          p.load(in);
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException("reading relay-core's relay-version.properties", e);
+      }
+      String v = p.getProperty("version", "");
+      return v.isBlank() || v.startsWith("${") ? "development" : v;
+    }
   }
 
   /** A builder for a runtime that uses {@code dataSource} for its connections. */

@@ -47,6 +47,17 @@ class RollingUpgradeTest {
             + ", 'host-a pid 7', interval '1 minute')");
   }
 
+  /**
+   * A worker registers the version its build named, not a placeholder: the resource is filtered by
+   * the build, and the surefire configuration passes the same project version.
+   */
+  @Test
+  void theRegisteredVersionIsTheBuiltOne() {
+    assertThat(Relay.version())
+        .isEqualTo(System.getProperty("relay.project.version"))
+        .isNotEqualTo("development");
+  }
+
   @Test
   void aRunningWorkerIsRegisteredHeartbeatsAndIsRemovedOnCleanShutdown(TestDatabase db)
       throws Exception {
@@ -60,7 +71,9 @@ class RollingUpgradeTest {
       assertThat(
               db.queryLong(
                   "SELECT count(*) FROM {schema}.worker WHERE worker_id = 'worker-new'"
-                      + " AND relay_version = 'development' AND schema_version = "
+                      + " AND relay_version = '"
+                      + Relay.version()
+                      + "' AND schema_version = "
                       + Migrator.LATEST_VERSION
                       + " AND stale_after > interval '0'"))
           .isEqualTo(1);

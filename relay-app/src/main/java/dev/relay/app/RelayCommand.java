@@ -4,6 +4,7 @@ import static picocli.CommandLine.Model.UsageMessageSpec.SECTION_KEY_COMMAND_LIS
 
 import dev.relay.InvalidConfigurationException;
 import dev.relay.InvalidWorkException;
+import dev.relay.Relay;
 import dev.relay.RelayException;
 import dev.relay.admin.InvalidAdminRequestException;
 import java.io.PrintWriter;
@@ -39,7 +40,6 @@ import picocli.CommandLine.UnmatchedArgumentException;
 @Command(
     name = "relay",
     mixinStandardHelpOptions = true,
-    version = "relay 0.1.0-SNAPSHOT",
     description = {
       "Transactional outbox and durable job queue for Java on PostgreSQL.",
       "",
@@ -103,15 +103,16 @@ public final class RelayCommand implements Callable<Integer> {
         (ex, args) -> usageError(ex.getCommandLine(), unknownFirst(ex)));
     cl.getHelpSectionMap().put(SECTION_KEY_COMMAND_LIST, RelayCommand::commandList);
     documentExitCodes(cl);
-    shareVersion(cl, cl.getCommandSpec().version());
+    shareVersion(cl, new String[] {"relay " + Relay.version()});
     return cl;
   }
 
   /**
-   * Gives every subcommand relay's version: picocli's {@code -V} of a command without one prints
-   * nothing and exits 0.
+   * Gives the command and every subcommand relay's version ({@link Relay#version()}): picocli's
+   * {@code -V} of a command without one prints nothing and exits 0.
    */
   private static void shareVersion(CommandLine cl, String[] version) {
+    cl.getCommandSpec().version(version);
     for (CommandLine sub : cl.getSubcommands().values()) {
       sub.getCommandSpec().version(version);
       shareVersion(sub, version);

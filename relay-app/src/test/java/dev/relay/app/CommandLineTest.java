@@ -2,6 +2,7 @@ package dev.relay.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.relay.Relay;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.io.IOException;
@@ -164,7 +165,7 @@ class CommandLineTest {
       for (int i = 0; i < commands.size(); i++) {
         Cli.Result r = Cli.run(commands.get(i), i % 2 == 0 ? "-V" : "--version");
         assertThat(r.exitCode()).as(r.toString()).isZero();
-        assertThat(r.out()).as(r.toString()).isEqualTo("relay 0.1.0-SNAPSHOT\n");
+        assertThat(r.out()).as(r.toString()).isEqualTo("relay " + Relay.version() + "\n");
       }
     }
 

@@ -30,7 +30,6 @@ import picocli.CommandLine.Option;
 @Command(
     name = "relay bench", // as the ./relay script runs it: the usage line names the real command
     mixinStandardHelpOptions = true,
-    version = "relay 0.1.0-SNAPSHOT", // relay-app's RelayCommand prints the same
     header = "Benchmarks Relay against the PostgreSQL limit and its peers.",
     description = {
       "Runs each scenario --runs times and reports the median, with durability on. It truncates"
@@ -252,6 +251,7 @@ public final class BenchCommand implements Callable<Integer> {
    */
   static int execute(PrintStream out, PrintWriter err, String... args) {
     CommandLine cl = new CommandLine(new BenchCommand(out));
+    cl.getCommandSpec().version("relay " + Relay.version()); // as relay-app's RelayCommand
     cl.setOut(new PrintWriter(out, true));
     cl.setErr(err);
     cl.setParameterExceptionHandler((ex, a) -> usageError(err, ex.getMessage()));

@@ -1,5 +1,6 @@
 package dev.relay.faults;
 
+import dev.relay.Relay;
 import java.io.PrintWriter;
 import java.util.EnumSet;
 import java.util.LinkedHashSet;
@@ -25,7 +26,6 @@ import picocli.CommandLine.TypeConversionException;
 @Command(
     name = "relay faults", // as the ./relay script runs it: the usage line names the real command
     mixinStandardHelpOptions = true,
-    version = "relay 0.1.0-SNAPSHOT", // relay-app's RelayCommand prints the same
     sortOptions = false,
     header = "Runs the fault-injection suite and checks every invariant.",
     description = {
@@ -133,6 +133,7 @@ public final class FaultsCommand implements Callable<Integer> {
   /** Runs the command line, printing on {@code out} and {@code err}; returns the exit code. */
   static int execute(PrintWriter out, PrintWriter err, String... args) {
     CommandLine cl = new CommandLine(new FaultsCommand());
+    cl.getCommandSpec().version("relay " + Relay.version()); // as relay-app's RelayCommand
     cl.setOut(out);
     cl.setErr(err);
     cl.setParameterExceptionHandler((ex, a) -> usageError(err, ex.getMessage()));

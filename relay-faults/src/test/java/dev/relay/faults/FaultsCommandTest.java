@@ -2,6 +2,7 @@ package dev.relay.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.relay.Relay;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import org.junit.jupiter.api.Test;
@@ -14,6 +15,6 @@ class FaultsCommandTest {
     StringWriter err = new StringWriter();
     int code = FaultsCommand.execute(new PrintWriter(out, true), new PrintWriter(err, true), "-V");
     assertThat(code).as(err.toString()).isZero();
-    assertThat(out.toString()).isEqualTo("relay 0.1.0-SNAPSHOT\n");
+    assertThat(out.toString()).isEqualTo("relay " + Relay.version() + "\n");
   }
 }

@@ -1,5 +1,6 @@
 package dev.relay.serve;
 
+import dev.relay.Relay;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -20,7 +21,6 @@ import picocli.CommandLine.Command;
 @Command(
     name = "relay",
     mixinStandardHelpOptions = true,
-    version = "relay 0.1.0-SNAPSHOT",
     subcommands = {ServeCommand.class, PasswdCommand.class, CommandLine.HelpCommand.class},
     description = "relay serve: workers, schedules, the console and Actuator; relay passwd.")
 public final class ServeMain implements Callable<Integer> {
@@ -111,9 +111,12 @@ public final class ServeMain implements Callable<Integer> {
   /** Runs {@code args}, reporting errors on {@code err}; returns the exit code. */
   int run(PrintStream err, String... args) {
     CommandLine cl = new CommandLine(this);
-    // picocli's -V of a subcommand without a version prints nothing and exits 0
+    // as relay-app's RelayCommand; picocli's -V of a subcommand without a version prints nothing
+    // and exits 0, so each has it too
+    String version = "relay " + Relay.version();
+    cl.getCommandSpec().version(version);
     for (CommandLine sub : cl.getSubcommands().values()) {
-      sub.getCommandSpec().version(cl.getCommandSpec().version());
+      sub.getCommandSpec().version(version);
     }
     cl.setOut(new PrintWriter(out, true, StandardCharsets.UTF_8));
     cl.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));

@@ -2,6 +2,7 @@ package dev.relay.serve;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.relay.Relay;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -665,7 +666,7 @@ class ServeCommandTest {
         new String[][] {{"-V"}, {"serve", "-V"}, {"serve", "--version"}, {"passwd", "-V"}}) {
       Run r = run(null, args);
       assertThat(r.code()).as(r.toString()).isZero();
-      assertThat(r.out()).as(String.join(" ", args)).isEqualTo("relay 0.1.0-SNAPSHOT\n");
+      assertThat(r.out()).as(String.join(" ", args)).isEqualTo("relay " + Relay.version() + "\n");
     }
   }
 

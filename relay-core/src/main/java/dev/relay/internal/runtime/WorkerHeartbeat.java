@@ -1,6 +1,7 @@
 package dev.relay.internal.runtime;
 
 import dev.relay.Migrator;
+import dev.relay.Relay;
 import dev.relay.RelayConfig;
 import dev.relay.RelayException;
 import dev.relay.internal.store.WorkerRegistry;
@@ -36,18 +37,16 @@ final class WorkerHeartbeat implements Runnable {
     this.intervalMillis = config.renewInterval().toMillis();
     this.registration =
         new WorkerRegistry.Registration(
-            config.workerId(), relayVersion(), Migrator.LATEST_VERSION, host(), staleAfter(config));
+            config.workerId(),
+            Relay.version(),
+            Migrator.LATEST_VERSION,
+            host(),
+            staleAfter(config));
   }
 
   /** How long after its last heartbeat a row counts as gone: one lease and two beats. */
   static Duration staleAfter(RelayConfig config) {
     return config.lease().plus(config.renewInterval().multipliedBy(2));
-  }
-
-  /** The library's version from the jar manifest, or {@code development} when run from classes. */
-  static String relayVersion() {
-    String v = Migrator.class.getPackage().getImplementationVersion();
-    return v == null ? "development" : v;
   }
 
   private static String host() {
