@@ -218,8 +218,8 @@ final class ConsoleErrors {
                 + (console.canAct(request)
                     ? ". Open that page and use its button."
                     : ", which only an operator can send.");
-        Link item = ConsoleForms.item(console.mount, path, request);
-        next = item != null ? item : new Link("Go to the overview", console.mount);
+        Link form = ConsoleForms.formPage(console.mount, path, request);
+        next = form != null ? form : new Link("Go to the overview", console.mount);
       }
       // With the Allow header that Spring sends with its own 405.
       return methodNotAllowed(request, Map.of("message", message, "next", next), e.getHeaders());

@@ -8,9 +8,10 @@ import java.util.Set;
 
 /**
  * The console's forms, known by the address each posts to: where a form is, in words, for a page
- * that sends someone to use it ({@link ConsoleErrors.Unmatched}'s 405, which links to the item an
- * item's form names), and a link to the page that shows it, for a refused form whose page should be
- * opened again (a stale form's 403, and the page to return to after signing in).
+ * that sends someone to use it ({@link ConsoleErrors.Unmatched}'s 405, which links to that page:
+ * the item an item's form names, the Pauses page, the bulk action), and a link to the page that
+ * shows it, for a refused form whose page should be opened again (a stale form's 403, and the page
+ * to return to after signing in).
  *
  * <p>The link is rebuilt from the form's own fields, never taken from the request's {@code
  * Referer}: its address is one of the console's pages, fixed here, and only the fields that open
@@ -51,36 +52,39 @@ final class ConsoleForms {
    * @param path the request's path within the application
    */
   static Link page(String mount, String path, HttpServletRequest request) {
+    return page(mount, path, request, " again");
+  }
+
+  /**
+   * The page that shows the form whose address was opened as a page ({@code GET
+   * /relay/item/cancel?id=order-1}, {@code GET /relay/pauses/pause}), as a link to open it: an
+   * item's form links to the item its {@code id} names; null when the fields do not say which page.
+   *
+   * @param path the request's path within the application
+   */
+  static Link formPage(String mount, String path, HttpServletRequest request) {
+    return page(mount, path, request, "");
+  }
+
+  /** As {@link #page(String, String, HttpServletRequest)}, each link's label ending in tail. */
+  private static Link page(String mount, String path, HttpServletRequest request, String tail) {
     if (!Console.under(mount, path)) {
       return null;
     }
     String target = path.substring(mount.length());
     Link page =
         ITEM_FORMS.contains(target)
-            ? item(mount, request, " again")
+            ? item(mount, request, tail)
             : switch (target) {
-              case "/bulk/continue" -> bulk(mount, request);
-              case "/bulk" -> preview(mount, request);
+              case "/bulk/continue" -> bulk(mount, request, tail);
+              case "/bulk" -> preview(mount, request, tail);
               case "/pauses/pause", "/pauses/resume" ->
-                  new Link("Open the Pauses page again", mount + "/pauses");
-              case "/purge" -> new Link("Open the purge dry run again", mount + "/purge");
-              case "/login" -> new Link("Open the sign-in page again", mount + "/login");
+                  new Link("Open the Pauses page" + tail, mount + "/pauses");
+              case "/purge" -> new Link("Open the purge dry run" + tail, mount + "/purge");
+              case "/login" -> new Link("Open the sign-in page" + tail, mount + "/login");
               default -> null;
             };
     return offered(page);
-  }
-
-  /**
-   * The page of the item that an item's form address names in its {@code id} (as a form's address
-   * opened as a page does: {@code GET /relay/item/cancel?id=order-1}), as a link to open it; null
-   * when the address is not an item's form or names no item.
-   *
-   * @param path the request's path within the application
-   */
-  static Link item(String mount, String path, HttpServletRequest request) {
-    return Console.under(mount, path) && ITEM_FORMS.contains(path.substring(mount.length()))
-        ? offered(item(mount, request, ""))
-        : null;
   }
 
   /** {@code link}, or null when there is none or it is too long to offer. */
@@ -98,16 +102,16 @@ final class ConsoleForms {
         "Open the item " + ConsoleErrors.shown(id) + tail, Format.url(mount + "/item", "id", id));
   }
 
-  private static Link bulk(String mount, HttpServletRequest request) {
+  private static Link bulk(String mount, HttpServletRequest request, String tail) {
     String id = request.getParameter("id");
     if (id == null || !id.matches("[0-9]{1,18}")) {
       return null;
     }
-    return new Link("Open bulk action " + id + " again", Format.url(mount + "/bulk", "id", id));
+    return new Link("Open bulk action " + id + tail, Format.url(mount + "/bulk", "id", id));
   }
 
   /** The confirmation of a bulk action is on its preview: the same action, force and filters. */
-  private static Link preview(String mount, HttpServletRequest request) {
+  private static Link preview(String mount, HttpServletRequest request, String tail) {
     String action = request.getParameter("action");
     if (action == null || action.isBlank()) {
       return null;
@@ -116,6 +120,6 @@ final class ConsoleForms {
     params.put("action", action);
     params.put("force", "true".equals(request.getParameter("force")) ? "true" : null);
     params.putAll(WorkListController.filters(request));
-    return new Link("Open the preview again", Format.url(mount + "/bulk/preview", params));
+    return new Link("Open the preview" + tail, Format.url(mount + "/bulk/preview", params));
   }
 }

@@ -150,12 +150,16 @@ class ConsoleBadRequestTest {
               "<a href=\"/relay/item?id=%3Cscript%3Ealert%281%29%3C%2Fscript%3E\">"
                   + "Open the item &lt;script&gt;alert(1)&lt;/script&gt;</a>")
           .containsOnlyOnce("<script");
-      // Another form's address names no item: the overview.
+      // Another form's address: the page that shows its form.
       assertThat(consolePage(olga.get("/relay/pauses/resume"), 405, CANNOT_SHOW))
           .contains("from the Pauses page")
-          .contains("<a href=\"/relay\">Go to the overview</a>");
+          .contains("<a href=\"/relay/pauses\">Open the Pauses page</a>");
       assertThat(consolePage(olga.get("/relay/bulk/continue?id=7"), 405, CANNOT_SHOW))
-          .contains("from the bulk action&#39;s page (under Bulk actions)");
+          .contains("from the bulk action&#39;s page (under Bulk actions)")
+          .contains("<a href=\"/relay/bulk?id=7\">Open bulk action 7</a>");
+      // a bulk action's form naming none (or not a number): the overview
+      assertThat(consolePage(olga.get("/relay/bulk/continue?id=x"), 405, CANNOT_SHOW))
+          .contains("<a href=\"/relay\">Go to the overview</a>");
 
       // A form posted to a page: nothing changed, and the page is one link away.
       olga.get("/relay/work");
