@@ -331,6 +331,47 @@ class RelayRetryTest {
       }
     }
 
+    @Test
+    void aTakeoverKeepsTheRowUnknownThoughTheNextAttemptDeliveredNothing(TestDatabase db)
+        throws Exception {
+      try (RelayFixture f = new RelayFixture(db)) {
+        f.enqueue(Work.of("w", "mail", "{}"));
+        expireAsIfAWorkerDied(db, "w");
+        f.start(
+            f.builder()
+                .handle(
+                    "mail",
+                    FAST,
+                    claim -> Outcome.fail("address refused", Outcome.Effect.NOT_DELIVERED)));
+
+        await().atMost(RelayFixture.PATIENCE).until(() -> "failed".equals(f.state("w")));
+        // the dead worker's attempt may have reached the receiver: the row says so
+        assertThat(f.row("w")).containsEntry("outcome", "unknown");
+        assertThat(f.attempts("w"))
+            .containsExactly(
+                "1 lease_expired lease_expired unknown", "2 failed permanent not_delivered");
+      }
+    }
+
+    @Test
+    void aReconcilersNotAcceptedForATakeoverIsTheEvidence(TestDatabase db) throws Exception {
+      try (RelayFixture f = new RelayFixture(db)) {
+        f.enqueue(Work.of("w", "charge", "{}"));
+        expireAsIfAWorkerDied(db, "w");
+        f.start(
+            f.builder()
+                .handle(
+                    "charge",
+                    FAST.withUnknownOutcome(
+                        UnknownOutcomePolicy.reconcile(claim -> Reconciliation.notAccepted())),
+                    claim -> Outcome.fail("card refused", Outcome.Effect.NOT_DELIVERED)));
+
+        await().atMost(RelayFixture.PATIENCE).until(() -> "failed".equals(f.state("w")));
+        // the receiver said it never had the work: nothing was delivered by either attempt
+        assertThat(f.row("w")).containsEntry("outcome", "not_delivered");
+      }
+    }
+
     /** Makes the row look claimed by a worker that died: running, lease already expired. */
     private void expireAsIfAWorkerDied(TestDatabase db, String workId) throws Exception {
       db.execute(

@@ -568,8 +568,20 @@ final class WorkSql {
                            || CASE WHEN c.prev_state = 'running'
                                    THEN '; the last lease expired with the outcome unknown'
                                    ELSE '' END,
-                       outcome = CASE WHEN c.decision = 'claim' OR j.outcome = 'delivered'
-                                      THEN j.outcome
+                       outcome = CASE WHEN j.outcome = 'delivered' THEN j.outcome
+                                      -- A takeover: the expired attempt's effect is unknown,
+                                      -- and the row says so from now on, whatever later
+                                      -- attempts report (evidence accumulates; the settle
+                                      -- statement keeps it). Not for a kind that reconciles:
+                                      -- its reconciler asks the receiver before the handler
+                                      -- runs, and the answer is the evidence (accepted: done;
+                                      -- cannot tell: parked as unknown; not accepted: the
+                                      -- attempt the handler then makes).
+                                      WHEN c.decision = 'claim' THEN
+                                          CASE WHEN c.prev_state = 'running'
+                                                    AND {unknown_outcome} <> 'reconcile'
+                                               THEN 'unknown'
+                                               ELSE j.outcome END
                                       WHEN c.prev_state = 'running' THEN 'unknown'
                                       -- attempted before, maybe before a redrive that reset
                                       -- the attempts: the evidence so far, else unknown
@@ -1191,6 +1203,13 @@ final class WorkSql {
   private static String claimStatement(SchemaName schema, String text) {
     return schema.inject(
         text.replace("{cap}", AttemptCap.of(schema, "o"))
+            .replace(
+                "{unknown_outcome}",
+                kindColumn(
+                    schema,
+                    "j",
+                    "kd.unknown_outcome",
+                    "'" + KindPolicy.DEFAULT.unknownOutcome().storedName() + "'"))
             .replace("{horizon}", claimHorizon(schema, "o"))
             .replace("{horizon_j}", kindHorizon(schema, "j", "kd.dedup_horizon")));
   }
@@ -1218,14 +1237,27 @@ final class WorkSql {
    * {@code column} of the {@code kind} row of the row named {@code alias}, or the default horizon.
    */
   private static String kindHorizon(SchemaName schema, String alias, String column) {
+    return kindColumn(
+        schema,
+        alias,
+        column,
+        "interval '" + KindPolicy.DEFAULT_DEDUP_HORIZON.toMillis() + " milliseconds'");
+  }
+
+  /**
+   * {@code column} of the {@code kind} row of the row named {@code alias}, or {@code otherwise}
+   * (SQL) for a kind no worker registered.
+   */
+  private static String kindColumn(
+      SchemaName schema, String alias, String column, String otherwise) {
     return "coalesce((SELECT "
         + column
         + " FROM "
         + schema.sql()
         + ".kind kd WHERE kd.kind = "
         + alias
-        + ".kind), interval '"
-        + KindPolicy.DEFAULT_DEDUP_HORIZON.toMillis()
-        + " milliseconds')";
+        + ".kind), "
+        + otherwise
+        + ")";
   }
 }
