@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -49,11 +50,22 @@ import java.util.Optional;
  * Outcome} is written as it says: a {@link Outcome.Retry} without its own delay makes the work
  * available again at once (the runtime would apply the kind's backoff), and neither the kind's
  * retry window nor its unknown-outcome policy is consulted. The attempt cap still holds, because
- * the claim statement retires exhausted work. Immutable and thread-safe.
+ * the claim statement retires exhausted work. A claim that takes work over from an expired lease
+ * marks the row's evidence {@code unknown} (the expired attempt may have reached the receiver),
+ * unless a worker registered the kind as reconciling ({@link UnknownOutcomePolicy#reconcile}): the
+ * runtime then asks the receiver first, and so should code that claims such work by hand. Immutable
+ * and thread-safe.
  */
 public final class ManualClaims {
   /** The lease {@link #expireLease} renews to before it waits for the database clock to pass. */
   private static final Duration EXPIRE_LEASE = Duration.ofMillis(1);
+
+  /**
+   * The longest lease a claim or renewal may ask for, as for a {@link Relay} worker: a claim is
+   * renewed, never taken for good (a lease of centuries would hold the work where no claim, redrive
+   * or cancel reaches it).
+   */
+  public static final Duration MAX_LEASE = Duration.ofHours(24);
 
   /** How long {@link #expireLease} waits for the database clock, on the monotonic clock. */
   private static final Duration EXPIRE_WAIT = Duration.ofSeconds(10);
@@ -147,8 +159,10 @@ public final class ManualClaims {
    * workerId}, each under a lease of {@code lease} on the database clock. An empty result does not
    * prove the queue empty: rows another claimer holds locked are skipped, not waited for.
    *
-   * @throws IllegalArgumentException if an argument is out of range (empty worker ID, queues or
-   *     kinds; a limit outside 1-10,000; a lease under 1 ms)
+   * @throws IllegalArgumentException if an argument is out of range, naming it: a worker ID not of
+   *     1-200 characters or blank; no queue or no kind, or one that no work can have ({@link
+   *     Outbox#nameProblem}); a limit outside 1-10,000; a lease under 1 ms or over {@link
+   *     #MAX_LEASE}. Nothing is claimed then.
    * @throws CommitOutcomeUnknownException if the claim may or may not have committed: call {@link
    *     #recover} before running anything
    */
@@ -159,9 +173,11 @@ public final class ManualClaims {
       Collection<String> kinds,
       int limit,
       Duration lease) {
-    requireAutoCommit(c, "claim");
+    requireWorkerId(workerId);
     ClaimRequest request =
-        new ClaimRequest(workerId, List.copyOf(queues), List.copyOf(kinds), limit, lease);
+        new ClaimRequest(
+            workerId, names("queues", queues), names("kinds", kinds), limit, lease(lease));
+    requireAutoCommit(c, "claim");
     long started = System.nanoTime();
     ClaimBatch batch = store.claim(c, request);
     List<HeldClaim> claimed = new ArrayList<>();
@@ -185,7 +201,16 @@ public final class ManualClaims {
    */
   public Optional<HeldClaim> claimNext(
       Connection c, String workerId, String queue, String kind, Duration lease) {
-    List<HeldClaim> claimed = claim(c, workerId, List.of(queue), List.of(kind), 1, lease).claimed();
+    // singletonList, not List.of: a null name is refused by claim's check, naming it
+    List<HeldClaim> claimed =
+        claim(
+                c,
+                workerId,
+                Collections.singletonList(queue),
+                Collections.singletonList(kind),
+                1,
+                lease)
+            .claimed();
     return claimed.isEmpty() ? Optional.empty() : Optional.of(claimed.get(0));
   }
 
@@ -194,9 +219,10 @@ public final class ManualClaims {
    * (available after the retry's delay, or at once without one), a permanent failure, or a
    * cancellation. A refused write marks the claim lost.
    *
-   * @throws NullPointerException if {@code outcome} is {@code null}
+   * @throws NullPointerException if {@code claim} or {@code outcome} is {@code null}
    */
   public Write settle(Connection c, HeldClaim claim, Outcome outcome) {
+    Objects.requireNonNull(claim, "claim");
     Objects.requireNonNull(outcome, "outcome");
     return write(c, claim, settlement(claim, outcome));
   }
@@ -204,8 +230,11 @@ public final class ManualClaims {
   /**
    * Gives the claim back without counting an attempt, for another worker at once: for work whose
    * handler never started. A refused write marks the claim lost.
+   *
+   * @throws NullPointerException if {@code claim} is {@code null}
    */
   public Write release(Connection c, HeldClaim claim) {
+    Objects.requireNonNull(claim, "claim");
     return write(c, claim, new Settlement.Release(claim.work().ref()));
   }
 
@@ -223,13 +252,13 @@ public final class ManualClaims {
    * still current. An applied renewal updates the claim's {@link HeldClaim#leaseUntil()} and, when
    * an operator asked to cancel, its stop reason; a refused one marks the claim lost.
    *
-   * @throws IllegalArgumentException if {@code lease} is under 1 ms
+   * @throws IllegalArgumentException if {@code lease} is under 1 ms or over {@link #MAX_LEASE}
+   * @throws NullPointerException if {@code claim} is {@code null}
    */
   public Write renew(Connection c, HeldClaim claim, Duration lease) {
+    Objects.requireNonNull(claim, "claim");
+    lease(lease);
     requireAutoCommit(c, "renew");
-    if (lease == null || lease.toMillis() < 1) {
-      throw new IllegalArgumentException("lease must be at least 1 ms, was " + lease);
-    }
     long started = System.nanoTime();
     dev.relay.internal.store.WriteResult r =
         store.renew(c, claim.workerId(), List.of(claim.work().ref()), lease).get(0);
@@ -281,8 +310,11 @@ public final class ManualClaims {
    * lease unexpired). Sound only while the worker ID names one process; use it after a claim whose
    * commit was uncertain ({@link CommitOutcomeUnknownException}). No local clock measured these
    * leases, so each returned claim's {@link HeldClaim#leaseRemaining()} is zero: renew it first.
+   *
+   * @throws IllegalArgumentException if {@code workerId} is not of 1-200 characters or is blank
    */
   public List<HeldClaim> recover(Connection c, String workerId) {
+    requireWorkerId(workerId);
     requireAutoCommit(c, "recover");
     long started = System.nanoTime();
     List<HeldClaim> held = new ArrayList<>();
@@ -291,6 +323,37 @@ public final class ManualClaims {
       held.add(new HeldClaim(w, workerId, started, Duration.ZERO));
     }
     return held;
+  }
+
+  /** A worker ID as a {@link Relay} worker's: 1-200 characters, not blank. */
+  private static void requireWorkerId(String workerId) {
+    if (workerId == null || workerId.isBlank() || workerId.length() > 200) {
+      throw new IllegalArgumentException(
+          "workerId must be 1-200 characters, not blank, was "
+              + (workerId == null ? "null" : "'" + workerId + "'"));
+    }
+  }
+
+  /** Queue or kind names that work can have, each checked as enqueue checks a work item's. */
+  private static List<String> names(String what, Collection<String> names) {
+    if (names == null || names.isEmpty()) {
+      throw new IllegalArgumentException(what + " must name at least one");
+    }
+    for (String name : names) {
+      String problem = Outbox.nameProblem(name);
+      if (problem != null) {
+        throw new IllegalArgumentException(what + ": a name " + problem);
+      }
+    }
+    return List.copyOf(names);
+  }
+
+  private static Duration lease(Duration lease) {
+    if (lease == null || lease.toMillis() < 1 || lease.compareTo(MAX_LEASE) > 0) {
+      throw new IllegalArgumentException(
+          "lease must be at least 1 ms and at most " + MAX_LEASE + ", was " + lease);
+    }
+    return lease;
   }
 
   /**

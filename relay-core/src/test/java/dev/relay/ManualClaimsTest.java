@@ -37,6 +37,29 @@ class ManualClaimsTest {
     return claims.claimNext(c, worker, "default", KIND, LEASE).orElseThrow();
   }
 
+  /**
+   * A takeover marks the row's evidence unknown at once (the expired attempt may have reached the
+   * receiver), and a later attempt that knows it delivered nothing does not clear it.
+   */
+  @Test
+  void aTakeoverLeavesTheRowUnknownWhateverTheNextAttemptKnows() throws Exception {
+    try (Connection c = db.connection()) {
+      HeldClaim a = claim(c, "a");
+      claims.expireLease(c, a);
+      HeldClaim b = claim(c, "b");
+      assertThat(b.reclaimed()).isTrue();
+      assertThat(db.queryString("SELECT outcome FROM {schema}.outbox WHERE work_id = 'w1'"))
+          .isEqualTo("unknown");
+      assertThat(
+              claims.settle(c, b, Outcome.fail("refused", Outcome.Effect.NOT_DELIVERED)).applied())
+          .isTrue();
+    }
+    assertThat(
+            db.queryString(
+                "SELECT state || '/' || outcome FROM {schema}.work WHERE work_id = 'w1'"))
+        .isEqualTo("failed/unknown");
+  }
+
   @Test
   void everyWriteOfAClaimWhoseLeaseEndedIsRefusedAndRecorded() throws Exception {
     try (Connection c = db.connection()) {
@@ -128,6 +151,57 @@ class ManualClaimsTest {
       assertThatThrownBy(() -> claims.settle(c, held, null))
           .isInstanceOf(NullPointerException.class)
           .hasMessageContaining("outcome");
+      assertThatThrownBy(() -> claims.settle(c, null, Outcome.done()))
+          .isInstanceOf(NullPointerException.class)
+          .hasMessageContaining("claim");
+      assertThatThrownBy(() -> claims.recover(c, null))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("workerId");
     }
+  }
+
+  /**
+   * Arguments that would claim work where nothing reaches it, or under names no work can have, are
+   * refused before anything is claimed: a lease of centuries held the row running past every
+   * redrive and cancel, and overflowed the claim's local clock after the commit.
+   */
+  @Test
+  void claimsThatWouldHoldWorkOutOfReachAreRefusedAndClaimNothing() throws Exception {
+    try (Connection c = db.connection()) {
+      assertThatThrownBy(
+              () -> claims.claimNext(c, "a", "default", KIND, Duration.ofDays(365L * 1000)))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("lease must be at least 1 ms and at most PT24H");
+      assertThatThrownBy(() -> claims.claimNext(c, "a", "default", KIND, Duration.ofHours(25)))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("lease");
+      assertThatThrownBy(() -> claims.claimNext(c, "a", "", KIND, LEASE))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessage("queues: a name is empty");
+      assertThatThrownBy(() -> claims.claimNext(c, "a", null, KIND, LEASE))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessage("queues: a name is empty");
+      assertThatThrownBy(() -> claims.claimNext(c, "a", "default", "a b", LEASE))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageStartingWith("kinds: a name 'a b' must be 1-100 characters");
+      assertThatThrownBy(() -> claims.claim(c, "a", List.of(), List.of(KIND), 1, LEASE))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessage("queues must name at least one");
+      assertThatThrownBy(() -> claims.claimNext(c, "w".repeat(201), "default", KIND, LEASE))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("workerId must be 1-200 characters");
+      assertThatThrownBy(() -> claims.claimNext(c, "  ", "default", KIND, LEASE))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("workerId");
+      // the longest lease is taken
+      HeldClaim held =
+          claims.claimNext(c, "a", "default", KIND, ManualClaims.MAX_LEASE).orElseThrow();
+      assertThatThrownBy(() -> claims.renew(c, held, ManualClaims.MAX_LEASE.plusMillis(1)))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("lease");
+      assertThat(claims.renew(c, held, ManualClaims.MAX_LEASE).applied()).isTrue();
+    }
+    assertThat(db.queryLong("SELECT claim_generation FROM {schema}.outbox WHERE work_id = 'w1'"))
+        .isEqualTo(1);
   }
 }
