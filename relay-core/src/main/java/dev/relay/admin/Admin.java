@@ -443,6 +443,9 @@ public final class Admin {
    *     a compensation, new work with its own identity), is already superseded by another
    *     replacement ({@link SupersedeRefusedException#replacementWorkId()} names it), or the
    *     replacement ID is used
+   * @throws InvalidAdminRequestException if the replacement has the old work's ID or depends on the
+   *     old work (cancelled by the supersede, it would hold the replacement for good), or the actor
+   *     or reason is empty or too long (nothing changes)
    * @throws dev.relay.InvalidWorkException if the replacement is invalid
    * @throws WorkConflictException if the replacement ID survives as a tombstone of other work
    */
@@ -455,6 +458,11 @@ public final class Admin {
     if (oldWorkId.equals(replacement.workId())) {
       throw new InvalidAdminRequestException(
           "replacement", "has the old work's ID; a corrected intention needs a new work ID");
+    }
+    if (replacement.dependsOn().contains(oldWorkId)) {
+      throw new InvalidAdminRequestException(
+          "replacement",
+          "depends on the work it supersedes, which the supersede cancels: it could never run");
     }
     return withConnection(
         "supersede " + oldWorkId, c -> store.supersede(c, oldWorkId, replacement, actor, reason));
@@ -639,12 +647,14 @@ public final class Admin {
    * @param resumeAt when the pause ends by itself, or {@code null} for never; must be after the
    *     database clock's now
    * @return the pause as stored
-   * @throws InvalidAdminRequestException if both queue and kind are null, a name is blank or too
-   *     long, the actor or reason is empty or too long, or {@code resumeAt} is not in the future
-   *     (nothing changes)
+   * @throws InvalidAdminRequestException if both queue and kind are null, a name is one no work can
+   *     have ({@link Outbox#nameProblem}: a pause of {@code "mail "} would hold nothing), the actor
+   *     or reason is empty or too long, or {@code resumeAt} is not in the future (nothing changes)
    */
   public Pause pause(String queue, String kind, String actor, String reason, Instant resumeAt) {
     requireTarget(queue, kind);
+    requireWorkName("queue", queue);
+    requireWorkName("kind", kind);
     requireText("actor", actor, MAX_ACTOR_LENGTH);
     requireText("reason", reason, MAX_REASON_LENGTH);
     return withConnection("pause", c -> store.pause(c, queue, kind, actor, reason, resumeAt));
@@ -658,7 +668,8 @@ public final class Admin {
    *
    * @return the pause lifted, or empty when none was in force for this target
    * @throws InvalidAdminRequestException if both queue and kind are null, a name is blank or too
-   *     long, or the actor or reason is empty or too long (nothing changes)
+   *     long, or the actor or reason is empty or too long (nothing changes). Unlike {@link #pause},
+   *     any other name is taken, so that a pause stored before names were checked can be lifted.
    */
   public Optional<Pause> resume(String queue, String kind, String actor, String reason) {
     requireTarget(queue, kind);
@@ -789,6 +800,14 @@ public final class Admin {
     }
     if (kind != null) {
       requireText("kind", kind, Outbox.MAX_NAME_LENGTH);
+    }
+  }
+
+  /** A name work can have, or null (every queue or kind). */
+  private static void requireWorkName(String field, String name) {
+    String problem = name == null ? null : Outbox.nameProblem(name);
+    if (problem != null) {
+      throw new InvalidAdminRequestException(field, problem);
     }
   }
 

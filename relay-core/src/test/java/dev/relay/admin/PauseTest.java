@@ -158,6 +158,11 @@ class PauseTest {
       assertRefused(() -> admin.pause(null, "a", "", "why", null), "actor");
       assertRefused(() -> admin.pause(" ", "a", "olga", "why", null), "queue");
       assertRefused(() -> admin.pause(null, "k".repeat(101), "olga", "why", null), "kind");
+      // names no work can have: the pause would hold nothing
+      assertRefused(() -> admin.pause("a b", null, "olga", "why", null), "queue");
+      assertRefused(() -> admin.pause(null, "mail ", "olga", "why", null), "kind");
+      assertThatThrownBy(() -> admin.pause(null, "mail ", "olga", "why", null))
+          .hasMessageContaining("'mail ' must be 1-100 characters from");
       assertRefused(
           () -> admin.pause(null, "a", "olga", "why", Instant.now().minusSeconds(60)), "resumeAt");
       assertRefused(() -> admin.resume(null, null, "olga", "why"), "queue and kind");

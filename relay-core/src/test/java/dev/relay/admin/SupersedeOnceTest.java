@@ -25,6 +25,27 @@ import org.postgresql.ds.PGSimpleDataSource;
 @RelayDatabaseTest
 class SupersedeOnceTest {
 
+  /** The supersede cancels the old work: a replacement waiting for it would never run. */
+  @Test
+  void aReplacementThatDependsOnTheWorkItSupersedesIsRefusedAndChangesNothing(TestDatabase db) {
+    AdminFixture f = new AdminFixture(db.dataSource(), db.schema());
+    f.enqueue(Work.of("order-1", "mail", "{}"));
+    assertThatThrownBy(
+            () ->
+                f.admin.supersede(
+                    "order-1",
+                    Work.of("order-1b", "mail", "{}").dependsOn("order-1"),
+                    "mina",
+                    "fix"))
+        .isInstanceOfSatisfying(
+            InvalidAdminRequestException.class, e -> assertThat(e.field()).isEqualTo("replacement"))
+        .hasMessageContaining("depends on the work it supersedes");
+    assertThat(f.row("order-1b")).isNull();
+    assertThat(f.row("order-1")).containsEntry("state", "ready");
+    assertThat(f.count("SELECT count(*) FROM {schema}.supersedes")).isZero();
+    assertThat(f.count("SELECT count(*) FROM {schema}.cancel_audit")).isZero();
+  }
+
   @Test
   void aSecondSupersedeOfSupersededWorkIsRefusedNamingTheReplacementAndChangesNothing(
       TestDatabase db) {
