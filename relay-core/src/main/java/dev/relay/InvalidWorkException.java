@@ -18,14 +18,37 @@ public final class InvalidWorkException extends RelayException {
    */
   public InvalidWorkException(String workId, String field, String problem) {
     super(
-        "invalid work"
-            + (workId == null ? "" : " '" + workId + "'")
-            + ": "
-            + field
-            + " "
-            + problem);
+        printable(
+            "invalid work"
+                + (workId == null ? "" : " '" + workId + "'")
+                + ": "
+                + field
+                + " "
+                + problem));
     this.field = field;
     this.workId = workId;
+  }
+
+  /**
+   * {@code text} with each control character and unpaired surrogate written as a Java-style escape
+   * (a backslash, {@code u}, four hex digits): a refused ID holding a NUL or a line break must not
+   * end or split the log line that reports it.
+   */
+  static String printable(String text) {
+    StringBuilder b = new StringBuilder(text.length());
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (Character.isHighSurrogate(c)
+          && i + 1 < text.length()
+          && Character.isLowSurrogate(text.charAt(i + 1))) {
+        b.append(c).append(text.charAt(++i));
+      } else if (Character.isISOControl(c) || Character.isSurrogate(c)) {
+        b.append(String.format("\\u%04x", (int) c));
+      } else {
+        b.append(c);
+      }
+    }
+    return b.toString();
   }
 
   /** The name of the offending field. */

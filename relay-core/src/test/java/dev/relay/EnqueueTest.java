@@ -294,6 +294,14 @@ class EnqueueTest {
     void idWithCharactersOutsideTheDocumentedSet() throws SQLException {
       assertRefused(Work.of("order 103", "k", "{}"), "workId");
       assertRefused(Work.of("order-103-ack\n", "k", "{}"), "workId");
+      // the message shows control characters and a lone surrogate escaped: one log line, no NUL
+      assertThatThrownBy(() -> outbox.validate(Work.of("a\u0000b\nc\ud800", "k", "{}")))
+          .hasMessage(
+              "invalid work: workId 'a\\u0000b\\u000ac\\ud800' may only contain"
+                  + " A-Z a-z 0-9 . _ - : / @ + = #");
+      // a pair is one character, kept as it is
+      assertThatThrownBy(() -> outbox.validate(Work.of("w", "k\ud83d\ude00", "{}")))
+          .hasMessageContaining("'k\ud83d\ude00' must be 1-100 characters");
     }
 
     @Test
