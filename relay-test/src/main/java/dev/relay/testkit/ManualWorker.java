@@ -126,6 +126,7 @@ public final class ManualWorker {
      *
      * @throws dev.relay.InvalidConfigurationException if the schema is not a plain identifier
      * @throws IllegalArgumentException if the worker ID or queue is empty or the lease under 1 ms
+     *     or over {@link ManualClaims#MAX_LEASE}
      */
     public ManualWorker build() {
       if (workerId == null || workerId.isEmpty()) {
@@ -134,8 +135,9 @@ public final class ManualWorker {
       if (queue == null || queue.isEmpty()) {
         throw new IllegalArgumentException("queue is empty");
       }
-      if (lease == null || lease.toMillis() < 1) {
-        throw new IllegalArgumentException("lease must be at least 1 ms, was " + lease);
+      if (lease == null || lease.toMillis() < 1 || lease.compareTo(ManualClaims.MAX_LEASE) > 0) {
+        throw new IllegalArgumentException(
+            "lease must be at least 1 ms and at most " + ManualClaims.MAX_LEASE + ", was " + lease);
       }
       return new ManualWorker(this);
     }

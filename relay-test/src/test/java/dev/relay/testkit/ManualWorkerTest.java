@@ -328,6 +328,9 @@ class ManualWorkerTest {
       assertThatThrownBy(() -> worker("a").lease(Duration.ZERO).build())
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("lease");
+      assertThatThrownBy(() -> worker("a").lease(Duration.ofDays(2)).build())
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("at most PT24H");
       assertThatThrownBy(
               () -> worker("a").handle(KIND, c -> Outcome.done()).handle(KIND, c -> Outcome.done()))
           .isInstanceOf(IllegalArgumentException.class)
