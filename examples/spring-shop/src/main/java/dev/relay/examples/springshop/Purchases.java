@@ -18,6 +18,9 @@ import tools.jackson.databind.ObjectMapper;
  */
 @Service
 public class Purchases {
+  /** The most of one product a line may ask for. */
+  static final int MAX_QUANTITY = 100;
+
   private final Products products;
   private final Orders orders;
   private final RelayOutbox outbox;
@@ -40,12 +43,15 @@ public class Purchases {
   /**
    * Places the order once per {@code key}.
    *
+   * @throws InvalidPurchaseException when the request names no customer or no lines, an unknown
+   *     SKU, or a quantity outside 1-{@value #MAX_QUANTITY}; nothing is kept, the key is not used
    * @throws SoldOutException when a line asks for more than the stock; nothing is kept
    * @throws dev.relay.receiver.PayloadMismatchException when {@code key} was used for another
    *     request
    */
   @Transactional
   public Receipt purchase(String key, PurchaseRequest request) {
+    check(request);
     String answer =
         requests
             .process(
@@ -76,9 +82,35 @@ public class Purchases {
     return new Receipt(order.id(), total, work);
   }
 
+  /** Refuses a request no stock could satisfy, naming the field, before the key is recorded. */
+  private void check(PurchaseRequest request) {
+    if (request.customer() == null || request.customer().isBlank()) {
+      throw new InvalidPurchaseException("customer is missing");
+    }
+    if (request.lines() == null || request.lines().isEmpty()) {
+      throw new InvalidPurchaseException("lines is empty: a purchase needs at least one line");
+    }
+    for (int i = 0; i < request.lines().size(); i++) {
+      Line line = request.lines().get(i);
+      String at = "lines[" + i + "]";
+      if (line == null || line.sku() == null || line.sku().isBlank()) {
+        throw new InvalidPurchaseException(at + ".sku is missing");
+      }
+      if (line.quantity() == null) {
+        throw new InvalidPurchaseException(at + ".quantity is missing");
+      }
+      if (line.quantity() < 1 || line.quantity() > MAX_QUANTITY) {
+        throw new InvalidPurchaseException(
+            at + ".quantity must be 1-" + MAX_QUANTITY + ", was " + line.quantity());
+      }
+      if (!products.existsById(line.sku())) {
+        throw new InvalidPurchaseException(at + ".sku: no product " + line.sku());
+      }
+    }
+  }
+
   private Product product(String sku) {
-    return products
-        .findById(sku)
-        .orElseThrow(() -> new IllegalArgumentException("no product " + sku));
+    // check() found every SKU, in this transaction
+    return products.findById(sku).orElseThrow();
   }
 }

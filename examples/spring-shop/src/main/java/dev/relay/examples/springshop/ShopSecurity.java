@@ -1,5 +1,6 @@
 package dev.relay.examples.springshop;
 
+import jakarta.servlet.DispatcherType;
 import java.util.ArrayList;
 import java.util.List;
 import org.springframework.context.annotation.Bean;
@@ -18,9 +19,10 @@ import org.springframework.security.web.SecurityFilterChain;
 /**
  * The shop's own security. Its JSON API ({@code POST /purchases}, and {@code POST /mailer/acks},
  * which Relay's worker calls) is open, as in the rest of this example, and exempt from CSRF (no
- * browser session posts to it); everything else needs a signed-in user. The Relay console under
- * {@code /relay} adds its own filter chain for that path ahead of this one and signs users in with
- * its form.
+ * browser session posts to it); everything else needs a signed-in user, except the error dispatch,
+ * so that an error in the open API reaches its client as itself and not as a 401. The Relay console
+ * under {@code /relay} adds its own filter chain for that path ahead of this one and signs users in
+ * with its form.
  *
  * <p>Users come from properties with bcrypt hashes, never passwords: {@code shop.operator.name} and
  * {@code shop.operator.hash} (role {@code RELAY_OPERATOR}: reads and acts in the console), {@code
@@ -34,6 +36,10 @@ class ShopSecurity {
     http.authorizeHttpRequests(
             a ->
                 a.requestMatchers("/purchases", "/mailer/acks")
+                    .permitAll()
+                    // The container's error dispatch (a 400, 405 or 415 Spring answers itself)
+                    // renders Boot's error body; guarded, it became a bare 401.
+                    .dispatcherTypeMatchers(DispatcherType.ERROR)
                     .permitAll()
                     .anyRequest()
                     .authenticated())
