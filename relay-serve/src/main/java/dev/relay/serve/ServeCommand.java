@@ -180,6 +180,7 @@ final class ServeCommand implements Callable<Integer> {
       throw usage(e.getMessage(), e);
     }
     warnAboutJson(settings);
+    warn(settings);
     if (printConfig) {
       PrintWriter out = spec.commandLine().getOut();
       out.println("# relay serve --print-config: the settings of " + config + " (secrets masked)");
@@ -296,6 +297,13 @@ final class ServeCommand implements Callable<Integer> {
         "server.port", "0",
         "logging.level.root", "error",
         "spring.config.location", "optional:classpath:/dev/relay/serve/no-other-config/");
+  }
+
+  /** The configuration's warnings, on stderr, at start and with --print-config alike. */
+  private void warn(ServeConfig settings) {
+    PrintWriter err = spec.commandLine().getErr();
+    settings.warnings().forEach(w -> err.println("relay serve: warning: " + config + ": " + w));
+    err.flush();
   }
 
   private void warnAboutJson(ServeConfig settings) {

@@ -16,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -56,8 +57,10 @@ import org.springframework.core.io.FileSystemResource;
  * as the context will bind them (the same property sources), the starter's {@link
  * RelayStartupCheck} builds the runtime without connecting, and serve's own rules follow: at least
  * one kind, a handler for each, console users (or the console turned off), a {@code relay.*} key
- * nothing reads is refused. A refusal is a {@link Refused} naming the property, its value and where
- * it was given.
+ * nothing reads is refused (also an {@code http} setting of a {@code log} kind). A refusal is a
+ * {@link Refused} naming the property, its value and where it was given. A schedule of a kind this
+ * serve has no handler for is legitimate (another process may handle it) and only a {@link
+ * #warnings() warning}.
  */
 final class ServeConfig {
   /** The address the server binds unless {@code server.address} says otherwise. */
@@ -70,6 +73,20 @@ final class ServeConfig {
   static final String URL_EXAMPLE = "jdbc:postgresql://host:5432/db?user=u";
 
   private static final Pattern BCRYPT = Pattern.compile("\\$2[aby]?\\$\\d{2}\\$[./A-Za-z0-9]{53}");
+
+  /**
+   * The settings of a kind only its {@code http} handler reads ({@link ServeProperties.Kind}'s all
+   * but {@code handler}; JsonConfig leaves the same keys of a JSON {@code log} kind out).
+   */
+  private static final List<String> HTTP_ONLY =
+      List.of(
+          "url",
+          "connect-timeout",
+          "request-timeout",
+          "receiver-ref-header",
+          "receiver-ref-field",
+          "milestone",
+          "fencing");
 
   /** The property sources serve adds, by name. */
   static final String COMMAND_LINE = "relay serve command line";
@@ -88,6 +105,7 @@ final class ServeConfig {
   private final Map<String, Handler> handlers;
   private final String bind;
   private final int port;
+  private final List<String> warnings = new ArrayList<>();
 
   /** A refused configuration; the message names the property and the file. */
   static final class Refused extends IllegalArgumentException {
@@ -134,6 +152,7 @@ final class ServeConfig {
     }
     this.handlers = buildHandlers();
     RelayStartupCheck.check(env, kinds);
+    unhandledSchedules();
   }
 
   /**
@@ -412,9 +431,59 @@ final class ServeConfig {
             : HttpTransport.builder().routes(List.copyOf(routes.values())).build();
     Map<String, Handler> all = new LinkedHashMap<>();
     for (String kind : kinds) {
+      if (!routes.containsKey(kind)) {
+        noHttpSettings(kind);
+      }
       all.put(kind, routes.containsKey(kind) ? transport : ServeApplication.LogHandler.INSTANCE);
     }
     return all;
+  }
+
+  /**
+   * Refuses an {@code http} setting given to a kind whose handler is {@code log}: it binds, but
+   * nothing reads it, and a forgotten {@code handler: http} would otherwise log the work as done
+   * instead of sending it.
+   */
+  private void noHttpSettings(String kind) {
+    for (String setting : HTTP_ONLY) {
+      String name = RelayKindNames.property(kind, setting);
+      if (property(env, name) != null) {
+        throw new InvalidConfigurationPropertyValueException(
+            name,
+            null,
+            "is read by handler http only, and this kind's handler is log: set "
+                + RelayKindNames.property(kind, "handler")
+                + "=http, or remove it");
+      }
+    }
+  }
+
+  /**
+   * Warns of each schedule whose kind this serve has no handler for: its slots become ready work
+   * that no worker here claims. Not refused, as another process (an application with the starter,
+   * another serve) may handle the kind: scheduling.md runs schedulers anywhere that reaches the
+   * database.
+   */
+  private void unhandledSchedules() {
+    schedules
+        .getSchedules()
+        .forEach(
+            (name, d) -> {
+              if (d.getKind() != null && !kinds.contains(d.getKind())) {
+                String at = "relay.schedules." + RelayKindNames.key(name) + ".kind";
+                warnings.add(
+                    given(env, at)
+                        + ": kind "
+                        + d.getKind()
+                        + " has no handler in this serve (its kinds: "
+                        + String.join(", ", kinds)
+                        + "): its slots wait as ready work until another process that handles "
+                        + d.getKind()
+                        + " claims them; to handle them here, give "
+                        + RelayKindNames.property(d.getKind(), "handler")
+                        + " (log or http)");
+              }
+            });
   }
 
   private static HttpRoute route(String kind, ServeProperties.Kind k) {
@@ -552,6 +621,12 @@ final class ServeConfig {
     return name + (p == null ? "" : "=" + masked(name, p.getValue())) + origin(p) + ": " + reason;
   }
 
+  /** {@code property=value (from origin)}, as a message names what was given. */
+  private static String given(StandardEnvironment env, String name) {
+    ConfigurationProperty p = property(env, name);
+    return name + (p == null ? "" : "=" + masked(name, p.getValue())) + origin(p);
+  }
+
   private static ConfigurationProperty property(StandardEnvironment env, String name) {
     // A key of the file may not be a valid property name ("relay." alone): then it has no value
     // to show, and the message still names it (found by ServeFuzzTest).
@@ -626,6 +701,14 @@ final class ServeConfig {
 
   int port() {
     return port;
+  }
+
+  /**
+   * What is accepted but likely wrong, one line each ({@code property=value (origin): why}), for
+   * serve to print at start and with {@code --print-config}.
+   */
+  List<String> warnings() {
+    return List.copyOf(warnings);
   }
 
   List<ServeProperties.User> users() {

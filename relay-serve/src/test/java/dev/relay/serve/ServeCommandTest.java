@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -145,6 +146,76 @@ class ServeCommandTest {
           "relay.kinds.tick.max-attemps=3",
           "is not a relay serve setting");
       assertRefused(yaml(MINIMAL + "  concurency: 3\n"), "relay.concurency");
+    }
+
+    @Test
+    void anHttpSettingOfALogKindIsRefusedNamingItAndTheHandler() throws Exception {
+      // It binds, so the check for keys nothing binds let it through; the log handler never
+      // reads it, and the work it meant to send would be logged as done.
+      String logWithUrl = MINIMAL.replace("handler: log", "{handler: log, url: 'http://x'}");
+      logWithUrl = logWithUrl.replace("tick:\n      {", "tick: {");
+      assertRefused(
+          yaml(logWithUrl),
+          "relay.kinds.tick.url=http://x (",
+          "application.yml",
+          "is read by handler http only, and this kind's handler is log: set"
+              + " relay.kinds.tick.handler=http, or remove it");
+      Run printed = printConfig(yaml(logWithUrl));
+      assertThat(printed.code).as(printed.err).isEqualTo(2);
+      assertThat(printed.err).contains("relay.kinds.tick.url=http://x (");
+      // A kind without handler is log too; every http setting counts, under any kind name.
+      assertRefused(
+          yaml(MINIMAL.replace("handler: log", "milestone: queued")),
+          "relay.kinds.tick.milestone=queued",
+          "this kind's handler is log");
+      assertRefused(
+          yaml(MINIMAL.replace("handler: log", "connect-timeout: 2s")),
+          "relay.kinds.tick.connect-timeout=2s");
+      assertRefused(
+          yaml(MINIMAL.replace("tick:", "\"[mail:v2]\":").replace("handler: log", "fencing: none")),
+          "relay.kinds.[mail:v2].fencing=none",
+          "set relay.kinds.[mail:v2].handler=http");
+      // The JSON config of earlier releases never read them either; its translation leaves them
+      // out (operations.md), so it starts as it did.
+      Run json =
+          printConfig(
+              json(
+                  "{\"kinds\": {\"k\": {\"handler\": \"log\", \"url\": \"http://x\"}},"
+                      + " \"console\": {\"enabled\": false}}"));
+      assertThat(json.code).as(json.err).isZero();
+      assertThat(json.out.lines()).contains("relay.kinds.k.handler=log");
+      assertThat(json.out).doesNotContain("http://x");
+    }
+
+    @Test
+    void aScheduleOfAKindServeDoesNotHandleIsAWarningAtStartAndInPrintConfig() throws Exception {
+      Path file = yaml(MINIMAL + "  schedules:\n    s: {kind: nokind, every: 5m}\n");
+      String warning = "relay serve: warning: " + file + ": relay.schedules.s.kind=nokind (";
+      String why =
+          ": kind nokind has no handler in this serve (its kinds: tick): its slots wait as ready"
+              + " work until another process that handles nokind claims them; to handle them"
+              + " here, give relay.kinds.nokind.handler (log or http)";
+
+      // Not refused: another process (an application with the starter) may handle the kind.
+      Run printed = printConfig(file);
+      assertThat(printed.code).as(printed.err).isZero();
+      assertThat(printed.out.lines()).contains("relay.schedules.s.kind=nokind");
+      assertThat(printed.err.lines())
+          .singleElement(InstanceOfAssertFactories.STRING)
+          .startsWith(warning)
+          .contains("application.yml")
+          .endsWith(why);
+
+      // A start says it before it connects (the database is unreachable: exit 3).
+      Run started = run(null, "serve", "--config", file.toString(), "--jdbc-url", UNREACHABLE);
+      assertThat(started.code).as(started.err).isEqualTo(3);
+      assertThat(started.err.lines().findFirst())
+          .hasValueSatisfying(l -> assertThat(l).startsWith(warning).endsWith(why));
+
+      // A schedule of a kind serve handles warns of nothing.
+      Run handled = printConfig(yaml(MINIMAL + "  schedules:\n    s: {kind: tick, every: 5m}\n"));
+      assertThat(handled.code).as(handled.err).isZero();
+      assertThat(handled.err).isEmpty();
     }
 
     @Test
@@ -501,6 +572,8 @@ class ServeCommandTest {
                       + " \"30 2 * * *\", \"zone\": \"Europe/Berlin\"},"
                       + " \"quiet\": {\"kind\": \"tick\", \"every\": \"1h\", \"missed\": \"skip\"}}}"));
       assertThat(r.code).as(r.err).isZero();
+      // nightly's kind report is not under kinds: a warning, as for an application.yml
+      assertThat(r.err).contains("relay.schedules.nightly.kind=report (", "has no handler");
       assertThat(r.out.lines())
           .contains(
               "relay.schedules.nightly.cron=30 2 * * *",
