@@ -173,4 +173,55 @@ class RelayCancelTest {
       assertThat(events.events).contains("retired late failed deadline");
     }
   }
+
+  /**
+   * A claim waits in the buffer while the only slot is busy, and its work's deadline passes
+   * meanwhile: it is never started, but released, and the next claim ends it as {@code deadline}.
+   */
+  @Test
+  void workWhoseDeadlinePassesInTheBufferIsNeverStarted(TestDatabase db) throws Exception {
+    CountDownLatch firstRuns = new CountDownLatch(1);
+    CountDownLatch finishFirst = new CountDownLatch(1);
+    AtomicInteger secondRuns = new AtomicInteger();
+    try (RelayFixture f = new RelayFixture(db)) {
+      f.enqueue(
+          Work.of("first", "promo", "{}").priority(10),
+          // long enough to be claimed into the buffer before it passes, on a loaded machine too
+          Work.of("second", "promo", "{}").deadline(Instant.now().plus(Duration.ofSeconds(8))));
+      f.start(
+          f.builder()
+              .concurrency(1)
+              .handle(
+                  "promo",
+                  claim -> {
+                    if (claim.workId().equals("first")) {
+                      firstRuns.countDown();
+                      finishFirst.await();
+                    } else {
+                      secondRuns.incrementAndGet();
+                    }
+                    return Outcome.done();
+                  }));
+      assertThat(firstRuns.await(RelayFixture.PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+      // claimed into the buffer while the only slot runs "first"
+      await().atMost(RelayFixture.PATIENCE).until(() -> "running".equals(f.state("second")));
+      await()
+          .atMost(RelayFixture.PATIENCE)
+          .until(
+              () ->
+                  db.queryLong(
+                          "SELECT count(*) FROM {schema}.outbox WHERE work_id = 'second'"
+                              + " AND deadline < clock_timestamp()")
+                      == 1);
+      finishFirst.countDown();
+
+      await().atMost(RelayFixture.PATIENCE).until(() -> "failed".equals(f.state("second")));
+      assertThat(f.row("second"))
+          .containsEntry("last_error_kind", "deadline")
+          .containsEntry("attempts", "0")
+          .containsEntry("outcome", "not_delivered");
+      assertThat(secondRuns).hasValue(0);
+      assertThat(f.state("first")).isEqualTo("done");
+    }
+  }
 }

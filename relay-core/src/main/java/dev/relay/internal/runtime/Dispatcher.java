@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Hands buffered claims to free handler slots, in claim order: one slot per running attempt, taken
  * before the claim turns RUNNING and given back when its handler returns. A claim that can no
- * longer start before the start margin of its lease is released unrun instead.
+ * longer start before the start margin of its lease, or whose work's deadline passed while it
+ * waited, is released unrun instead.
  *
  * <p>A claim of a kind whose handler is a {@link dev.relay.BatchHandler} takes with it the other
  * claims of its kind already in the buffer (claim order, up to the handler's batch size, without
@@ -140,10 +141,9 @@ final class Dispatcher implements Runnable {
       slots.release(); // released meanwhile
       return;
     }
-    if (time.nanoTime() - (c.localLeaseDeadline() - marginNanos) >= 0) {
+    if (!startable(c, time.nanoTime())) {
       c.phase.set(LiveClaim.Phase.RELEASING);
       slots.release();
-      log.debug("{} cannot start within the start margin of its lease; released", c);
       release.accept(c);
       return;
     }
@@ -182,9 +182,8 @@ final class Dispatcher implements Runnable {
       if (!c.phase.compareAndSet(LiveClaim.Phase.BUFFERED, LiveClaim.Phase.RUNNING)) {
         continue; // released meanwhile
       }
-      if (now - (c.localLeaseDeadline() - marginNanos) >= 0) {
+      if (!startable(c, now)) {
         c.phase.set(LiveClaim.Phase.RELEASING);
-        log.debug("{} cannot start within the start margin of its lease; released", c);
         releaser.release(c);
         continue;
       }
@@ -207,6 +206,25 @@ final class Dispatcher implements Runnable {
         releaser.release(c);
       }
     }
+  }
+
+  /**
+   * Whether a buffered claim may start at {@code now}: within the start margin of its lease, and
+   * before its work's deadline. A deadline that passed while the claim waited for a slot (on the
+   * estimate of the database clock, which runs at most a round trip ahead) means the work must not
+   * start: the claim is released unrun, and the next claim, deciding on the database clock, ends it
+   * as {@code deadline} (or, if the estimate ran ahead, runs it).
+   */
+  private boolean startable(LiveClaim c, long now) {
+    if (now - (c.localLeaseDeadline() - marginNanos) >= 0) {
+      log.debug("{} cannot start within the start margin of its lease; released", c);
+      return false;
+    }
+    if (c.deadlinePassed()) {
+      log.info("{} passed its deadline while it waited for a slot; released unrun", c);
+      return false;
+    }
+    return true;
   }
 
   private void runBatch(List<LiveClaim> batch) {

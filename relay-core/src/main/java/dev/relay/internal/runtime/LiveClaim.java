@@ -273,6 +273,11 @@ final class LiveClaim implements Claim {
     this.leaseBaseNanos = sentNanos;
   }
 
+  /** Whether the work's deadline has passed on the estimate of the database clock. */
+  boolean deadlinePassed() {
+    return work.deadline() != null && !estimatedDatabaseNow().isBefore(work.deadline());
+  }
+
   /**
    * An estimate of the database clock now: the lease's start on the database clock plus the local
    * monotonic time since the claim or renewal was sent. Errs late, which is the safe side for a
