@@ -266,7 +266,9 @@ public final class Relay implements AutoCloseable {
    * is recorded instead, because the effect happened. <b>A call already in flight is not
    * recalled.</b> Failed work becomes {@code cancelled} too (its evidence kept), which releases an
    * ordering key its failed head holds. Done and cancelled work is left as it is. Works whether or
-   * not this runtime is started.
+   * not this runtime is started. It is an operator's write: with the database roles of {@code relay
+   * migrate --roles}, the connection's user needs {@code relay_operator} (the worker role alone is
+   * refused, and nothing changes); a handler ending its own work returns {@link Outcome#cancel}.
    *
    * @throws InvalidWorkException if an argument is empty or too long
    */

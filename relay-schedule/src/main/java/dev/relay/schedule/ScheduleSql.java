@@ -16,6 +16,7 @@ final class ScheduleSql {
   final String register;
   final String definitions;
   final String lockState;
+  final String stateExists;
   final String recordDecision;
   final String list;
 
@@ -37,8 +38,11 @@ final class ScheduleSql {
     // slots right now; waiting would only find them decided. The clock is read by CLOCK afterwards.
     lockState =
         """
-        SELECT last_slot, created_at FROM %s WHERE name = ? FOR UPDATE SKIP LOCKED"""
+        SELECT last_slot, created_at, kind, definition FROM %s
+         WHERE name = ? FOR UPDATE SKIP LOCKED"""
             .formatted(t);
+    // Without a lock: tells a row another process holds (it is deciding) from one that is gone.
+    stateExists = "SELECT 1 FROM %s WHERE name = ?".formatted(t);
     // greatest(): last_slot never moves back, whatever a slower process computed.
     recordDecision =
         """

@@ -437,9 +437,37 @@ public final class Scheduler implements AutoCloseable {
             ps.setString(1, e.name);
             try (ResultSet rs = ps.executeQuery()) {
               if (!rs.next()) {
-                e.forget(); // another scheduler holds it: it is deciding these slots right now
+                e.forget();
+                if (!stateExists(c, e)) {
+                  e.warnOnce(
+                      "gone",
+                      "schedule {}: its schedule_state row is gone (deleted while this scheduler"
+                          + " ran), so no slot is decided here; restart the scheduler to register it"
+                          + " anew",
+                      e.name);
+                }
+                // else another scheduler holds it: it is deciding these slots right now
                 return Decision.busy(e.name);
               }
+              String kind = rs.getString(3);
+              String definition = rs.getString(4);
+              if (!e.kind.equals(kind) || !e.schedule.definition().equals(definition)) {
+                // changed by hand while this scheduler ran: deciding by either definition would
+                // interleave two series of slots under one name
+                e.forget();
+                e.warnOnce(
+                    "changed",
+                    "schedule {}: its stored definition is now kind {} {}, not this scheduler's"
+                        + " kind {} {}; no slot is decided here until the definitions agree"
+                        + " (stop every scheduler of the name before changing its row)",
+                    e.name,
+                    kind,
+                    definition,
+                    e.kind,
+                    e.schedule.definition());
+                return Decision.busy(e.name);
+              }
+              e.warnOnce(null, null);
               Instant last = ScheduleStatus.instant(rs, 1);
               after = last != null ? last : ScheduleStatus.instant(rs, 2);
             }
@@ -463,6 +491,15 @@ public final class Scheduler implements AutoCloseable {
           e.remember(now, plan.nextSlot());
           return new Decision(e.name, now, plan.enqueue(), plan.skipped(), conflicts, false);
         });
+  }
+
+  private boolean stateExists(Connection c, Entry e) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql.stateExists)) {
+      ps.setString(1, e.name);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
   }
 
   /**
@@ -592,6 +629,7 @@ public final class Scheduler implements AutoCloseable {
     private volatile Instant knownNext;
     private volatile Instant knownNow;
     private volatile long knownAtNanos;
+    private volatile String warned; // the condition last logged by warnOnce, or null
 
     Entry(String name, String kind, Schedule schedule, Slots slots, String queue) {
       this.name = name;
@@ -620,6 +658,18 @@ public final class Scheduler implements AutoCloseable {
 
     void forget() {
       knownNow = null;
+    }
+
+    /**
+     * Logs {@code message} at WARN once while {@code condition} lasts ({@code null}: the schedule
+     * is decided normally again, and the next condition is logged anew).
+     */
+    void warnOnce(String condition, String message, Object... args) {
+      String previous = warned;
+      warned = condition;
+      if (condition != null && !condition.equals(previous)) {
+        log.warn(message, args);
+      }
     }
 
     /**

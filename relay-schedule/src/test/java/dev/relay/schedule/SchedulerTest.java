@@ -307,6 +307,39 @@ class SchedulerTest {
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isZero();
     }
 
+    /**
+     * An operator changes or deletes a schedule's row while a scheduler runs it (the docs ask to
+     * stop every scheduler first): the running scheduler decides no slot by a definition that is
+     * not the row's, and does not take a missing row for one another scheduler holds for good.
+     */
+    @Test
+    void aRowChangedOrDeletedUnderARunningSchedulerDecidesNothing(TestDatabase db)
+        throws Exception {
+      Scheduler s = builder(db.dataSource(), db).schedule("pulse", "pulse", EVERY_SECOND).build();
+      assertThat(s.runOnce().get(0).busy()).isFalse();
+
+      db.execute(
+          "UPDATE {schema}.schedule_state SET definition = 'every PT3S missed=latest'"
+              + " WHERE name = 'pulse'");
+      Scheduler.Decision changed = s.runOnce().get(0);
+      assertThat(changed.busy()).isTrue();
+      assertThat(changed.enqueued()).isEmpty();
+
+      // the definitions agree again: decided as before
+      db.execute(
+          "UPDATE {schema}.schedule_state SET definition = '"
+              + EVERY_SECOND.definition()
+              + "' WHERE name = 'pulse'");
+      assertThat(s.runOnce().get(0).busy()).isFalse();
+
+      db.execute("DELETE FROM {schema}.schedule_state WHERE name = 'pulse'");
+      Scheduler.Decision gone = s.runOnce().get(0);
+      assertThat(gone.busy()).isTrue();
+      assertThat(gone.enqueued()).isEmpty();
+      // not registered again behind the operator's back
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.schedule_state")).isZero();
+    }
+
     @Test
     void sameDefinitionRegisteredTwiceIsAccepted(TestDatabase db) {
       for (int i = 0; i < 2; i++) {
