@@ -70,7 +70,7 @@ final class BulkController implements DisposableBean {
     console.guard(request, false);
     BulkAction a = BulkAction.of(action);
     Map<String, String> filters = WorkListController.filters(request);
-    WorkFilter filter = WorkListController.filter(filters);
+    WorkFilter filter = filtered(filters);
     BulkPreview p = console.admin.bulkPreview(filter, a, force);
     Map<String, Object> model = new LinkedHashMap<>();
     model.put("action", a.sql());
@@ -96,7 +96,7 @@ final class BulkController implements DisposableBean {
       @RequestParam(required = false) String reason) {
     console.guard(request, true);
     BulkAction a = BulkAction.of(action);
-    WorkFilter filter = WorkListController.filter(WorkListController.filters(request));
+    WorkFilter filter = filtered(WorkListController.filters(request));
     BulkProgress p = console.admin.startBulk(filter, a, force, Console.actor(user), reason);
     run(p.id());
     return Console.seeOther(Format.url(console.mount + "/bulk", "id", String.valueOf(p.id())));
@@ -136,6 +136,22 @@ final class BulkController implements DisposableBean {
     model.put("counts", counts(p.action(), p.counts(), false));
     model.put("here", running.contains(id));
     return console.page(request, "bulk", "Bulk action " + id, model, HttpStatus.OK);
+  }
+
+  /**
+   * The admin filter of a bulk action's filters, refused when there is none: without one the action
+   * would match every item in the schema. {@code relay redrive}, {@code cancel} and {@code purge}
+   * refuse the same (a work ID or filters); the work list offers no bulk action until filtered.
+   */
+  private WorkFilter filtered(Map<String, String> filters) {
+    if (!WorkListController.filtered(filters)) {
+      throw ConsoleRefusal.badRequest(
+          "A bulk action needs at least one filter (state, kind, queue, ordering key, error kind,"
+              + " outcome, held by a dependency, or age): without one it would act on every item"
+              + " in the schema. Nothing changed; filter the work list to act on what it shows.",
+          new Link("Open the work list", console.mount + "/work"));
+    }
+    return WorkListController.filter(filters);
   }
 
   private BulkProgress bulk(long id) {

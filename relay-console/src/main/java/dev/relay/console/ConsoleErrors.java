@@ -7,6 +7,7 @@ import dev.relay.admin.SupersedeRefusedException;
 import dev.relay.admin.WorkNotFoundException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -64,6 +65,18 @@ final class ConsoleErrors {
   })
   ResponseEntity<String> badRequest(HttpServletRequest request, RuntimeException e) {
     return problem(request, HttpStatus.BAD_REQUEST, badRequestTitle(request), e.getMessage());
+  }
+
+  /** The console's own refusal: its message as it is, and where to go on from. */
+  @ExceptionHandler(ConsoleRefusal.class)
+  ResponseEntity<String> consoleRefusal(HttpServletRequest request, ConsoleRefusal e) {
+    String title = e.status() == HttpStatus.NOT_FOUND ? "Not found" : badRequestTitle(request);
+    Map<String, Object> model = new HashMap<>();
+    model.put("message", e.getMessage());
+    if (e.next() != null) {
+      model.put("next", e.next());
+    }
+    return console.page(request, "problem", title, model, e.status());
   }
 
   @ExceptionHandler(MissingServletRequestParameterException.class)

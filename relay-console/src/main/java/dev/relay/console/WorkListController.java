@@ -58,6 +58,7 @@ final class WorkListController {
     next.put("after", page.nextCursor());
     Map<String, Object> model = new LinkedHashMap<>();
     model.put("filters", filters);
+    model.put("filtered", filtered(filters));
     model.put("textFilters", TEXT_FILTERS);
     model.put("states", Arrays.stream(WorkState.values()).map(WorkState::sql).toList());
     model.put("pageSize", console.properties.getPageSize());
@@ -86,6 +87,11 @@ final class WorkListController {
       filters.put(t.name(), blankToNull(request.getParameter(t.name())));
     }
     return filters;
+  }
+
+  /** Whether any of the list's filters is set: a bulk action acts only on a filtered list. */
+  static boolean filtered(Map<String, String> filters) {
+    return filters.values().stream().anyMatch(v -> v != null);
   }
 
   /** The admin filter of the list's parameters (blank ones already null). */

@@ -13,13 +13,16 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.springframework.test.web.servlet.MockMvc;
+import org.springframework.test.web.servlet.request.MockHttpServletRequestBuilder;
 
 /**
  * Bulk actions over HTTP (MockMvc through the real filters): the viewer sees the preview's counts
  * and no confirmation, and cannot start one; CSRF is required; a bad filter, an unknown action or
- * an empty reason is refused by name with nothing stored or changed; markup in a reason is text.
+ * an empty reason is refused by name with nothing stored or changed; markup in a reason is text; a
+ * bulk action without a filter is neither offered, previewed nor started.
  */
 @RelayDatabaseTest
 class BulkConsoleTest {
@@ -142,6 +145,48 @@ class BulkConsoleTest {
           .contains("Purge by filter (bulk action 1)")
           .containsPattern("purged \\(each leaves a tombstone\\)</th><td>1<")
           .containsPattern("refused: not done or cancelled[^<]*</th><td>1<");
+    }
+  }
+
+  @Test
+  void withoutAFilterNoBulkActionIsOfferedPreviewedOrStarted(TestDatabase db) throws Exception {
+    ConsoleTest.failed(db, "order-1-ack", "{}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      // The unfiltered list (blank filters are none) offers no bulk button, and says why.
+      for (MockHttpServletRequestBuilder list :
+          List.of(get("/relay/work"), get("/relay/work").param("state", "").param("kind", " "))) {
+        assertThat(body(mvc.perform(list.with(OPERATOR)).andExpect(status().isOk())))
+            .contains("order-1-ack")
+            .doesNotContain("/relay/bulk/preview")
+            .doesNotContain("all matching")
+            .contains("filter the list to act on what it shows");
+      }
+      for (String action : new String[] {"redrive", "cancel", "purge"}) {
+        // The preview's address typed without a filter: no counts, a link to the list.
+        assertThat(
+                body(
+                    mvc.perform(get("/relay/bulk/preview?action=" + action).with(OPERATOR))
+                        .andExpect(status().isBadRequest())))
+            .contains("<h1>Cannot show this page</h1>")
+            .contains(
+                "A bulk action needs at least one filter (state, kind, queue, ordering key, error"
+                    + " kind, outcome, held by a dependency, or age): without one it would act on"
+                    + " every item in the schema.")
+            .contains("<a href=\"/relay/work\">Open the work list</a>")
+            .doesNotContain("Matching now");
+        // A start without a filter, or with blank ones only: refused, nothing stored.
+        for (MockHttpServletRequestBuilder start :
+            List.of(
+                operatorPost("/relay/bulk", "action", action, "reason", "x"),
+                operatorPost("/relay/bulk", "action", action, "kind", " ", "reason", "x"))) {
+          assertThat(body(mvc.perform(start).andExpect(status().isBadRequest())))
+              .contains("<h1>Nothing changed</h1>")
+              .contains("A bulk action needs at least one filter");
+        }
+      }
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.bulk_operation")).isZero();
+      assertThat(ConsoleTest.state(db, "order-1-ack")).isEqualTo("failed");
     }
   }
 
