@@ -1,6 +1,8 @@
 package dev.relay.console;
 
+import dev.relay.admin.Maintenance;
 import dev.relay.spring.autoconfigure.RelayConnections;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.annotation.Bean;
 
@@ -41,8 +43,8 @@ final class ConsolePages {
   }
 
   @Bean
-  PurgeController relayConsolePurge(Console c) {
-    return new PurgeController(c);
+  PurgeController relayConsolePurge(Console c, ObjectProvider<Maintenance> maintenance) {
+    return new PurgeController(c, maintenance);
   }
 
   @Bean
