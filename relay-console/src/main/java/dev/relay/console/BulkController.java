@@ -4,7 +4,6 @@ import dev.relay.admin.BulkAction;
 import dev.relay.admin.BulkCounts;
 import dev.relay.admin.BulkPreview;
 import dev.relay.admin.BulkProgress;
-import dev.relay.admin.InvalidAdminRequestException;
 import dev.relay.admin.WorkFilter;
 import jakarta.servlet.http.HttpServletRequest;
 import java.security.Principal;
@@ -158,7 +157,11 @@ final class BulkController implements DisposableBean {
     return console
         .admin
         .bulk(id)
-        .orElseThrow(() -> new InvalidAdminRequestException("id", "no bulk action has ID " + id));
+        .orElseThrow(
+            () ->
+                ConsoleRefusal.notFound(
+                    "no bulk action has ID " + id,
+                    new Link("Open the bulk actions", console.mount + "/bulk")));
   }
 
   /** Runs bulk action {@code id} on the console's thread, unless this process already runs it. */

@@ -1,6 +1,7 @@
 package dev.relay.console;
 
 import dev.relay.CancelResult;
+import dev.relay.InvalidWorkException;
 import dev.relay.KindPolicy;
 import dev.relay.Work;
 import dev.relay.WorkState;
@@ -495,9 +496,35 @@ final class ItemController {
       @RequestParam(required = false) String reason) {
     console.guard(request, true);
     WorkItem old = console.admin.show(id).orElseThrow(() -> new WorkNotFoundException(id)).item();
-    Work replacement = Work.of(newId, old.kind(), payload).queue(old.queue());
-    SupersedeResult r = console.admin.supersede(id, replacement, Console.actor(user), reason);
+    SupersedeResult r;
+    try {
+      Work replacement = Work.of(newId, old.kind(), payload).queue(old.queue());
+      r = console.admin.supersede(id, replacement, Console.actor(user), reason);
+    } catch (InvalidWorkException e) {
+      throw asSupersedeForm(e);
+    }
     return done(r.newWorkId(), "superseded");
+  }
+
+  /** The supersede form's fields, by the names Relay's refusal of the replacement gives them. */
+  private static final Map<String, String> SUPERSEDE_FIELDS =
+      Map.of("workId", "New work ID", "payload", "Payload (JSON)");
+
+  /**
+   * Relay's refusal of the replacement, naming the form's field ("New work ID 'has space' may only
+   * contain ...") instead of Relay's ({@code workId}); a refusal of another field as it is.
+   */
+  static RuntimeException asSupersedeForm(InvalidWorkException e) {
+    String label = SUPERSEDE_FIELDS.get(e.field());
+    String message = e.getMessage();
+    // "invalid work[ 'ID']: FIELD PROBLEM": a work ID holds no space, so the first ": FIELD " ends
+    // the prefix.
+    String marker = ": " + e.field() + " ";
+    int at = message.indexOf(marker);
+    if (label == null || at < 0) {
+      return e;
+    }
+    return ConsoleRefusal.badRequest(label + " " + message.substring(at + marker.length()), null);
   }
 
   private ResponseEntity<String> done(String id, String what) {

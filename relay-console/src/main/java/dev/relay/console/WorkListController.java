@@ -5,10 +5,13 @@ import dev.relay.admin.WorkFilter;
 import dev.relay.admin.WorkItem;
 import dev.relay.admin.WorkPage;
 import jakarta.servlet.http.HttpServletRequest;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.stereotype.Controller;
@@ -94,11 +97,16 @@ final class WorkListController {
     return filters.values().stream().anyMatch(v -> v != null);
   }
 
-  /** The admin filter of the list's parameters (blank ones already null). */
+  /**
+   * The admin filter of the list's parameters (blank ones already null), each value checked first
+   * and refused in the form's words, repeating what was typed ({@link ConsoleRefusal}): Relay's own
+   * refusal would name its internal fields and show an age as an ISO-8601 duration.
+   */
   static WorkFilter filter(Map<String, String> filters) {
     WorkFilter f = WorkFilter.all();
-    if (filters.get("state") != null) {
-      f = f.state(filters.get("state"));
+    String state = filters.get("state");
+    if (state != null) {
+      f = f.state(oneOf("State", state, WorkFilter.STATES));
     }
     if (filters.get("kind") != null) {
       f = f.kind(filters.get("kind"));
@@ -112,40 +120,82 @@ final class WorkListController {
     if (filters.get("errorKind") != null) {
       f = f.errorKind(filters.get("errorKind"));
     }
-    if (filters.get("outcome") != null) {
-      f = f.outcome(filters.get("outcome"));
+    String outcome = filters.get("outcome");
+    if (outcome != null) {
+      f = f.outcome(oneOf("Outcome", outcome, WorkFilter.OUTCOMES));
     }
     if (filters.get("olderThan") != null) {
-      f = f.olderThan(age("olderThan", filters.get("olderThan")));
+      f = f.olderThan(age("Created at least", filters.get("olderThan")));
     }
     if (filters.get("newerThan") != null) {
-      f = f.newerThan(age("newerThan", filters.get("newerThan")));
+      f = f.newerThan(age("Created less than", filters.get("newerThan")));
     }
-    if ("any".equals(filters.get("blocked"))) {
+    String blocked = filters.get("blocked");
+    if ("any".equals(blocked)) {
       f = f.blocked();
-    } else if (filters.get("blocked") != null) {
-      f = f.blockedReason(filters.get("blocked")); // an unknown reason is refused by name
+    } else if (blocked != null) {
+      if (!WorkFilter.BLOCKED_REASONS.contains(blocked)) {
+        throw refused(
+            "Held by a dependency '"
+                + ConsoleErrors.shown(blocked)
+                + "' is neither any nor one of "
+                + String.join(", ", WorkFilter.BLOCKED_REASONS));
+      }
+      f = f.blockedReason(blocked);
     }
     return f;
   }
 
-  private static final java.util.regex.Pattern AGE =
-      java.util.regex.Pattern.compile("(\\d{1,9})\\s*(s|m|min|h|d)");
+  /** {@code value}, unless it is not one of {@code allowed}: refused, naming the filter. */
+  private static String oneOf(String named, String value, List<String> allowed) {
+    if (!allowed.contains(value)) {
+      throw refused(
+          named
+              + " '"
+              + ConsoleErrors.shown(value)
+              + "' is not one of "
+              + String.join(", ", allowed));
+    }
+    return value;
+  }
 
-  /** An age as the list's filter takes it: a number and a unit, s, m (or min), h or d. */
-  static java.time.Duration age(String field, String text) {
-    java.util.regex.Matcher m = AGE.matcher(text);
+  private static final Pattern AGE = Pattern.compile("(\\d{1,9})\\s*(s|m|min|h|d)");
+
+  /**
+   * An age as the list's filter takes it: a number and a unit, s, m (or min), h or d, at most
+   * {@link WorkFilter#MAX_AGE}; refused naming the filter ({@code named}) and repeating the text.
+   */
+  static Duration age(String named, String text) {
+    Matcher m = AGE.matcher(text);
     if (!m.matches()) {
-      throw new dev.relay.admin.InvalidAdminRequestException(
-          field, "'" + text + "' is not an age: a number and s, m, h or d (30s, 5m, 2h, 7d)");
+      throw refused(
+          named
+              + " '"
+              + ConsoleErrors.shown(text)
+              + "' ago: not an age; give a number and s, m, h or d (30s, 5m, 2h, 7d)");
     }
     long n = Long.parseLong(m.group(1));
-    return switch (m.group(2)) {
-      case "s" -> java.time.Duration.ofSeconds(n);
-      case "m", "min" -> java.time.Duration.ofMinutes(n);
-      case "h" -> java.time.Duration.ofHours(n);
-      default -> java.time.Duration.ofDays(n);
-    };
+    Duration age =
+        switch (m.group(2)) {
+          case "s" -> Duration.ofSeconds(n);
+          case "m", "min" -> Duration.ofMinutes(n);
+          case "h" -> Duration.ofHours(n);
+          default -> Duration.ofDays(n);
+        };
+    if (age.compareTo(WorkFilter.MAX_AGE) > 0) {
+      throw refused(
+          named
+              + " '"
+              + text
+              + "' ago: an age is at most 100 years ("
+              + WorkFilter.MAX_AGE.toDays()
+              + "d)");
+    }
+    return age;
+  }
+
+  private static ConsoleRefusal refused(String message) {
+    return ConsoleRefusal.badRequest(message, null);
   }
 
   static String blankToNull(String s) {

@@ -52,7 +52,7 @@ class BulkConsoleTest {
                           operatorPost(
                               "/relay/bulk", "action", "cancel", "state", "broken", "reason", "x"))
                       .andExpect(status().isBadRequest())))
-          .contains("filter.state");
+          .contains("State &#39;broken&#39; is not one of");
       assertThat(
               body(
                   mvc.perform(
@@ -65,7 +65,7 @@ class BulkConsoleTest {
                               "reason",
                               "x"))
                       .andExpect(status().isBadRequest())))
-          .contains("olderThan");
+          .contains("Created at least &#39;soon&#39; ago: not an age");
       assertThat(
               body(
                   mvc.perform(operatorPost("/relay/bulk", "action", "delete", "reason", "x"))

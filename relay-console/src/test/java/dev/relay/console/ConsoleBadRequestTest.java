@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -85,7 +87,7 @@ class ConsoleBadRequestTest {
           .containsOnlyOnce("<script");
       // The list's own refusals of a filter read the same way: nothing was going to change.
       assertThat(consolePage(olga.get("/relay/work?olderThan=soon"), CANNOT_SHOW))
-          .contains("olderThan")
+          .contains("Created at least &#39;soon&#39; ago: not an age")
           .doesNotContain(NOTHING_CHANGED);
       assertThat(consolePage(olga.get("/relay/search?json=%7B%7D&window=2w"), CANNOT_SHOW))
           .contains("window must be 1h, 24h or 7d, was 2w");
@@ -114,6 +116,121 @@ class ConsoleBadRequestTest {
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isEqualTo(1);
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.bulk_operation")).isZero();
     }
+  }
+
+  /**
+   * A refusal names what the person filled in, in the form's words, and repeats what was typed:
+   * never Relay's internal field names ({@code filter.state}, {@code workId}), its "invalid admin
+   * request" prefix, or an age as an ISO-8601 duration. An unknown bulk action is not found, like
+   * an unknown item.
+   */
+  @Test
+  void refusalsUseTheFormsWordsAndWhatWasTyped(TestDatabase db) throws Exception {
+    ConsoleTest.failed(db, "order-11-ack", "{}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      Browser olga = Browser.operator(app);
+      List<String> pages = new ArrayList<>();
+      // The list's filters, on the list, on a bulk preview and on a bulk action's start.
+      for (String page : new String[] {"/relay/work?", "/relay/bulk/preview?action=cancel&"}) {
+        pages.add(
+            assertRefused(
+                olga.get(page + "newerThan=999999999d"),
+                CANNOT_SHOW,
+                "Created less than &#39;999999999d&#39; ago: an age is at most 100 years"
+                    + " (36500d)"));
+        pages.add(
+            assertRefused(
+                olga.get(page + "olderThan=soon"),
+                CANNOT_SHOW,
+                "Created at least &#39;soon&#39; ago: not an age; give a number and s, m, h or d"
+                    + " (30s, 5m, 2h, 7d)"));
+        pages.add(
+            assertRefused(
+                olga.get(page + "state=bogus"),
+                CANNOT_SHOW,
+                "State &#39;bogus&#39; is not one of ready, running, done, failed, cancelled"));
+        pages.add(
+            assertRefused(
+                olga.get(page + "outcome=maybe"),
+                CANNOT_SHOW,
+                "Outcome &#39;maybe&#39; is not one of delivered, not_delivered, unknown"));
+        pages.add(
+            assertRefused(
+                olga.get(page + "blocked=nope"),
+                CANNOT_SHOW,
+                "Held by a dependency &#39;nope&#39; is neither any nor one of dependency_failed,"));
+      }
+      pages.add(
+          assertRefused(
+              olga.post("/relay/bulk", "action", "cancel", "state", "bogus", "reason", "x"),
+              NOTHING_CHANGED,
+              "State &#39;bogus&#39; is not one of ready, running, done, failed, cancelled"));
+
+      // An unknown bulk action: not found, as an unknown item is, with the list one link away.
+      pages.add(
+          assertRefused(
+              olga.get("/relay/bulk?id=999"), 404, NOT_FOUND, "no bulk action has ID 999</p>"));
+      pages.add(
+          assertRefused(
+              olga.post("/relay/bulk/continue", "id", "999"),
+              404,
+              NOT_FOUND,
+              "<a href=\"/relay/bulk\">Open the bulk actions</a>"));
+
+      // The supersede form's fields, by their labels.
+      pages.add(
+          assertRefused(
+              olga.post(
+                  "/relay/item/supersede",
+                  "id",
+                  "order-11-ack",
+                  "newId",
+                  "has space",
+                  "payload",
+                  "{}",
+                  "reason",
+                  "x"),
+              NOTHING_CHANGED,
+              "New work ID &#39;has space&#39; may only contain A-Z a-z 0-9 . _ - : / @ + = #"));
+      pages.add(
+          assertRefused(
+              olga.post(
+                  "/relay/item/supersede",
+                  "id",
+                  "order-11-ack",
+                  "newId",
+                  "order-11-ack-v2",
+                  "payload",
+                  "{not json",
+                  "reason",
+                  "x"),
+              NOTHING_CHANGED,
+              "role=\"alert\">Payload (JSON) "));
+
+      for (String page : pages) {
+        assertThat(page)
+            .doesNotContain("invalid admin request")
+            .doesNotContain("invalid work")
+            .doesNotContain("filter.")
+            .doesNotContain("filter age")
+            .doesNotContain("workId")
+            .doesNotContainPattern(ConsoleTest.INTERNAL_NAME);
+      }
+      assertThat(ConsoleTest.state(db, "order-11-ack")).isEqualTo("failed");
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isEqualTo(1);
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.bulk_operation")).isZero();
+    }
+  }
+
+  private static String assertRefused(HttpResponse<String> r, String heading, String message) {
+    return assertRefused(r, 400, heading, message);
+  }
+
+  private static String assertRefused(
+      HttpResponse<String> r, int status, String heading, String message) {
+    String page = consolePage(r, status, heading);
+    assertThat(page).as(r.uri().toString()).contains(message);
+    return page;
   }
 
   @Test

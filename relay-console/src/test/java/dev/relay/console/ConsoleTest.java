@@ -362,7 +362,7 @@ class ConsoleTest {
               body(
                   mvc.perform(get("/relay/work?blocked=dependency_lost").with(VIEWER))
                       .andExpect(status().isBadRequest())))
-          .contains("blockedReason");
+          .contains("Held by a dependency &#39;dependency_lost&#39; is neither any nor one of");
     }
   }
 
