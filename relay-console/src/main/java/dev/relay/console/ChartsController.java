@@ -128,8 +128,8 @@ final class ChartsController {
     model.put(
         "all", queue == null && kind == null ? null : Format.url(base, "window", window.label()));
     model.put("charts", charts);
-    model.put("p50", latency(charts.p50()));
-    model.put("p95", latency(charts.p95()));
+    model.put("p50", Format.latency(charts.p50()));
+    model.put("p95", Format.latency(charts.p95()));
     model.put("width", WIDTH);
     model.put("height", HEIGHT);
     model.put("first", MINUTE.format(charts.from()));
@@ -162,24 +162,6 @@ final class ChartsController {
       return "queue " + queue + ", every kind";
     }
     return "queue " + queue + ", kind " + kind;
-  }
-
-  /** A latency as an operator reads it: milliseconds below a second, then seconds, then words. */
-  static String latency(Duration d) {
-    if (d == null) {
-      return "\u2014";
-    }
-    long ms = d.toMillis();
-    if (ms < 1) {
-      return "< 1 ms";
-    }
-    if (ms < 1_000) {
-      return ms + " ms";
-    }
-    if (ms < 60_000) {
-      return String.format(Locale.ROOT, "%.1f s", ms / 1000.0);
-    }
-    return Format.age(d);
   }
 
   private static String px(double v) {
@@ -258,13 +240,13 @@ final class ChartsController {
       run50.append(x).append(',').append(y50).append(' ');
       run95.append(x).append(',').append(y95).append(' ');
       String when = title(p.start(), window);
-      dots50.add(new Dot(x, y50, when + ": p50 " + latency(p.p50())));
-      dots95.add(new Dot(x, y95, when + ": p95 " + latency(p.p95())));
+      dots50.add(new Dot(x, y50, when + ": p50 " + Format.latency(p.p50())));
+      dots95.add(new Dot(x, y95, when + ": p95 " + Format.latency(p.p95())));
     }
     flush(run50, p50);
     flush(run95, p95);
     return new Latency(
-        maxNanos == 0 ? "0" : latency(Duration.ofNanos(maxNanos)), p50, p95, dots50, dots95);
+        maxNanos == 0 ? "0" : Format.latency(Duration.ofNanos(maxNanos)), p50, p95, dots50, dots95);
   }
 
   private static int y(Duration d, long maxNanos) {

@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -70,6 +71,28 @@ final class Format {
       return (s / 3600) + " h " + (s % 3600 / 60) + " min";
     }
     return (s / 86_400) + " d " + (s % 86_400 / 3600) + " h";
+  }
+
+  /**
+   * A latency as an operator reads it: milliseconds below a second ({@code 49 ms}, as {@code relay
+   * status} shows them), then seconds to a tenth, then as {@link #age(Duration)}; {@code null} as
+   * an em dash.
+   */
+  static String latency(Duration d) {
+    if (d == null) {
+      return "\u2014";
+    }
+    long ms = d.toMillis();
+    if (ms < 1) {
+      return "< 1 ms";
+    }
+    if (ms < 1_000) {
+      return ms + " ms";
+    }
+    if (ms < 60_000) {
+      return String.format(Locale.ROOT, "%.1f s", ms / 1000.0);
+    }
+    return age(d);
   }
 
   /** {@code base} with the non-empty parameters URL-encoded. */

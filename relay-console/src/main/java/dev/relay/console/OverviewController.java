@@ -105,8 +105,8 @@ final class OverviewController {
         blocked,
         failures,
         f.text(q.oldestEligibleAge()),
-        f.text(q.completionP50()),
-        f.text(q.completionP95()));
+        Format.latency(q.completionP50()),
+        Format.latency(q.completionP95()));
   }
 
   /**

@@ -12,6 +12,8 @@ import dev.relay.admin.Maintenance;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.time.Duration;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.request.RequestPostProcessor;
@@ -106,6 +108,30 @@ class ConsoleChartsTest {
               mvc.perform(get("/relay/charts?window=2w").with(VIEWER))
                   .andExpect(status().isBadRequest()));
       assertThat(bad).contains("window must be 1h, 24h or 7d, was 2w");
+    }
+  }
+
+  /**
+   * The overview's p50 / p95 of sub-second work in milliseconds, as the charts page and {@code
+   * relay status} show them (before: rounded down to whole seconds, "0 s / 0 s").
+   */
+  @Test
+  void theOverviewShowsSubSecondLatenciesInMilliseconds(TestDatabase db) throws Exception {
+    // 30 done items, created a minute ago, each finished 40 to 69 ms after it was created.
+    db.execute(
+        "INSERT INTO {schema}.outbox (work_id, kind, payload, state, created_at, completed_at,"
+            + " claim_generation, attempts, first_attempt_at, outcome)"
+            + " SELECT 'quick-' || g, 'order_ack', '{}', 'done', t.at,"
+            + " t.at + (39 + g) * interval '1 millisecond', 1, 1, t.at, 'delivered'"
+            + " FROM generate_series(1, 30) g, LATERAL (SELECT now() - interval '1 minute' AS at) t");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      String html = body(app.mvc().perform(get("/relay").with(VIEWER)).andExpect(status().isOk()));
+      Matcher cell = Pattern.compile("<td>(\\d+) ms / (\\d+) ms</td>").matcher(html);
+      assertThat(cell.find()).as(html).isTrue();
+      // Within the rollup histogram's error of the true 54 ms and 68 ms.
+      assertThat(Long.parseLong(cell.group(1))).isBetween(40L, 70L);
+      assertThat(Long.parseLong(cell.group(2))).isBetween(55L, 85L);
+      assertThat(html).doesNotContain("0 s / 0 s");
     }
   }
 
