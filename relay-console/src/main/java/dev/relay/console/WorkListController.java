@@ -1,5 +1,6 @@
 package dev.relay.console;
 
+import dev.relay.Outbox;
 import dev.relay.WorkState;
 import dev.relay.admin.WorkFilter;
 import dev.relay.admin.WorkItem;
@@ -109,10 +110,10 @@ final class WorkListController {
       f = f.state(oneOf("State", state, WorkFilter.STATES));
     }
     if (filters.get("kind") != null) {
-      f = f.kind(filters.get("kind"));
+      f = f.kind(name("Kind", filters.get("kind")));
     }
     if (filters.get("queue") != null) {
-      f = f.queue(filters.get("queue"));
+      f = f.queue(name("Queue", filters.get("queue")));
     }
     if (filters.get("key") != null) {
       f = f.orderingKey(filters.get("key"));
@@ -155,6 +156,23 @@ final class WorkListController {
               + ConsoleErrors.shown(value)
               + "' is not one of "
               + String.join(", ", allowed));
+    }
+    return value;
+  }
+
+  /**
+   * A kind or queue name, unless no work can have it ({@link Outbox#nameProblem}): such a filter
+   * matches nothing, and a bulk action would be stored with it all the same.
+   */
+  private static String name(String named, String value) {
+    if (Outbox.nameProblem(value) != null) {
+      throw refused(
+          named
+              + " '"
+              + ConsoleErrors.shown(value)
+              + "' is a name no work can have: a kind or queue name is 1-"
+              + Outbox.MAX_NAME_LENGTH
+              + " characters from A-Z a-z 0-9 . _ - :");
     }
     return value;
   }

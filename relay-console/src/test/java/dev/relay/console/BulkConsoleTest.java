@@ -22,7 +22,8 @@ import org.springframework.test.web.servlet.request.MockHttpServletRequestBuilde
  * Bulk actions over HTTP (MockMvc through the real filters): the viewer sees the preview's counts
  * and no confirmation, and cannot start one; CSRF is required; a bad filter, an unknown action or
  * an empty reason is refused by name with nothing stored or changed; markup in a reason is text; a
- * bulk action without a filter is neither offered, previewed nor started.
+ * bulk action without a filter is neither offered, previewed nor started, nor one naming a kind or
+ * queue that no work can have.
  */
 @RelayDatabaseTest
 class BulkConsoleTest {
@@ -187,6 +188,62 @@ class BulkConsoleTest {
       }
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.bulk_operation")).isZero();
       assertThat(ConsoleTest.state(db, "order-1-ack")).isEqualTo("failed");
+    }
+  }
+
+  @Test
+  void aKindOrQueueNoWorkCanHaveIsRefusedAndNothingIsStored(TestDatabase db) throws Exception {
+    ConsoleTest.failed(db, "order-1-ack", "{}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      MockMvc mvc = app.mvc();
+      String tooLong = "k".repeat(101);
+      for (String[] filter :
+          new String[][] {
+            {"kind", "a b", "Kind"}, {"queue", "<b>q</b>", "Queue"}, {"kind", tooLong, "Kind"}
+          }) {
+        String problem =
+            filter[2]
+                + " &#39;"
+                + (filter[1].length() > 100
+                    ? filter[1].substring(0, 100) + "\u2026"
+                    : filter[1].replace("<", "&lt;").replace(">", "&gt;"))
+                + "&#39; is a name no work can have: a kind or queue name is 1-100 characters"
+                + " from A-Z a-z 0-9 . _ - :";
+        assertThat(
+                body(
+                    mvc.perform(
+                            operatorPost(
+                                "/relay/bulk",
+                                "action",
+                                "cancel",
+                                filter[0],
+                                filter[1],
+                                "reason",
+                                "x"))
+                        .andExpect(status().isBadRequest())))
+            .contains("<h1>Nothing changed</h1>")
+            .contains(problem);
+        assertThat(
+                body(
+                    mvc.perform(
+                            get("/relay/bulk/preview")
+                                .param("action", "purge")
+                                .param(filter[0], filter[1])
+                                .with(VIEWER))
+                        .andExpect(status().isBadRequest())))
+            .contains(problem);
+        assertThat(
+                body(
+                    mvc.perform(get("/relay/work").param(filter[0], filter[1]).with(VIEWER))
+                        .andExpect(status().isBadRequest())))
+            .contains("<h1>Cannot show this page</h1>")
+            .contains(problem);
+      }
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.bulk_operation")).isZero();
+      assertThat(ConsoleTest.state(db, "order-1-ack")).isEqualTo("failed");
+      // A name work can have, with every character the rule allows, is a filter like any other.
+      mvc.perform(get("/relay/work").param("kind", "a.B_9-x:y").with(VIEWER))
+          .andExpect(status().isOk());
     }
   }
 
