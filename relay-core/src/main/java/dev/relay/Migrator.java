@@ -111,7 +111,9 @@ public final class Migrator {
           new Version(
               26,
               "dependency rows leave per statement",
-              "migrations/V26__dependency_rows_leave_per_statement.sql"));
+              "migrations/V26__dependency_rows_leave_per_statement.sql"),
+          new Version(
+              27, "worker deletes only moves", "migrations/V27__worker_deletes_only_moves.sql"));
 
   /**
    * The file-name marker of a contract step: {@code V20__contract_drop_old_column.sql}. Every

@@ -308,13 +308,11 @@ class MigratorTest {
 
   /** Takes the schema back to the version before the latest, as the previous release left it. */
   private void undoLatestVersion() throws Exception {
-    assertThat(Migrator.LATEST_VERSION).as("update this for the new latest version").isEqualTo(26);
-    // what version 26 changed: the per-statement trigger back to version 10's foreign key
+    assertThat(Migrator.LATEST_VERSION).as("update this for the new latest version").isEqualTo(27);
+    // what version 27 added: the trigger refusing a worker's unfiled delete
     db.execute(
-        ("DROP TRIGGER outbox_dependencies_leave_with_row ON %1$s.outbox;"
-                + " DROP FUNCTION %1$s.outbox_drop_dependencies();"
-                + " ALTER TABLE %1$s.dependency ADD CONSTRAINT dependency_work_id_fkey"
-                + " FOREIGN KEY (work_id) REFERENCES %1$s.outbox (work_id) ON DELETE CASCADE;"
+        ("DROP TRIGGER outbox_deletes_are_filed ON %1$s.outbox;"
+                + " DROP FUNCTION %1$s.outbox_refuse_unfiled_delete();"
                 + " DELETE FROM %1$s.schema_version WHERE version = %2$d")
             .formatted(fresh, Migrator.LATEST_VERSION));
   }

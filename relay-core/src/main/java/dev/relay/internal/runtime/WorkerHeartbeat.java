@@ -5,6 +5,8 @@ import dev.relay.Relay;
 import dev.relay.RelayConfig;
 import dev.relay.RelayException;
 import dev.relay.internal.store.WorkerRegistry;
+import java.io.IOException;
+import java.net.InetAddress;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -49,11 +51,27 @@ final class WorkerHeartbeat implements Runnable {
     return config.lease().plus(config.renewInterval().multipliedBy(2));
   }
 
-  private static String host() {
+  /**
+   * The machine's name and this process's ID, for an operator to find the worker: {@code HOSTNAME}
+   * when the environment has it (containers set it), else the name the operating system gives (a
+   * shell does not export {@code HOSTNAME}, and systemd does not set it).
+   */
+  static String host() {
     String host = System.getenv("HOSTNAME");
+    if (host == null || host.isBlank()) {
+      host = localHostName();
+    }
     return (host == null || host.isBlank() ? "" : host + " ")
         + "pid "
         + ProcessHandle.current().pid();
+  }
+
+  private static String localHostName() {
+    try {
+      return InetAddress.getLocalHost().getHostName();
+    } catch (IOException | RuntimeException e) {
+      return null; // no name to give: the process ID alone
+    }
   }
 
   /**

@@ -455,6 +455,10 @@ public final class GrantCatalog {
         "outbox_drop_dependencies()",
         "a trigger's (SECURITY DEFINER, as the foreign key's cascade it replaced): called by no"
             + " role");
+    function(
+        "outbox_refuse_unfiled_delete()",
+        "a trigger's (the caller's rights: it tests whether the caller may delete history):"
+            + " called by no role");
   }
 
   /** Every table the catalog decides, in script order. */
