@@ -55,9 +55,12 @@ final class Database implements AutoCloseable {
     this.dataSource = ds;
   }
 
-  /** Connects to {@code jdbcUrl}, or starts a throwaway embedded server when it is {@code null}. */
+  /**
+   * Connects to {@code jdbcUrl}, or starts a throwaway embedded server when it is {@code null} (an
+   * empty URL is refused before, by {@link DbCommand#jdbcUrl}).
+   */
   static Database open(String jdbcUrl, PrintStream notes) throws IOException, SQLException {
-    if (jdbcUrl != null && !jdbcUrl.isBlank()) {
+    if (jdbcUrl != null) {
       return connect(jdbcUrl);
     }
     notes.println("(no --jdbc-url given: starting an embedded PostgreSQL 18 on 127.0.0.1)");
@@ -65,13 +68,13 @@ final class Database implements AutoCloseable {
   }
 
   /**
-   * Connects to {@code jdbcUrl}, or, when it is {@code null} or blank, starts an embedded server
-   * whose data is kept in {@code dataDirectory} (created, and initialised on first use).
+   * Connects to {@code jdbcUrl}, or, when it is {@code null}, starts an embedded server whose data
+   * is kept in {@code dataDirectory} (created, and initialised on first use).
    *
    * @throws DatabaseUnavailableException if the database cannot be reached or started
    */
   static Database openPersistent(String jdbcUrl, Path dataDirectory, PrintStream notes) {
-    if (jdbcUrl != null && !jdbcUrl.isBlank()) {
+    if (jdbcUrl != null) {
       try {
         return connect(jdbcUrl);
       } catch (SQLException e) {

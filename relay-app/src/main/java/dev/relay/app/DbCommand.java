@@ -29,7 +29,8 @@ abstract class DbCommand implements Callable<Integer> {
           "JDBC URL of a PostgreSQL 15+ database, like"
               + " jdbc:postgresql://host:5432/db?user=u&password=p. Default: env RELAY_JDBC_URL;"
               + " without either, an embedded PostgreSQL 18 whose data is kept in ~/.relay/pgdata"
-              + " (or $RELAY_HOME/pgdata). Unless the URL names connectTimeout and loginTimeout,"
+              + " (or $RELAY_HOME/pgdata); an empty URL, given or in the variable, is a usage"
+              + " error. Unless the URL names connectTimeout and loginTimeout,"
               + " each is 10 s: a database that does not answer is exit 3 after them.")
   String jdbcUrl;
 
@@ -96,20 +97,40 @@ abstract class DbCommand implements Callable<Integer> {
   /**
    * The database URL: {@code given} ({@code --jdbc-url}), else env {@code RELAY_JDBC_URL}, else
    * null (the embedded server). A URL that is not a PostgreSQL JDBC URL is a usage error (exit 2),
-   * not an unreachable database.
+   * not an unreachable database. So is an empty or blank one, from the option or the variable:
+   * {@code --jdbc-url "$UNSET"} means a database the shell failed to name, and falling back to the
+   * embedded one would write there and exit 0. Only a variable that is not set at all selects it.
    */
   static String jdbcUrl(CommandLine cl, String given) {
     String url = given != null ? given : System.getenv("RELAY_JDBC_URL");
-    if (url != null && !url.isBlank() && !url.startsWith("jdbc:postgresql:")) {
+    String source = given != null ? "--jdbc-url" : "env RELAY_JDBC_URL";
+    if (url == null) {
+      return null;
+    }
+    if (url.isBlank()) {
       throw new ParameterException(
           cl,
-          (given != null ? "--jdbc-url" : "env RELAY_JDBC_URL")
-              + " must be a PostgreSQL JDBC URL like jdbc:postgresql://host:5432/db?user=u, was '"
+          source
+              + " is empty: give a PostgreSQL JDBC URL like "
+              + URL_EXAMPLE
+              + (given != null ? ", or leave --jdbc-url out" : ", or unset RELAY_JDBC_URL")
+              + " to use the embedded PostgreSQL");
+    }
+    if (!url.startsWith("jdbc:postgresql:")) {
+      throw new ParameterException(
+          cl,
+          source
+              + " must be a PostgreSQL JDBC URL like "
+              + URL_EXAMPLE
+              + ", was '"
               + Messages.maskPasswords(url)
               + "'");
     }
     return url;
   }
+
+  /** The form of a database URL that usage errors show. */
+  static final String URL_EXAMPLE = "jdbc:postgresql://host:5432/db?user=u";
 
   /** A usage error of this command (exit 2): one line naming the option and the expected form. */
   ParameterException usage(String message) {

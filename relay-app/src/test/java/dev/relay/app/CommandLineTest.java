@@ -177,6 +177,44 @@ class CommandLineTest {
       assertThat(r.err().lines()).hasSize(1);
     }
 
+    /**
+     * {@code --jdbc-url "$UNSET"} names a database the shell failed to give: refused (exit 2)
+     * naming where it came from, never the embedded database (which a migrate or an enqueue would
+     * write to, exit 0), whatever RELAY_JDBC_URL says; an empty variable is refused the same way.
+     */
+    @Test
+    void anEmptyJdbcUrlIsAUsageErrorNotTheEmbeddedDatabase(TestDatabase db) {
+      for (String empty : new String[] {"", "  "}) {
+        Cli.Result r =
+            Cli.run(
+                java.util.Map.of("RELAY_JDBC_URL", db.jdbcUrl()), "migrate", "--jdbc-url", empty);
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+        assertThat(r.err())
+            .startsWith("relay migrate: --jdbc-url is empty: give a PostgreSQL JDBC URL like ")
+            .contains("or leave --jdbc-url out")
+            .doesNotContain("embedded PostgreSQL 18 on");
+        assertThat(r.out()).isEmpty();
+      }
+      Cli.Result fromEnv =
+          Cli.run(
+              java.util.Map.of("RELAY_JDBC_URL", ""),
+              "enqueue",
+              "--id",
+              "a",
+              "--kind",
+              "k",
+              "--payload",
+              "{}");
+      assertThat(fromEnv.exitCode()).as(fromEnv.toString()).isEqualTo(2);
+      assertThat(fromEnv.err())
+          .startsWith("relay enqueue: env RELAY_JDBC_URL is empty")
+          .contains("or unset RELAY_JDBC_URL")
+          .doesNotContain("embedded PostgreSQL 18 on");
+      Cli.Result demo = Cli.run("demo", "--jdbc-url", "");
+      assertThat(demo.exitCode()).as(demo.toString()).isEqualTo(2);
+      assertThat(demo.err()).startsWith("relay demo: --jdbc-url is empty");
+    }
+
     @Test
     void verboseAddsTheStackTrace() {
       Cli.Result r = Cli.run("migrate", "--jdbc-url", UNREACHABLE, "--verbose");
