@@ -99,7 +99,9 @@ abstract class DbCommand implements Callable<Integer> {
    * null (the embedded server). A URL that is not a PostgreSQL JDBC URL is a usage error (exit 2),
    * not an unreachable database. So is an empty or blank one, from the option or the variable:
    * {@code --jdbc-url "$UNSET"} means a database the shell failed to name, and falling back to the
-   * embedded one would write there and exit 0. Only a variable that is not set at all selects it.
+   * embedded one would write there and exit 0. Only a variable that is not set at all selects it. A
+   * {@code jdbc:postgresql:} URL that the driver cannot read (a {@code user:password@host} form, a
+   * port that is not a number) is a usage error too, its password masked.
    */
   static String jdbcUrl(CommandLine cl, String given) {
     String url = given != null ? given : System.getenv("RELAY_JDBC_URL");
@@ -125,6 +127,20 @@ abstract class DbCommand implements Callable<Integer> {
               + ", was '"
               + Messages.maskPasswords(url)
               + "'");
+    }
+    if (!Database.driverReads(url)) {
+      throw new ParameterException(
+          cl,
+          source
+              + " '"
+              + Messages.maskPasswords(url)
+              + "' is not a URL the PostgreSQL driver can read (a host, an optional port number,"
+              + " then /database), like "
+              + URL_EXAMPLE
+              + (url.indexOf('@') >= 0
+                  ? ": give the user and the password as its parameters user and password, not"
+                      + " before an @"
+                  : ""));
     }
     return url;
   }

@@ -96,6 +96,7 @@ public final class RelayCommand implements Callable<Integer> {
 
   /** The configured command line: exit codes in every help page, errors mapped to exit codes. */
   static CommandLine newCommandLine() {
+    Database.silenceDriverLog(); // its lines quote a URL's password; relay's own lines mask it
     CommandLine cl = new CommandLine(new RelayCommand());
     cl.registerConverter(Instant.class, new Instants());
     cl.setExecutionExceptionHandler(RelayCommand::handle);

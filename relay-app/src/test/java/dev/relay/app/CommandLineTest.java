@@ -82,6 +82,34 @@ class CommandLineTest {
       assertThat(fromEnv.err()).contains("env RELAY_JDBC_URL").doesNotContain("SECRETPW");
     }
 
+    /**
+     * pgjdbc cannot read {@code //user:password@host} (nor a port that is not a number): it logged
+     * the URL, password and all, through java.util.logging on stderr, and the command called the
+     * database unavailable (exit 3). Now a usage error naming the option, its password masked, and
+     * no line of the driver's.
+     */
+    @Test
+    void aUrlTheDriverCannotReadIsAUsageErrorWithItsPasswordMasked() {
+      Cli.Result r = Cli.run("status", "--jdbc-url", "jdbc:postgresql://mina:SECRETPW@127.0.0.1/x");
+      assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+      assertThat(r.err())
+          .isEqualTo(
+              "relay status: --jdbc-url 'jdbc:postgresql://mina:******@127.0.0.1/x' is not a URL"
+                  + " the PostgreSQL driver can read (a host, an optional port number, then"
+                  + " /database), like jdbc:postgresql://host:5432/db?user=u: give the user and the"
+                  + " password as its parameters user and password, not before an @\n"
+                  + "see relay help status\n");
+      Cli.Result fromEnv =
+          Cli.run(
+              java.util.Map.of("RELAY_JDBC_URL", "jdbc:postgresql://h:port/x?password=SECRETPW"),
+              "list");
+      assertThat(fromEnv.exitCode()).as(fromEnv.toString()).isEqualTo(2);
+      assertThat(fromEnv.err())
+          .startsWith("relay list: env RELAY_JDBC_URL 'jdbc:postgresql://h:port/x?password=******'")
+          .doesNotContain("SECRETPW")
+          .doesNotContain("WARNING");
+    }
+
     @Test
     void invalidSchemaNameIsAUsageErrorBeforeAnyConnection() {
       Cli.Result r = Cli.run("status", "--jdbc-url", UNREACHABLE, "--schema", "Bad-Name");
