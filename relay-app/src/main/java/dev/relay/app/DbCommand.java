@@ -148,6 +148,29 @@ abstract class DbCommand implements Callable<Integer> {
   /** The form of a database URL that usage errors show. */
   static final String URL_EXAMPLE = "jdbc:postgresql://host:5432/db?user=u";
 
+  /** Whether {@code option} was given on the command line (not just its default). */
+  boolean given(String option) {
+    return spec.commandLine().getParseResult().hasMatchedOption(option);
+  }
+
+  /**
+   * The summary's note on matching items a filtered run left because of {@code --limit}: {@code
+   * selectable} items matched what the run selects (counted before it), {@code taken} it took.
+   * Empty when it took fewer than {@code limit} (it selected every one) or none are left.
+   */
+  static String pastLimit(long selectable, long taken, int limit, boolean capped) {
+    long left = taken < limit ? 0 : selectable - taken;
+    if (left <= 0) {
+      return "";
+    }
+    return "; "
+        + (capped ? "at least " : "")
+        + left
+        + " more match past --limit "
+        + limit
+        + ": run again to take them";
+  }
+
   /** A usage error of this command (exit 2): one line naming the option and the expected form. */
   ParameterException usage(String message) {
     return new ParameterException(spec.commandLine(), message);

@@ -25,7 +25,7 @@ import picocli.CommandLine.Parameters;
       "",
       "Refused (exit 1, nothing changed): running work, always; work that is not failed, unless --force; work whose first attempt is older than its kind's deduplication horizon, unless --override-horizon: past it the receiver may have forgotten the ID and apply the same work twice. A corrected payload is not a redrive: use supersede.",
       "",
-      "Give one ID, or filters (with --limit) to redrive many, each checked on its own. A filtered redrive selects the matching failed work (with --force: all but running work), oldest first, up to --limit, and ends with one line: how many were redriven and how many matching items were refused, by reason (not failed, running, past their kind's deduplication horizon), counting also the matching items it did not select because of their state. Exit 1 when any matching item was refused.",
+      "Give one ID, or filters (with --limit) to redrive many, each checked on its own. A filtered redrive selects the matching failed work (with --force: all but running work), oldest first, up to --limit, and ends with one line: how many were redriven and how many matching items were refused, by reason (not failed, running, past their kind's deduplication horizon), counting also the matching items it did not select because of their state; when --limit left matching items it would have taken, it adds how many ('2 more match past --limit 2: run again to take them'). Exit 1 when any matching item was refused; items left past --limit do not change the exit code.",
       ""
     })
 final class RedriveCommand extends DbCommand {
@@ -51,7 +51,9 @@ final class RedriveCommand extends DbCommand {
       names = "--limit",
       paramLabel = "N",
       defaultValue = "100",
-      description = "Most items a filtered redrive touches (default: ${DEFAULT-VALUE}).")
+      description =
+          "Most items a filtered redrive touches (1-10000, default: ${DEFAULT-VALUE}); not with"
+              + " an ID.")
   int limit;
 
   @Override
@@ -59,6 +61,9 @@ final class RedriveCommand extends DbCommand {
     if ((workId == null) == !filters.any()) {
       throw new ParameterException(
           spec.commandLine(), "give one work ID, or filters such as --state failed --kind K");
+    }
+    if (workId != null && given("--limit")) {
+      throw usage("--limit bounds a filtered redrive: give filters, or leave --limit out");
     }
     requireText("ID", workId, Outbox.MAX_WORK_ID_LENGTH);
     audit.check(this);
@@ -137,7 +142,13 @@ final class RedriveCommand extends DbCommand {
                     ? " (not failed and running counted among the oldest "
                         + Admin.MAX_BULK_PREVIEW
                         + " matching items)"
-                    : ""));
+                    : "")
+                // The run selects what the preview redrives or finds past the horizon.
+                + pastLimit(
+                    before.counts().changed() + before.counts().refusedHorizon(),
+                    results.size(),
+                    limit,
+                    before.capped()));
     return refused == 0 ? ExitCodes.OK : ExitCodes.REFUSED;
   }
 

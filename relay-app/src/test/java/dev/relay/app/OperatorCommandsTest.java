@@ -288,6 +288,44 @@ class OperatorCommandsTest {
           .isGreaterThanOrEqualTo(3);
     }
 
+    /**
+     * A filtered redrive that stops at --limit says how many failed items it left; --limit with an
+     * ID is a usage error.
+     */
+    @Test
+    void aFilteredRedriveSaysHowManyItLeftPastTheLimit(TestDatabase db) throws Exception {
+      for (int i = 1; i <= 3; i++) {
+        insert(db, "l-" + i, "mail", "default");
+        fail(db, "l-" + i, "1 minute");
+      }
+      Cli.Result r =
+          Cli.run(
+              on(
+                  db,
+                  "redrive",
+                  "--state",
+                  "failed",
+                  "--limit",
+                  "2",
+                  "--actor",
+                  "a",
+                  "--reason",
+                  "r"));
+      assertThat(r.exitCode()).as(r.toString()).isZero();
+      assertThat(r.out())
+          .as(r.toString())
+          .startsWith("redriven l-1")
+          .endsWith(
+              "2 redriven, 0 refused: 0 not failed, 0 running, 0 past their kind's deduplication"
+                  + " horizon; 1 more match past --limit 2: run again to take them\n");
+      Cli.Result withId =
+          Cli.run(on(db, "redrive", "l-3", "--limit", "5", "--actor", "a", "--reason", "r"));
+      assertThat(withId.exitCode()).as(withId.toString()).isEqualTo(2);
+      assertThat(withId.err()).startsWith("relay redrive: --limit bounds a filtered redrive");
+      assertThat(db.queryString("SELECT state FROM {schema}.work WHERE work_id = 'l-3'"))
+          .isEqualTo("failed");
+    }
+
     @Test
     void refusesWorkThatIsNotFailedUnlessForced(TestDatabase db) throws Exception {
       insert(db, "r-2", "mail", "default");
@@ -552,6 +590,53 @@ class OperatorCommandsTest {
       assertThat(bulk.out()).contains("2 cancelled");
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.work WHERE state = 'cancelled'"))
           .isEqualTo(3);
+    }
+
+    /**
+     * A filtered cancel that stops at --limit says how many matching items it left (exit 0: the
+     * limit is what was asked for), and says nothing once none are left; --limit with an ID, which
+     * it ignored, is a usage error.
+     */
+    @Test
+    void aFilteredCancelSaysHowManyItLeftPastTheLimit(TestDatabase db) throws Exception {
+      for (int i = 1; i <= 4; i++) {
+        insert(db, "m-" + i, "k", "default");
+      }
+      String[] cancel = {
+        "cancel",
+        "--kind",
+        "k",
+        "--state",
+        "ready",
+        "--limit",
+        "2",
+        "--actor",
+        "me",
+        "--reason",
+        "lim"
+      };
+      Cli.Result first = Cli.run(on(db, cancel));
+      assertThat(first.exitCode()).as(first.toString()).isZero();
+      assertThat(first.out())
+          .as(first.toString())
+          .contains("cancelled m-1 (was ready)", "cancelled m-2 (was ready)")
+          .endsWith(
+              "2 cancelled, 0 cancel requested, 0 refused: already done (its effect happened),"
+                  + " 0 already cancelled; 2 more match past --limit 2: run again to take them\n");
+      Cli.Result second = Cli.run(on(db, cancel));
+      assertThat(second.exitCode()).as(second.toString()).isZero();
+      assertThat(second.out())
+          .as(second.toString())
+          .endsWith(
+              "2 cancelled, 0 cancel requested, 0 refused: already done (its effect happened),"
+                  + " 0 already cancelled\n");
+      Cli.Result withId =
+          Cli.run(on(db, "cancel", "m-1", "--limit", "5", "--actor", "me", "--reason", "lim"));
+      assertThat(withId.exitCode()).as(withId.toString()).isEqualTo(2);
+      assertThat(withId.err())
+          .startsWith(
+              "relay cancel: --limit bounds a filtered cancel: give filters, or leave --limit"
+                  + " out");
     }
 
     @Test
