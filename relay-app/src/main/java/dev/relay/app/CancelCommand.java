@@ -1,7 +1,6 @@
 package dev.relay.app;
 
 import dev.relay.CancelResult;
-import dev.relay.Outbox;
 import dev.relay.admin.Admin;
 import dev.relay.admin.BulkAction;
 import dev.relay.admin.BulkPreview;
@@ -62,7 +61,7 @@ final class CancelCommand extends DbCommand {
     if (workId != null && given("--limit")) {
       throw usage("--limit bounds a filtered cancel: give filters, or leave --limit out");
     }
-    requireText("ID", workId, Outbox.MAX_WORK_ID_LENGTH);
+    requireWorkId("ID", workId);
     audit.check(this);
     filters.check(this);
     requireRange("--limit", limit, 1, Admin.MAX_BATCH);

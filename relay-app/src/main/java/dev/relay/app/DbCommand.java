@@ -1,8 +1,11 @@
 package dev.relay.app;
 
 import dev.relay.InvalidConfigurationException;
+import dev.relay.InvalidWorkException;
 import dev.relay.Migrator;
+import dev.relay.Outbox;
 import dev.relay.SchemaVersionException;
+import dev.relay.Work;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -199,6 +202,58 @@ abstract class DbCommand implements Callable<Integer> {
     }
     if (value.length() > max) {
       throw usage(option + " has " + value.length() + " characters; the limit is " + max);
+    }
+  }
+
+  /**
+   * A usage error unless {@code value} of {@code option}, if given, is a kind or queue name that
+   * enqueue takes (core's {@link Outbox#nameProblem}): a filter or a pause of a name no work can
+   * have would match nothing, and is answered before the database is opened.
+   */
+  void requireName(String option, String value) {
+    String problem = value == null ? null : Outbox.nameProblem(value);
+    if (problem != null) {
+      throw usage(option + " " + problem);
+    }
+  }
+
+  /**
+   * A usage error unless {@code value} of {@code option} (a work ID, as {@code show} and {@code
+   * cancel} take it), if given, is one enqueue takes: 1-200 characters from {@code A-Z a-z 0-9 . _
+   * - : / @ + = #}, by core's own rule ({@link Outbox#validate} of an item carrying it).
+   */
+  void requireWorkId(String option, String value) {
+    if (value != null) {
+      requireRule(option, value.isBlank() ? null : Work.of(value, "probe", "{}"), value);
+    }
+  }
+
+  /** As {@link #requireWorkId}, for an ordering key (the same characters and length). */
+  void requireOrderingKey(String option, String value) {
+    if (value != null) {
+      requireRule(
+          option,
+          value.isBlank() ? null : Work.of("probe", "probe", "{}").orderingKey(value),
+          value);
+    }
+  }
+
+  /** Core's enqueue rules, for values checked before any work exists (no database). */
+  private static final Outbox RULES = Outbox.builder().build();
+
+  /** Refuses {@code probe} (null: a blank value) as core's enqueue would, naming {@code option}. */
+  private void requireRule(String option, Work probe, String value) {
+    if (probe == null) {
+      throw usage(option + " is empty");
+    }
+    try {
+      RULES.validate(probe);
+    } catch (InvalidWorkException e) {
+      // "invalid work 'probe': orderingKey '...' must be ...": what follows the field's name
+      String m = e.getMessage();
+      String field = ": " + e.field() + " ";
+      int at = m.indexOf(field);
+      throw usage(option + " " + (at < 0 ? m : m.substring(at + field.length())));
     }
   }
 

@@ -1,6 +1,5 @@
 package dev.relay.app;
 
-import dev.relay.Outbox;
 import dev.relay.admin.Admin;
 import dev.relay.admin.BulkAction;
 import dev.relay.admin.BulkPreview;
@@ -65,7 +64,7 @@ final class RedriveCommand extends DbCommand {
     if (workId != null && given("--limit")) {
       throw usage("--limit bounds a filtered redrive: give filters, or leave --limit out");
     }
-    requireText("ID", workId, Outbox.MAX_WORK_ID_LENGTH);
+    requireWorkId("ID", workId);
     audit.check(this);
     filters.check(this);
     requireRange("--limit", limit, 1, Admin.MAX_BATCH);

@@ -461,6 +461,45 @@ class OperatorCommandsTest {
       assertThat(onlyFailed.out()).contains("1 redriven, 0 refused");
     }
 
+    /**
+     * Kind and queue filters by enqueue's name rule, ordering keys and work IDs by its ID rule,
+     * before the database is opened (here one that refuses connections: exit 2, not 3): a name no
+     * work can have was "no work matches" (exit 0), an ID "no work has ID" (exit 1).
+     */
+    @Test
+    void namesKeysAndIdsAreCheckedByEnqueuesRulesBeforeTheDatabase() {
+      String[][] cases = {
+        {"list", "--kind", "a b"},
+        {"list", "--queue", "x".repeat(101)},
+        {"list", "--key", "k\u00e9y"},
+        {"cancel", "--kind", "", "--actor", "a", "--reason", "r"},
+        {"redrive", "--queue", "q!", "--actor", "a", "--reason", "r"},
+        {"purge", "--kind", "a b", "--actor", "a", "--reason", "r", "--dry-run"},
+        {"show", "a b"},
+        {"cancel", "a b", "--actor", "a", "--reason", "r"},
+        {"redrive", "a%b", "--actor", "a", "--reason", "r"},
+      };
+      String[] expected = {
+        "relay list: --kind 'a b' must be 1-100 characters from A-Z a-z 0-9 . _ - :",
+        "relay list: --queue 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx… (101 characters)' must be"
+            + " 1-100 characters from A-Z a-z 0-9 . _ - :",
+        "relay list: --key 'k\u00e9y' must be 1-200 characters from A-Z a-z 0-9 . _ - : / @ + = #",
+        "relay cancel: --kind is empty",
+        "relay redrive: --queue 'q!' must be 1-100 characters from A-Z a-z 0-9 . _ - :",
+        "relay purge: --kind 'a b' must be 1-100 characters from A-Z a-z 0-9 . _ - :",
+        "relay show: ID 'a b' may only contain A-Z a-z 0-9 . _ - : / @ + = #",
+        "relay cancel: ID 'a b' may only contain A-Z a-z 0-9 . _ - : / @ + = #",
+        "relay redrive: ID 'a%b' may only contain A-Z a-z 0-9 . _ - : / @ + = #",
+      };
+      for (int i = 0; i < cases.length; i++) {
+        List<String> args = new ArrayList<>(List.of(cases[i]));
+        args.addAll(List.of("--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x?connectTimeout=5"));
+        Cli.Result r = Cli.run(args.toArray(String[]::new));
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+        assertThat(r.err()).as(r.toString()).startsWith(expected[i] + "\n");
+      }
+    }
+
     @Test
     void everyRangeIsCheckedBeforeTheDatabaseEvenOnAnUnmigratedSchema(TestDatabase db)
         throws Exception {
