@@ -493,6 +493,36 @@ class CommandLineTest {
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isZero();
     }
 
+    /**
+     * A file that is not JSON is refused in plain words with where, not Jackson's internals ({@code
+     * [Source: REDACTED (`StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION` disabled); ...]}).
+     */
+    @Test
+    void aFileThatIsNotJsonIsNamedWithItsLineAndColumn(@TempDir Path dir) throws Exception {
+      Path unclosed = dir.resolve("t.json");
+      Files.writeString(unclosed, "{\n");
+      Cli.Result r = Cli.run("enqueue", "--file", unclosed.toString(), "--jdbc-url", UNREACHABLE);
+      assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+      assertThat(r.err())
+          .as(r.toString())
+          .startsWith(
+              "relay enqueue: "
+                  + unclosed
+                  + " is not JSON at line 2, column 1: Unexpected end-of-input: expected close"
+                  + " marker for Object (opened at line 1, column 1)\n")
+          .doesNotContain("Source")
+          .doesNotContain("REDACTED")
+          .doesNotContain("StreamReadFeature");
+      Path typo = dir.resolve("typo.json");
+      Files.writeString(typo, "[{\"work_id\": \"a\"},\n {work_id: 1}]");
+      Cli.Result second = Cli.run("enqueue", "--file", typo.toString(), "--jdbc-url", UNREACHABLE);
+      assertThat(second.exitCode()).as(second.toString()).isEqualTo(2);
+      assertThat(second.err())
+          .as(second.toString())
+          .startsWith("relay enqueue: " + typo + " is not JSON at line 2, column 3: Unexpected")
+          .doesNotContain("Source");
+    }
+
     @Test
     void fileItemsNameTheirDependenciesAndGroup(TestDatabase db, @TempDir Path dir)
         throws Exception {
