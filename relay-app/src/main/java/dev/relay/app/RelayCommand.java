@@ -25,6 +25,7 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Help;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.Spec;
@@ -105,6 +106,16 @@ public final class RelayCommand implements Callable<Integer> {
     cl.getHelpSectionMap().put(SECTION_KEY_COMMAND_LIST, RelayCommand::commandList);
     documentExitCodes(cl);
     shareVersion(cl, new String[] {"relay " + Relay.version()});
+    // picocli's help command has no -V: `relay help -V` printed the usage. It prints the version,
+    // as `relay -V` and `relay COMMAND -V` do.
+    cl.getSubcommands()
+        .get("help")
+        .getCommandSpec()
+        .addOption(
+            OptionSpec.builder("-V", "--version")
+                .versionHelp(true)
+                .description("Print version information and exit.")
+                .build());
     return cl;
   }
 
@@ -157,10 +168,16 @@ public final class RelayCommand implements Callable<Integer> {
   static String unknownFirst(ParameterException ex) {
     ParseResult parsed = ex.getCommandLine().getParseResult();
     if (ex instanceof UnmatchedArgumentException u && ex.getCommandLine().getParent() == null) {
-      String command = unknownCommand(u);
-      if (command != null) {
-        return command;
+      List<String> unmatched = u.getUnmatched();
+      if (!unmatched.isEmpty() && !unmatched.get(0).startsWith("-")) {
+        return unknownCommand(ex.getCommandLine(), unmatched.get(0));
       }
+    }
+    // picocli's help command: "Unknown subcommand 'nosuch'." for what `relay nosuch` answers
+    if (ex.getCommandLine().getParent() == null
+        && ex.getValue() != null
+        && ex.getMessage().startsWith("Unknown subcommand '")) {
+      return unknownCommand(ex.getCommandLine(), ex.getValue());
     }
     if (ex instanceof UnmatchedArgumentException
         || parsed == null
@@ -172,22 +189,17 @@ public final class RelayCommand implements Callable<Integer> {
   }
 
   /**
-   * The message for {@code relay nosuch}: an unknown command (not picocli's "Unmatched argument at
-   * index 0"), the likely one when picocli has a suggestion, and the commands; {@code null} when
-   * the first unmatched argument is an option.
+   * The message for {@code relay nosuch} and {@code relay help nosuch}: an unknown command (not
+   * picocli's "Unmatched argument at index 0" or "Unknown subcommand"), the likely one for a typo,
+   * and the commands.
    */
-  private static String unknownCommand(UnmatchedArgumentException ex) {
-    List<String> unmatched = ex.getUnmatched();
-    if (unmatched.isEmpty() || unmatched.get(0).startsWith("-")) {
-      return null;
-    }
-    String name = unmatched.get(0);
+  private static String unknownCommand(CommandLine relay, String name) {
     if (ROUTED.containsKey(name)) {
       return "relay "
           + name
           + " runs from its own module, not this jar: start it with the ./relay script";
     }
-    Set<String> commands = new TreeSet<>(ex.getCommandLine().getSubcommands().keySet());
+    Set<String> commands = new TreeSet<>(relay.getSubcommands().keySet());
     commands.addAll(ROUTED.keySet());
     // Picocli's own suggestions are loose ("frobnicate": migrate); a typo is a few edits away.
     String likely = null;

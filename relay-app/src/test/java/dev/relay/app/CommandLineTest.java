@@ -197,6 +197,31 @@ class CommandLineTest {
       }
     }
 
+    /** `relay help -V` printed the usage; it prints the version, as `relay -V` does. */
+    @Test
+    void helpPrintsTheVersionForVersionToo() {
+      for (String flag : new String[] {"-V", "--version"}) {
+        Cli.Result r = Cli.run("help", flag);
+        assertThat(r.exitCode()).as(r.toString()).isZero();
+        assertThat(r.out()).as(r.toString()).isEqualTo("relay " + Relay.version() + "\n");
+      }
+    }
+
+    /**
+     * `relay help nosuch` said picocli's "Unknown subcommand 'nosuch'."; it answers as `relay
+     * nosuch` does, with the likely command and the list.
+     */
+    @Test
+    void helpOfAnUnknownCommandAnswersAsTheUnknownCommandDoes() {
+      for (String name : new String[] {"nosuch", "stauts"}) {
+        Cli.Result help = Cli.run("help", name);
+        Cli.Result direct = Cli.run(name);
+        assertThat(help.exitCode()).as(help.toString()).isEqualTo(2);
+        assertThat(help.err()).as(help.toString()).isEqualTo(direct.err());
+        assertThat(help.err()).startsWith("relay: unknown command '" + name + "'");
+      }
+    }
+
     @Test
     void unreachableDatabaseFromTheEnvironmentIsExitThreeToo() {
       Cli.Result r =

@@ -85,6 +85,30 @@ class OperatorCommandsTest {
       assertThat(refreshed.get("queues").get(1).get("done").asLong()).isEqualTo(1);
     }
 
+    /**
+     * Work that is not eligible yet (delayed an hour) has no oldest eligible age: null in JSON and
+     * - in the table, not 0 (which reads as work claimable right now).
+     */
+    @Test
+    void noEligibleWorkHasNoOldestEligibleAge(TestDatabase db) throws Exception {
+      insert(db, "later", "mail", "default");
+      db.execute(
+          "UPDATE {schema}.outbox SET available_at = clock_timestamp() + interval '1 hour'"
+              + " WHERE work_id = 'later'");
+      JsonNode q = json(Cli.run(on(db, "status", "--json"))).get("queues").get(0);
+      assertThat(q.get("ready").asLong()).isEqualTo(1);
+      assertThat(q.get("oldest_eligible_age_seconds").isNull()).as(q.toString()).isTrue();
+      Cli.Result table = Cli.run(on(db, "status"));
+      assertThat(table.exitCode()).as(table.toString()).isZero();
+      List<String> header = List.of(table.out().lines().findFirst().orElseThrow().split("\\s+"));
+      String[] row = table.out().lines().skip(1).findFirst().orElseThrow().split("\\s+");
+      assertThat(row[header.indexOf("OLDEST_ELIGIBLE")]).as(table.out()).isEqualTo("-");
+
+      insert(db, "now", "mail", "default");
+      JsonNode eligible = json(Cli.run(on(db, "status", "--json"))).get("queues").get(0);
+      assertThat(eligible.get("oldest_eligible_age_seconds").isNumber()).isTrue();
+    }
+
     @Test
     void tableIsReadable(TestDatabase db) throws Exception {
       Cli.Result empty = Cli.run(on(db, "status"));
