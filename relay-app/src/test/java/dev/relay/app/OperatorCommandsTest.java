@@ -826,6 +826,44 @@ class OperatorCommandsTest {
     }
 
     /**
+     * --until was taken up to year 9999 while --for stops at 100 years; it stops there too, with
+     * the same words, before the database is opened; a time within it is taken.
+     */
+    @Test
+    void anUntilBeyondAHundredYearsIsRefusedAsALongerForIs(TestDatabase db) throws Exception {
+      Cli.Result endless =
+          Cli.run(
+              "pause",
+              "--queue",
+              "q",
+              "--actor",
+              "a",
+              "--reason",
+              "r",
+              "--until",
+              "9999-12-31T23:59:00Z",
+              "--jdbc-url",
+              "jdbc:postgresql://127.0.0.1:1/x");
+      assertThat(endless.exitCode()).as(endless.toString()).isEqualTo(2);
+      assertThat(endless.err())
+          .as(endless.toString())
+          .startsWith(
+              "relay pause: --until must be at most 36500d (100 years) from this machine's clock,"
+                  + " so no later than ")
+          .contains(", was 9999-12-31T23:59:00Z; leave --until out to pause until resumed\n");
+      String within =
+          java.time.Instant.now()
+              .plus(java.time.Duration.ofDays(36_000))
+              .truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
+              .toString();
+      Cli.Result taken =
+          Cli.run(
+              on(db, "pause", "--queue", "q", "--actor", "a", "--reason", "r", "--until", within));
+      assertThat(taken.exitCode()).as(taken.toString()).isZero();
+      assertThat(taken.out()).contains("resuming automatically at " + within);
+    }
+
+    /**
      * What needs no database gets the same answer (exit 2, one line) with the database up, down,
      * and on a schema never migrated: names enqueue refuses (by its rule and message), an --until
      * in the past and a --for beyond 100 years.
