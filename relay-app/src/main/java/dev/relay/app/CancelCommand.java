@@ -5,6 +5,7 @@ import dev.relay.admin.Admin;
 import dev.relay.admin.BulkAction;
 import dev.relay.admin.BulkPreview;
 import java.util.List;
+import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -50,6 +51,11 @@ final class CancelCommand extends DbCommand {
   int limit;
 
   @Override
+  Map<String, Range> ranges() {
+    return Map.of("--limit", new Range(1, Admin.MAX_BATCH));
+  }
+
+  @Override
   void prepare() {
     if ((workId == null) == !filters.any()) {
       throw new ParameterException(
@@ -64,7 +70,7 @@ final class CancelCommand extends DbCommand {
     requireWorkId("ID", workId);
     audit.check(this);
     filters.check(this);
-    requireRange("--limit", limit, 1, Admin.MAX_BATCH);
+    requireRange("--limit", limit);
   }
 
   @Override

@@ -10,6 +10,7 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
@@ -179,12 +180,36 @@ abstract class DbCommand implements Callable<Integer> {
     return new ParameterException(spec.commandLine(), message);
   }
 
+  /** The documented range of an integer option, both ends included. */
+  record Range(long min, long max) {
+    /** An int's: the range of an integer option that documents none. */
+    static final Range INT = new Range(Integer.MIN_VALUE, Integer.MAX_VALUE);
+
+    /** The refusal of {@code value} (as typed) for {@code option}. */
+    String refusal(String option, String value) {
+      return option + " must be between " + min + " and " + max + ", was " + value;
+    }
+  }
+
   /**
-   * A usage error unless {@code value} of {@code option} is between {@code min} and {@code max}.
+   * The documented ranges of this command's integer options, by option name: the one place each is
+   * stated, for {@link #requireRange} and for a value too large for an int ({@link Ints}). An
+   * option not named has an int's range.
    */
-  void requireRange(String option, long value, long min, long max) {
-    if (value < min || value > max) {
-      throw usage(option + " must be between " + min + " and " + max + ", was " + value);
+  Map<String, Range> ranges() {
+    return Map.of();
+  }
+
+  /** The documented range of {@code option} ({@link #ranges}). */
+  Range range(String option) {
+    return ranges().getOrDefault(option, Range.INT);
+  }
+
+  /** A usage error unless {@code value} of {@code option} is within its {@link #range}. */
+  void requireRange(String option, long value) {
+    Range r = range(option);
+    if (value < r.min() || value > r.max()) {
+      throw usage(r.refusal(option, String.valueOf(value)));
     }
   }
 

@@ -129,6 +129,12 @@ final class EnqueueCommand extends DbCommand {
    * that bad input is a usage error naming the option, or the file's item, before any database is
    * opened: also when the schema is missing or not migrated.
    */
+  /** Core's range of an attempt cap, which its validation checks; named here for a huge value. */
+  @Override
+  Map<String, Range> ranges() {
+    return Map.of("--max-attempts", new Range(1, KindPolicy.MAX_ATTEMPTS_LIMIT));
+  }
+
   @Override
   void prepare() throws IOException {
     outbox = Outbox.builder().schema(schema).build();

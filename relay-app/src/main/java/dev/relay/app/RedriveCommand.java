@@ -7,6 +7,7 @@ import dev.relay.admin.RedriveRefusedException;
 import dev.relay.admin.RedriveRequest;
 import dev.relay.admin.RedriveResult;
 import java.util.List;
+import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -56,6 +57,11 @@ final class RedriveCommand extends DbCommand {
   int limit;
 
   @Override
+  Map<String, Range> ranges() {
+    return Map.of("--limit", new Range(1, Admin.MAX_BATCH));
+  }
+
+  @Override
   void prepare() {
     if ((workId == null) == !filters.any()) {
       throw new ParameterException(
@@ -67,7 +73,7 @@ final class RedriveCommand extends DbCommand {
     requireWorkId("ID", workId);
     audit.check(this);
     filters.check(this);
-    requireRange("--limit", limit, 1, Admin.MAX_BATCH);
+    requireRange("--limit", limit);
   }
 
   @Override

@@ -100,6 +100,8 @@ public final class RelayCommand implements Callable<Integer> {
     Database.silenceDriverLog(); // its lines quote a URL's password; relay's own lines mask it
     CommandLine cl = new CommandLine(new RelayCommand());
     cl.registerConverter(Instant.class, new Instants());
+    cl.registerConverter(Integer.class, new Ints());
+    cl.registerConverter(Integer.TYPE, new Ints());
     cl.setExecutionExceptionHandler(RelayCommand::handle);
     cl.setParameterExceptionHandler(
         (ex, args) -> usageError(ex.getCommandLine(), unknownFirst(ex)));
@@ -182,10 +184,24 @@ public final class RelayCommand implements Callable<Integer> {
     if (ex instanceof UnmatchedArgumentException
         || parsed == null
         || parsed.unmatched().isEmpty()) {
-      return ex.getMessage();
+      return outOfRange(ex);
     }
     String arg = parsed.unmatched().get(0);
     return (arg.startsWith("-") ? "Unknown option: '" : "Unmatched argument: '") + arg + "'";
+  }
+
+  /**
+   * The message of {@code ex}, or for a whole number too large for an int ({@link Ints.OutOfRange})
+   * the refusal of its option's documented range, as a value outside it within an int gets.
+   */
+  private static String outOfRange(ParameterException ex) {
+    if (ex.getCause() instanceof Ints.OutOfRange r && ex.getArgSpec() instanceof OptionSpec o) {
+      String option = o.longestName();
+      return ex.getCommandLine().getCommandSpec().userObject() instanceof DbCommand c
+          ? c.range(option).refusal(option, r.value())
+          : DbCommand.Range.INT.refusal(option, r.value());
+    }
+    return ex.getMessage();
   }
 
   /**

@@ -486,6 +486,41 @@ class OperatorCommandsTest {
     }
 
     /**
+     * A number too large for an int was "'99999999999' is not an int"; it is refused in the
+     * option's documented range, as a smaller value outside it is (an int's, for --priority).
+     */
+    @Test
+    void aNumberTooLargeForAnIntIsOutOfTheOptionsRange() {
+      String[][] cases = {
+        {"enqueue", "--id", "a", "--kind", "k", "--payload", "{}", "--max-attempts", "99999999999"},
+        {"enqueue", "--id", "a", "--kind", "k", "--payload", "{}", "--priority", "99999999999"},
+        {"list", "--limit", "99999999999"},
+        {"cancel", "--kind", "k", "--limit", "-99999999999", "--actor", "a", "--reason", "r"},
+        {"redrive", "--kind", "k", "--limit", "3000000000", "--actor", "a", "--reason", "r"},
+        {"purge", "--batch-size", "99999999999", "--dry-run"},
+        {"list", "--limit", "many"},
+      };
+      String[] expected = {
+        "relay enqueue: --max-attempts must be between 1 and 10000, was 99999999999",
+        "relay enqueue: --priority must be between -2147483648 and 2147483647, was 99999999999",
+        "relay list: --limit must be between 1 and 1000, was 99999999999",
+        "relay cancel: --limit must be between 1 and 10000, was -99999999999",
+        "relay redrive: --limit must be between 1 and 10000, was 3000000000",
+        "relay purge: --batch-size must be between 1 and "
+            + dev.relay.admin.PurgePolicy.MAX_BATCH_SIZE
+            + ", was 99999999999",
+        "relay list: Invalid value for option '--limit': 'many' is not an int",
+      };
+      for (int i = 0; i < cases.length; i++) {
+        List<String> args = new ArrayList<>(List.of(cases[i]));
+        args.addAll(List.of("--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x?connectTimeout=5"));
+        Cli.Result r = Cli.run(args.toArray(String[]::new));
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+        assertThat(r.err()).as(r.toString()).startsWith(expected[i] + "\n");
+      }
+    }
+
+    /**
      * Kind and queue filters by enqueue's name rule, ordering keys and work IDs by its ID rule,
      * before the database is opened (here one that refuses connections: exit 2, not 3): a name no
      * work can have was "no work matches" (exit 0), an ID "no work has ID" (exit 1).
