@@ -1,11 +1,11 @@
 package dev.relay.app;
 
 import dev.relay.CancelResult;
-import dev.relay.Outbox;
 import dev.relay.admin.Admin;
 import dev.relay.admin.BulkAction;
 import dev.relay.admin.BulkPreview;
 import java.util.List;
+import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -23,7 +23,7 @@ import picocli.CommandLine.Parameters;
       "",
       "Give one ID (exit 1 when not found, or when it already ended done), or filters (with --limit) to cancel unfinished or failed work in bulk. Cancelling a failed item releases the ordering key it holds.",
       "",
-      "A filtered cancel ends with one line: how many were cancelled, how many running items were asked to stop, how many matching items it refused because they ended done, and how many were already cancelled. Exit 1 when any matching item ended done (as for one ID): its effect happened, and a correction is new work.",
+      "A filtered cancel ends with one line: how many were cancelled, how many running items were asked to stop, how many matching items it refused because they ended done, and how many were already cancelled; when --limit left matching items untouched, it adds how many ('2 more match past --limit 2: run again to take them'). Exit 1 when any matching item ended done (as for one ID): its effect happened, and a correction is new work. Items left past --limit do not change the exit code: the limit is what was asked for.",
       ""
     })
 final class CancelCommand extends DbCommand {
@@ -45,8 +45,15 @@ final class CancelCommand extends DbCommand {
       names = "--limit",
       paramLabel = "N",
       defaultValue = "100",
-      description = "Most items a filtered cancel touches (default: ${DEFAULT-VALUE}).")
+      description =
+          "Most items a filtered cancel touches (1-10000, default: ${DEFAULT-VALUE}); not with an"
+              + " ID.")
   int limit;
+
+  @Override
+  Map<String, Range> ranges() {
+    return Map.of("--limit", new Range(1, Admin.MAX_BATCH));
+  }
 
   @Override
   void prepare() {
@@ -57,10 +64,13 @@ final class CancelCommand extends DbCommand {
     if (withDependents && workId == null) {
       throw new ParameterException(spec.commandLine(), "--with-dependents needs a work ID");
     }
-    requireText("ID", workId, Outbox.MAX_WORK_ID_LENGTH);
+    if (workId != null && given("--limit")) {
+      throw usage("--limit bounds a filtered cancel: give filters, or leave --limit out");
+    }
+    requireWorkId("ID", workId);
     audit.check(this);
     filters.check(this);
-    requireRange("--limit", limit, 1, Admin.MAX_BATCH);
+    requireRange("--limit", limit);
   }
 
   @Override
@@ -105,6 +115,8 @@ final class CancelCommand extends DbCommand {
   private int byFilter(Admin admin) {
     long done = ended(admin, "done");
     long alreadyCancelled = ended(admin, "cancelled");
+    // What the run selects (ready and failed work, running work to ask): past --limit, some stay.
+    BulkPreview selectable = admin.bulkPreview(filters.filter(), BulkAction.CANCEL, false);
     List<CancelResult> results = admin.cancel(filters.filter(), audit.actor, audit.reason, limit);
     long cancelled = 0;
     long requested = 0;
@@ -137,7 +149,12 @@ final class CancelCommand extends DbCommand {
                     ? " (ended work counted among the oldest "
                         + Admin.MAX_BULK_PREVIEW
                         + " matching items)"
-                    : ""));
+                    : "")
+                + pastLimit(
+                    selectable.counts().changed() + selectable.counts().requested(),
+                    results.size(),
+                    limit,
+                    selectable.capped()));
     return done == 0 ? ExitCodes.OK : ExitCodes.REFUSED;
   }
 

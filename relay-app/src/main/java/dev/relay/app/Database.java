@@ -14,6 +14,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.postgresql.Driver;
@@ -47,6 +49,28 @@ final class Database implements AutoCloseable {
 
   private static final List<String> TIMEOUTS = List.of("connectTimeout", "loginTimeout");
 
+  /**
+   * pgjdbc's java.util.logging logger, held so that its level stays set (JUL keeps loggers weakly).
+   * Its warnings quote the URL whole, password included ({@code JDBC URL invalid port number:
+   * secret@host} for {@code //u:secret@host}), on stderr before relay's own masked line; a URL it
+   * cannot read is refused by {@link DbCommand#jdbcUrl} as a usage error instead.
+   */
+  private static final Logger DRIVER_LOG = Logger.getLogger("org.postgresql");
+
+  /** Silences pgjdbc's own log ({@link #DRIVER_LOG}) in this process: no line of it is relay's. */
+  static void silenceDriverLog() {
+    DRIVER_LOG.setLevel(Level.OFF);
+  }
+
+  /**
+   * Whether pgjdbc reads {@code jdbcUrl} (a host, a port number, a database); it returns no
+   * connection, not an error, for one it cannot, which {@link DriverManager} reports as "No
+   * suitable driver" (an unreachable database to the exit codes).
+   */
+  static boolean driverReads(String jdbcUrl) {
+    return Driver.parseURL(jdbcUrl, null) != null;
+  }
+
   private Database(EmbeddedServer embedded, String url) {
     this.embedded = embedded;
     this.url = url;
@@ -55,9 +79,12 @@ final class Database implements AutoCloseable {
     this.dataSource = ds;
   }
 
-  /** Connects to {@code jdbcUrl}, or starts a throwaway embedded server when it is {@code null}. */
+  /**
+   * Connects to {@code jdbcUrl}, or starts a throwaway embedded server when it is {@code null} (an
+   * empty URL is refused before, by {@link DbCommand#jdbcUrl}).
+   */
   static Database open(String jdbcUrl, PrintStream notes) throws IOException, SQLException {
-    if (jdbcUrl != null && !jdbcUrl.isBlank()) {
+    if (jdbcUrl != null) {
       return connect(jdbcUrl);
     }
     notes.println("(no --jdbc-url given: starting an embedded PostgreSQL 18 on 127.0.0.1)");
@@ -65,13 +92,13 @@ final class Database implements AutoCloseable {
   }
 
   /**
-   * Connects to {@code jdbcUrl}, or, when it is {@code null} or blank, starts an embedded server
-   * whose data is kept in {@code dataDirectory} (created, and initialised on first use).
+   * Connects to {@code jdbcUrl}, or, when it is {@code null}, starts an embedded server whose data
+   * is kept in {@code dataDirectory} (created, and initialised on first use).
    *
    * @throws DatabaseUnavailableException if the database cannot be reached or started
    */
   static Database openPersistent(String jdbcUrl, Path dataDirectory, PrintStream notes) {
-    if (jdbcUrl != null && !jdbcUrl.isBlank()) {
+    if (jdbcUrl != null) {
       try {
         return connect(jdbcUrl);
       } catch (SQLException e) {

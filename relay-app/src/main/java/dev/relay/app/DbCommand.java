@@ -1,12 +1,16 @@
 package dev.relay.app;
 
 import dev.relay.InvalidConfigurationException;
+import dev.relay.InvalidWorkException;
 import dev.relay.Migrator;
+import dev.relay.Outbox;
 import dev.relay.SchemaVersionException;
+import dev.relay.Work;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
@@ -29,7 +33,8 @@ abstract class DbCommand implements Callable<Integer> {
           "JDBC URL of a PostgreSQL 15+ database, like"
               + " jdbc:postgresql://host:5432/db?user=u&password=p. Default: env RELAY_JDBC_URL;"
               + " without either, an embedded PostgreSQL 18 whose data is kept in ~/.relay/pgdata"
-              + " (or $RELAY_HOME/pgdata). Unless the URL names connectTimeout and loginTimeout,"
+              + " (or $RELAY_HOME/pgdata); an empty URL, given or in the variable, is a usage"
+              + " error. Unless the URL names connectTimeout and loginTimeout,"
               + " each is 10 s: a database that does not answer is exit 3 after them.")
   String jdbcUrl;
 
@@ -96,19 +101,78 @@ abstract class DbCommand implements Callable<Integer> {
   /**
    * The database URL: {@code given} ({@code --jdbc-url}), else env {@code RELAY_JDBC_URL}, else
    * null (the embedded server). A URL that is not a PostgreSQL JDBC URL is a usage error (exit 2),
-   * not an unreachable database.
+   * not an unreachable database. So is an empty or blank one, from the option or the variable:
+   * {@code --jdbc-url "$UNSET"} means a database the shell failed to name, and falling back to the
+   * embedded one would write there and exit 0. Only a variable that is not set at all selects it. A
+   * {@code jdbc:postgresql:} URL that the driver cannot read (a {@code user:password@host} form, a
+   * port that is not a number) is a usage error too, its password masked.
    */
   static String jdbcUrl(CommandLine cl, String given) {
     String url = given != null ? given : System.getenv("RELAY_JDBC_URL");
-    if (url != null && !url.isBlank() && !url.startsWith("jdbc:postgresql:")) {
+    String source = given != null ? "--jdbc-url" : "env RELAY_JDBC_URL";
+    if (url == null) {
+      return null;
+    }
+    if (url.isBlank()) {
       throw new ParameterException(
           cl,
-          (given != null ? "--jdbc-url" : "env RELAY_JDBC_URL")
-              + " must be a PostgreSQL JDBC URL like jdbc:postgresql://host:5432/db?user=u, was '"
+          source
+              + " is empty: give a PostgreSQL JDBC URL like "
+              + URL_EXAMPLE
+              + (given != null ? ", or leave --jdbc-url out" : ", or unset RELAY_JDBC_URL")
+              + " to use the embedded PostgreSQL");
+    }
+    if (!url.startsWith("jdbc:postgresql:")) {
+      throw new ParameterException(
+          cl,
+          source
+              + " must be a PostgreSQL JDBC URL like "
+              + URL_EXAMPLE
+              + ", was '"
               + Messages.maskPasswords(url)
               + "'");
     }
+    if (!Database.driverReads(url)) {
+      throw new ParameterException(
+          cl,
+          source
+              + " '"
+              + Messages.maskPasswords(url)
+              + "' is not a URL the PostgreSQL driver can read (a host, an optional port number,"
+              + " then /database), like "
+              + URL_EXAMPLE
+              + (url.indexOf('@') >= 0
+                  ? ": give the user and the password as its parameters user and password, not"
+                      + " before an @"
+                  : ""));
+    }
     return url;
+  }
+
+  /** The form of a database URL that usage errors show. */
+  static final String URL_EXAMPLE = "jdbc:postgresql://host:5432/db?user=u";
+
+  /** Whether {@code option} was given on the command line (not just its default). */
+  boolean given(String option) {
+    return spec.commandLine().getParseResult().hasMatchedOption(option);
+  }
+
+  /**
+   * The summary's note on matching items a filtered run left because of {@code --limit}: {@code
+   * selectable} items matched what the run selects (counted before it), {@code taken} it took.
+   * Empty when it took fewer than {@code limit} (it selected every one) or none are left.
+   */
+  static String pastLimit(long selectable, long taken, int limit, boolean capped) {
+    long left = taken < limit ? 0 : selectable - taken;
+    if (left <= 0) {
+      return "";
+    }
+    return "; "
+        + (capped ? "at least " : "")
+        + left
+        + " more match past --limit "
+        + limit
+        + ": run again to take them";
   }
 
   /** A usage error of this command (exit 2): one line naming the option and the expected form. */
@@ -116,12 +180,36 @@ abstract class DbCommand implements Callable<Integer> {
     return new ParameterException(spec.commandLine(), message);
   }
 
+  /** The documented range of an integer option, both ends included. */
+  record Range(long min, long max) {
+    /** An int's: the range of an integer option that documents none. */
+    static final Range INT = new Range(Integer.MIN_VALUE, Integer.MAX_VALUE);
+
+    /** The refusal of {@code value} (as typed) for {@code option}. */
+    String refusal(String option, String value) {
+      return option + " must be between " + min + " and " + max + ", was " + value;
+    }
+  }
+
   /**
-   * A usage error unless {@code value} of {@code option} is between {@code min} and {@code max}.
+   * The documented ranges of this command's integer options, by option name: the one place each is
+   * stated, for {@link #requireRange} and for a value too large for an int ({@link Ints}). An
+   * option not named has an int's range.
    */
-  void requireRange(String option, long value, long min, long max) {
-    if (value < min || value > max) {
-      throw usage(option + " must be between " + min + " and " + max + ", was " + value);
+  Map<String, Range> ranges() {
+    return Map.of();
+  }
+
+  /** The documented range of {@code option} ({@link #ranges}). */
+  Range range(String option) {
+    return ranges().getOrDefault(option, Range.INT);
+  }
+
+  /** A usage error unless {@code value} of {@code option} is within its {@link #range}. */
+  void requireRange(String option, long value) {
+    Range r = range(option);
+    if (value < r.min() || value > r.max()) {
+      throw usage(r.refusal(option, String.valueOf(value)));
     }
   }
 
@@ -139,6 +227,58 @@ abstract class DbCommand implements Callable<Integer> {
     }
     if (value.length() > max) {
       throw usage(option + " has " + value.length() + " characters; the limit is " + max);
+    }
+  }
+
+  /**
+   * A usage error unless {@code value} of {@code option}, if given, is a kind or queue name that
+   * enqueue takes (core's {@link Outbox#nameProblem}): a filter or a pause of a name no work can
+   * have would match nothing, and is answered before the database is opened.
+   */
+  void requireName(String option, String value) {
+    String problem = value == null ? null : Outbox.nameProblem(value);
+    if (problem != null) {
+      throw usage(option + " " + problem);
+    }
+  }
+
+  /**
+   * A usage error unless {@code value} of {@code option} (a work ID, as {@code show} and {@code
+   * cancel} take it), if given, is one enqueue takes: 1-200 characters from {@code A-Z a-z 0-9 . _
+   * - : / @ + = #}, by core's own rule ({@link Outbox#validate} of an item carrying it).
+   */
+  void requireWorkId(String option, String value) {
+    if (value != null) {
+      requireRule(option, value.isBlank() ? null : Work.of(value, "probe", "{}"), value);
+    }
+  }
+
+  /** As {@link #requireWorkId}, for an ordering key (the same characters and length). */
+  void requireOrderingKey(String option, String value) {
+    if (value != null) {
+      requireRule(
+          option,
+          value.isBlank() ? null : Work.of("probe", "probe", "{}").orderingKey(value),
+          value);
+    }
+  }
+
+  /** Core's enqueue rules, for values checked before any work exists (no database). */
+  private static final Outbox RULES = Outbox.builder().build();
+
+  /** Refuses {@code probe} (null: a blank value) as core's enqueue would, naming {@code option}. */
+  private void requireRule(String option, Work probe, String value) {
+    if (probe == null) {
+      throw usage(option + " is empty");
+    }
+    try {
+      RULES.validate(probe);
+    } catch (InvalidWorkException e) {
+      // "invalid work 'probe': orderingKey '...' must be ...": what follows the field's name
+      String m = e.getMessage();
+      String field = ": " + e.field() + " ";
+      int at = m.indexOf(field);
+      throw usage(option + " " + (at < 0 ? m : m.substring(at + field.length())));
     }
   }
 

@@ -45,7 +45,8 @@ final class DemoCommand implements Callable<Integer> {
       description =
           "JDBC URL of a PostgreSQL 15+ database, like"
               + " jdbc:postgresql://host:5432/db?user=u&password=p. Default: env RELAY_JDBC_URL;"
-              + " without either, a throwaway embedded PostgreSQL 18.")
+              + " without either, a throwaway embedded PostgreSQL 18 (an empty URL is a usage"
+              + " error).")
   String jdbcUrl;
 
   @Spec CommandSpec spec;

@@ -1,5 +1,6 @@
 package dev.relay.app;
 
+import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -128,6 +129,12 @@ final class EnqueueCommand extends DbCommand {
    * that bad input is a usage error naming the option, or the file's item, before any database is
    * opened: also when the schema is missing or not migrated.
    */
+  /** Core's range of an attempt cap, which its validation checks; named here for a huge value. */
+  @Override
+  Map<String, Range> ranges() {
+    return Map.of("--max-attempts", new Range(1, KindPolicy.MAX_ATTEMPTS_LIMIT));
+  }
+
   @Override
   void prepare() throws IOException {
     outbox = Outbox.builder().schema(schema).build();
@@ -253,7 +260,7 @@ final class EnqueueCommand extends DbCommand {
     try {
       root = Json.MAPPER.readTree(read(file));
     } catch (JsonProcessingException e) {
-      throw usage(source() + " is not JSON: " + e.getOriginalMessage());
+      throw usage(source() + " is not JSON" + plain(e));
     }
     List<Work> works = new ArrayList<>();
     if (root != null && root.isArray()) {
@@ -355,6 +362,27 @@ final class EnqueueCommand extends DbCommand {
                 + "'; one enqueue takes each work ID once");
       }
     }
+  }
+
+  /** Where Jackson quotes a location inside its message: {@code [Source: ...; line: 1, ...]}. */
+  private static final Pattern QUOTED_LOCATION =
+      Pattern.compile("\\[Source: [^\\]]*?line: (\\d+), column: (\\d+)\\]");
+
+  /**
+   * Jackson's refusal of a file in plain words: where ({@code at line 2, column 1}), then what,
+   * with a location quoted inside the message (an unclosed object's start) as {@code line 1, column
+   * 1}, not Jackson's {@code [Source: REDACTED (`StreamReadFeature...` disabled); ...]}.
+   */
+  static String plain(JsonProcessingException e) {
+    String what = e.getOriginalMessage() == null ? "" : e.getOriginalMessage();
+    what = QUOTED_LOCATION.matcher(what).replaceAll("line $1, column $2");
+    what = what.replace("(start marker at line", "(opened at line");
+    JsonLocation at = e.getLocation();
+    return (at == null || at.getLineNr() < 1
+            ? ""
+            : " at line " + at.getLineNr() + ", column " + at.getColumnNr())
+        + ": "
+        + what;
   }
 
   /** The file as errors name it: its path, or standard input for {@code -}. */

@@ -67,10 +67,14 @@ final class FilterOptions {
   String blockedReason;
 
   /**
-   * Checks every value against the admin API's rules, before the database is opened: a bad value is
-   * a usage error naming its option, also when the database is down or the schema not migrated.
+   * Checks every value against the admin API's rules (kinds, queues and ordering keys against
+   * enqueue's), before the database is opened: a bad value is a usage error naming its option, also
+   * when the database is down or the schema not migrated.
    */
   void check(DbCommand command) {
+    command.requireName("--kind", kind); // kinds and queues by enqueue's rule: a name no work
+    command.requireName("--queue", queue); // can have matches nothing
+    command.requireOrderingKey("--key", key);
     oneOf(command, "--state", state, WorkFilter.STATES);
     oneOf(command, "--outcome", outcome, WorkFilter.OUTCOMES);
     oneOf(command, "--blocked-reason", blockedReason, WorkFilter.BLOCKED_REASONS);

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.relay.admin.Admin;
 import dev.relay.admin.WorkItem;
 import dev.relay.admin.WorkPage;
+import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -38,9 +39,14 @@ final class ListCommand extends DbCommand {
   boolean json;
 
   @Override
+  Map<String, Range> ranges() {
+    return Map.of("--limit", new Range(1, Admin.MAX_PAGE_SIZE));
+  }
+
+  @Override
   void prepare() {
     filters.check(this);
-    requireRange("--limit", limit, 1, Admin.MAX_PAGE_SIZE);
+    requireRange("--limit", limit);
     Admin.validateCursor(after); // RelayCommand names --after in the refusal
   }
 

@@ -3,6 +3,7 @@ package dev.relay.app;
 import dev.relay.admin.Admin;
 import dev.relay.admin.InvalidAdminRequestException;
 import dev.relay.admin.Pause;
+import dev.relay.admin.WorkFilter;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -43,9 +44,10 @@ final class PauseCommand extends DbCommand {
       paramLabel = "INSTANT",
       converter = Instants.class,
       description =
-          "Resume automatically at this time (ISO-8601, like 2026-12-03T22:00:00Z). A time not"
-              + " after this machine's clock is refused before the database is opened; the"
-              + " database's clock decides for one just after it.")
+          "Resume automatically at this time (ISO-8601, like 2026-12-03T22:00:00Z; at most 100"
+              + " years from now, as --for). A time not after this machine's clock is refused"
+              + " before the database is opened; the database's clock decides for one just after"
+              + " it.")
   Instant until;
 
   @Override
@@ -72,6 +74,18 @@ final class PauseCommand extends DbCommand {
               + " is not after this machine's clock ("
               + now
               + "): give a time in the future, or leave --until out to pause until resumed");
+    }
+    Instant latest = now.plus(WorkFilter.MAX_AGE);
+    if (until != null && until.isAfter(latest)) {
+      // As --for is capped: a resume further away than that is no automatic resume at all.
+      throw usage(
+          "--until must be at most "
+              + Durations.format(WorkFilter.MAX_AGE)
+              + " (100 years) from this machine's clock, so no later than "
+              + latest
+              + ", was "
+              + until
+              + "; leave --until out to pause until resumed");
     }
   }
 

@@ -28,16 +28,8 @@ final class PauseTarget {
    * hold nothing.
    */
   void check(DbCommand command) {
-    name(command, "--queue", queue);
-    name(command, "--kind", kind);
-  }
-
-  /** Refuses {@code name}, if given and not one enqueue takes, as a usage error naming option. */
-  private static void name(DbCommand command, String option, String name) {
-    String problem = name == null ? null : Outbox.nameProblem(name);
-    if (problem != null) {
-      throw command.usage(option + " " + problem);
-    }
+    command.requireName("--queue", queue);
+    command.requireName("--kind", kind);
   }
 
   /**

@@ -10,6 +10,7 @@ import dev.relay.admin.PurgePolicy;
 import dev.relay.admin.PurgeResult;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -107,6 +108,13 @@ final class PurgeCommand extends DbCommand {
    * value is a usage error that starts nothing. The bounds are Admin's, which checks them again.
    */
   @Override
+  Map<String, Range> ranges() {
+    return Map.of(
+        "--batch-size", new Range(1, PurgePolicy.MAX_BATCH_SIZE),
+        "--max-batches", new Range(1, PurgePolicy.MAX_BATCHES));
+  }
+
+  @Override
   void prepare() {
     if ((actor == null) != (reason == null)) {
       throw usage("give both --actor and --reason, or neither");
@@ -131,17 +139,8 @@ final class PurgeCommand extends DbCommand {
     within("--retention", retention);
     within("--history-retention", historyRetention);
     within("--identity-horizon", identityHorizon);
-    if (batchSize < 1 || batchSize > PurgePolicy.MAX_BATCH_SIZE) {
-      throw usage(
-          "--batch-size must be between 1 and "
-              + PurgePolicy.MAX_BATCH_SIZE
-              + ", was "
-              + batchSize);
-    }
-    if (maxBatches < 1 || maxBatches > PurgePolicy.MAX_BATCHES) {
-      throw usage(
-          "--max-batches must be between 1 and " + PurgePolicy.MAX_BATCHES + ", was " + maxBatches);
-    }
+    requireRange("--batch-size", batchSize);
+    requireRange("--max-batches", maxBatches);
     policy = new PurgePolicy(retention, historyRetention, identityHorizon, batchSize, maxBatches);
   }
 

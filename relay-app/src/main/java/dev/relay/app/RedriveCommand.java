@@ -1,6 +1,5 @@
 package dev.relay.app;
 
-import dev.relay.Outbox;
 import dev.relay.admin.Admin;
 import dev.relay.admin.BulkAction;
 import dev.relay.admin.BulkPreview;
@@ -8,6 +7,7 @@ import dev.relay.admin.RedriveRefusedException;
 import dev.relay.admin.RedriveRequest;
 import dev.relay.admin.RedriveResult;
 import java.util.List;
+import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -25,7 +25,7 @@ import picocli.CommandLine.Parameters;
       "",
       "Refused (exit 1, nothing changed): running work, always; work that is not failed, unless --force; work whose first attempt is older than its kind's deduplication horizon, unless --override-horizon: past it the receiver may have forgotten the ID and apply the same work twice. A corrected payload is not a redrive: use supersede.",
       "",
-      "Give one ID, or filters (with --limit) to redrive many, each checked on its own. A filtered redrive selects the matching failed work (with --force: all but running work), oldest first, up to --limit, and ends with one line: how many were redriven and how many matching items were refused, by reason (not failed, running, past their kind's deduplication horizon), counting also the matching items it did not select because of their state. Exit 1 when any matching item was refused.",
+      "Give one ID, or filters (with --limit) to redrive many, each checked on its own. A filtered redrive selects the matching failed work (with --force: all but running work), oldest first, up to --limit, and ends with one line: how many were redriven and how many matching items were refused, by reason (not failed, running, past their kind's deduplication horizon), counting also the matching items it did not select because of their state; when --limit left matching items it would have taken, it adds how many ('2 more match past --limit 2: run again to take them'). Exit 1 when any matching item was refused; items left past --limit do not change the exit code.",
       ""
     })
 final class RedriveCommand extends DbCommand {
@@ -51,8 +51,15 @@ final class RedriveCommand extends DbCommand {
       names = "--limit",
       paramLabel = "N",
       defaultValue = "100",
-      description = "Most items a filtered redrive touches (default: ${DEFAULT-VALUE}).")
+      description =
+          "Most items a filtered redrive touches (1-10000, default: ${DEFAULT-VALUE}); not with"
+              + " an ID.")
   int limit;
+
+  @Override
+  Map<String, Range> ranges() {
+    return Map.of("--limit", new Range(1, Admin.MAX_BATCH));
+  }
 
   @Override
   void prepare() {
@@ -60,10 +67,13 @@ final class RedriveCommand extends DbCommand {
       throw new ParameterException(
           spec.commandLine(), "give one work ID, or filters such as --state failed --kind K");
     }
-    requireText("ID", workId, Outbox.MAX_WORK_ID_LENGTH);
+    if (workId != null && given("--limit")) {
+      throw usage("--limit bounds a filtered redrive: give filters, or leave --limit out");
+    }
+    requireWorkId("ID", workId);
     audit.check(this);
     filters.check(this);
-    requireRange("--limit", limit, 1, Admin.MAX_BATCH);
+    requireRange("--limit", limit);
   }
 
   @Override
@@ -137,7 +147,13 @@ final class RedriveCommand extends DbCommand {
                     ? " (not failed and running counted among the oldest "
                         + Admin.MAX_BULK_PREVIEW
                         + " matching items)"
-                    : ""));
+                    : "")
+                // The run selects what the preview redrives or finds past the horizon.
+                + pastLimit(
+                    before.counts().changed() + before.counts().refusedHorizon(),
+                    results.size(),
+                    limit,
+                    before.capped()));
     return refused == 0 ? ExitCodes.OK : ExitCodes.REFUSED;
   }
 

@@ -25,6 +25,7 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Help;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.Spec;
@@ -96,14 +97,27 @@ public final class RelayCommand implements Callable<Integer> {
 
   /** The configured command line: exit codes in every help page, errors mapped to exit codes. */
   static CommandLine newCommandLine() {
+    Database.silenceDriverLog(); // its lines quote a URL's password; relay's own lines mask it
     CommandLine cl = new CommandLine(new RelayCommand());
     cl.registerConverter(Instant.class, new Instants());
+    cl.registerConverter(Integer.class, new Ints());
+    cl.registerConverter(Integer.TYPE, new Ints());
     cl.setExecutionExceptionHandler(RelayCommand::handle);
     cl.setParameterExceptionHandler(
         (ex, args) -> usageError(ex.getCommandLine(), unknownFirst(ex)));
     cl.getHelpSectionMap().put(SECTION_KEY_COMMAND_LIST, RelayCommand::commandList);
     documentExitCodes(cl);
     shareVersion(cl, new String[] {"relay " + Relay.version()});
+    // picocli's help command has no -V: `relay help -V` printed the usage. It prints the version,
+    // as `relay -V` and `relay COMMAND -V` do.
+    cl.getSubcommands()
+        .get("help")
+        .getCommandSpec()
+        .addOption(
+            OptionSpec.builder("-V", "--version")
+                .versionHelp(true)
+                .description("Print version information and exit.")
+                .build());
     return cl;
   }
 
@@ -156,37 +170,52 @@ public final class RelayCommand implements Callable<Integer> {
   static String unknownFirst(ParameterException ex) {
     ParseResult parsed = ex.getCommandLine().getParseResult();
     if (ex instanceof UnmatchedArgumentException u && ex.getCommandLine().getParent() == null) {
-      String command = unknownCommand(u);
-      if (command != null) {
-        return command;
+      List<String> unmatched = u.getUnmatched();
+      if (!unmatched.isEmpty() && !unmatched.get(0).startsWith("-")) {
+        return unknownCommand(ex.getCommandLine(), unmatched.get(0));
       }
+    }
+    // picocli's help command: "Unknown subcommand 'nosuch'." for what `relay nosuch` answers
+    if (ex.getCommandLine().getParent() == null
+        && ex.getValue() != null
+        && ex.getMessage().startsWith("Unknown subcommand '")) {
+      return unknownCommand(ex.getCommandLine(), ex.getValue());
     }
     if (ex instanceof UnmatchedArgumentException
         || parsed == null
         || parsed.unmatched().isEmpty()) {
-      return ex.getMessage();
+      return outOfRange(ex);
     }
     String arg = parsed.unmatched().get(0);
     return (arg.startsWith("-") ? "Unknown option: '" : "Unmatched argument: '") + arg + "'";
   }
 
   /**
-   * The message for {@code relay nosuch}: an unknown command (not picocli's "Unmatched argument at
-   * index 0"), the likely one when picocli has a suggestion, and the commands; {@code null} when
-   * the first unmatched argument is an option.
+   * The message of {@code ex}, or for a whole number too large for an int ({@link Ints.OutOfRange})
+   * the refusal of its option's documented range, as a value outside it within an int gets.
    */
-  private static String unknownCommand(UnmatchedArgumentException ex) {
-    List<String> unmatched = ex.getUnmatched();
-    if (unmatched.isEmpty() || unmatched.get(0).startsWith("-")) {
-      return null;
+  private static String outOfRange(ParameterException ex) {
+    if (ex.getCause() instanceof Ints.OutOfRange r && ex.getArgSpec() instanceof OptionSpec o) {
+      String option = o.longestName();
+      return ex.getCommandLine().getCommandSpec().userObject() instanceof DbCommand c
+          ? c.range(option).refusal(option, r.value())
+          : DbCommand.Range.INT.refusal(option, r.value());
     }
-    String name = unmatched.get(0);
+    return ex.getMessage();
+  }
+
+  /**
+   * The message for {@code relay nosuch} and {@code relay help nosuch}: an unknown command (not
+   * picocli's "Unmatched argument at index 0" or "Unknown subcommand"), the likely one for a typo,
+   * and the commands.
+   */
+  private static String unknownCommand(CommandLine relay, String name) {
     if (ROUTED.containsKey(name)) {
       return "relay "
           + name
           + " runs from its own module, not this jar: start it with the ./relay script";
     }
-    Set<String> commands = new TreeSet<>(ex.getCommandLine().getSubcommands().keySet());
+    Set<String> commands = new TreeSet<>(relay.getSubcommands().keySet());
     commands.addAll(ROUTED.keySet());
     // Picocli's own suggestions are loose ("frobnicate": migrate); a typo is a few edits away.
     String likely = null;

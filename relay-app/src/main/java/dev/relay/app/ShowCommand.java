@@ -2,7 +2,6 @@ package dev.relay.app;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.relay.Outbox;
 import dev.relay.admin.Admin;
 import dev.relay.admin.Dependency;
 import dev.relay.admin.WorkDetail;
@@ -31,7 +30,7 @@ final class ShowCommand extends DbCommand {
 
   @Override
   void prepare() {
-    requireText("ID", workId, Outbox.MAX_WORK_ID_LENGTH);
+    requireWorkId("ID", workId);
   }
 
   @Override

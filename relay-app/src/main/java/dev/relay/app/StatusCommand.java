@@ -25,7 +25,7 @@ import picocli.CommandLine.Option;
       "",
       "Ready, running and failed counts are exact now; done and cancelled come from the summary the maintenance leader recounts on each run, and the output says as of when (--refresh recounts it first, which reads every done and cancelled row).",
       "",
-      "--json prints one object: {\"schema\", \"window_seconds\", \"finished_counts_as_of\", \"queues\": [{\"queue\", \"kind\", \"ready\", \"running\", \"done\", \"failed\", \"cancelled\", \"oldest_eligible_age_seconds\", \"expired_leases\", \"blocked_keys\", \"blocked\", \"blocked_by_reason\", \"failures_by_reason\", \"completed_in_window\", \"completion_p50_seconds\", \"completion_p95_seconds\", \"paused_since\"}], \"pauses\": [{\"queue\", \"kind\", \"actor\", \"reason\", \"paused_at\", \"resume_at\"}]}; finished_counts_as_of is null before the first count; paused_since is null unless a pause holds the pair; a null queue or kind in pauses means every one.",
+      "--json prints one object: {\"schema\", \"window_seconds\", \"finished_counts_as_of\", \"queues\": [{\"queue\", \"kind\", \"ready\", \"running\", \"done\", \"failed\", \"cancelled\", \"oldest_eligible_age_seconds\", \"expired_leases\", \"blocked_keys\", \"blocked\", \"blocked_by_reason\", \"failures_by_reason\", \"completed_in_window\", \"completion_p50_seconds\", \"completion_p95_seconds\", \"paused_since\"}], \"pauses\": [{\"queue\", \"kind\", \"actor\", \"reason\", \"paused_at\", \"resume_at\"}]}; finished_counts_as_of is null before the first count; oldest_eligible_age_seconds is null (OLDEST_ELIGIBLE -) when none of the pair's work is eligible now (all of it delayed, waiting for a retry, or running within its lease); paused_since is null unless a pause holds the pair; a null queue or kind in pauses means every one.",
       "",
       "Pauses in force (relay pause) are listed under the table with who paused what, since when, why and until when; the held work stays in READY.",
       ""
@@ -87,7 +87,8 @@ final class StatusCommand extends DbCommand {
         q.put("done", h.done());
         q.put("failed", h.failed());
         q.put("cancelled", h.cancelled());
-        q.put("oldest_eligible_age_seconds", seconds(h.oldestEligibleAge()));
+        Json.put(
+            q, "oldest_eligible_age_seconds", eligible(h) ? seconds(h.oldestEligibleAge()) : null);
         q.put("expired_leases", h.expiredLeases());
         q.put("blocked_keys", h.blockedKeys());
         q.put("blocked", h.blocked());
@@ -143,7 +144,7 @@ final class StatusCommand extends DbCommand {
           h.done(),
           h.failed(),
           h.cancelled(),
-          Durations.brief(h.oldestEligibleAge()),
+          eligible(h) ? Durations.brief(h.oldestEligibleAge()) : null,
           h.expiredLeases(),
           reasons(h.failuresByReason()),
           h.completionP50() == null ? null : millis(h.completionP50()),
@@ -178,6 +179,15 @@ final class StatusCommand extends DbCommand {
                       ? " (until relay resume)"
                       : " (resumes at " + p.resumeAt() + ")"));
     }
+  }
+
+  /**
+   * Whether any of the pair's work is eligible (claimable) now. The admin API gives {@link
+   * Duration#ZERO} as the oldest eligible age when none is, which read as "0s" beside work delayed
+   * by an hour; an eligible item's age is zero only in the instant it becomes claimable.
+   */
+  private static boolean eligible(QueueHealth h) {
+    return !h.oldestEligibleAge().isZero();
   }
 
   private static double seconds(Duration d) {

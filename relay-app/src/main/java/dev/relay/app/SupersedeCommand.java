@@ -78,7 +78,7 @@ final class SupersedeCommand extends DbCommand {
             spec.commandLine(), "cannot read " + payloadFile + ": no such file");
       }
     }
-    requireText("OLD_ID", oldId, Outbox.MAX_WORK_ID_LENGTH);
+    requireWorkId("OLD_ID", oldId);
     audit.check(this);
     replacement = Work.of(newId, kind, body);
     if (queue != null) {

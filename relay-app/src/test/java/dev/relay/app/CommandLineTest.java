@@ -82,6 +82,34 @@ class CommandLineTest {
       assertThat(fromEnv.err()).contains("env RELAY_JDBC_URL").doesNotContain("SECRETPW");
     }
 
+    /**
+     * pgjdbc cannot read {@code //user:password@host} (nor a port that is not a number): it logged
+     * the URL, password and all, through java.util.logging on stderr, and the command called the
+     * database unavailable (exit 3). Now a usage error naming the option, its password masked, and
+     * no line of the driver's.
+     */
+    @Test
+    void aUrlTheDriverCannotReadIsAUsageErrorWithItsPasswordMasked() {
+      Cli.Result r = Cli.run("status", "--jdbc-url", "jdbc:postgresql://mina:SECRETPW@127.0.0.1/x");
+      assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+      assertThat(r.err())
+          .isEqualTo(
+              "relay status: --jdbc-url 'jdbc:postgresql://mina:******@127.0.0.1/x' is not a URL"
+                  + " the PostgreSQL driver can read (a host, an optional port number, then"
+                  + " /database), like jdbc:postgresql://host:5432/db?user=u: give the user and the"
+                  + " password as its parameters user and password, not before an @\n"
+                  + "see relay help status\n");
+      Cli.Result fromEnv =
+          Cli.run(
+              java.util.Map.of("RELAY_JDBC_URL", "jdbc:postgresql://h:port/x?password=SECRETPW"),
+              "list");
+      assertThat(fromEnv.exitCode()).as(fromEnv.toString()).isEqualTo(2);
+      assertThat(fromEnv.err())
+          .startsWith("relay list: env RELAY_JDBC_URL 'jdbc:postgresql://h:port/x?password=******'")
+          .doesNotContain("SECRETPW")
+          .doesNotContain("WARNING");
+    }
+
     @Test
     void invalidSchemaNameIsAUsageErrorBeforeAnyConnection() {
       Cli.Result r = Cli.run("status", "--jdbc-url", UNREACHABLE, "--schema", "Bad-Name");
@@ -169,12 +197,75 @@ class CommandLineTest {
       }
     }
 
+    /** `relay help -V` printed the usage; it prints the version, as `relay -V` does. */
+    @Test
+    void helpPrintsTheVersionForVersionToo() {
+      for (String flag : new String[] {"-V", "--version"}) {
+        Cli.Result r = Cli.run("help", flag);
+        assertThat(r.exitCode()).as(r.toString()).isZero();
+        assertThat(r.out()).as(r.toString()).isEqualTo("relay " + Relay.version() + "\n");
+      }
+    }
+
+    /**
+     * `relay help nosuch` said picocli's "Unknown subcommand 'nosuch'."; it answers as `relay
+     * nosuch` does, with the likely command and the list.
+     */
+    @Test
+    void helpOfAnUnknownCommandAnswersAsTheUnknownCommandDoes() {
+      for (String name : new String[] {"nosuch", "stauts"}) {
+        Cli.Result help = Cli.run("help", name);
+        Cli.Result direct = Cli.run(name);
+        assertThat(help.exitCode()).as(help.toString()).isEqualTo(2);
+        assertThat(help.err()).as(help.toString()).isEqualTo(direct.err());
+        assertThat(help.err()).startsWith("relay: unknown command '" + name + "'");
+      }
+    }
+
     @Test
     void unreachableDatabaseFromTheEnvironmentIsExitThreeToo() {
       Cli.Result r =
           Cli.run(java.util.Map.of("RELAY_JDBC_URL", UNREACHABLE), "list", "--state", "failed");
       assertThat(r.exitCode()).as(r.toString()).isEqualTo(3);
       assertThat(r.err().lines()).hasSize(1);
+    }
+
+    /**
+     * {@code --jdbc-url "$UNSET"} names a database the shell failed to give: refused (exit 2)
+     * naming where it came from, never the embedded database (which a migrate or an enqueue would
+     * write to, exit 0), whatever RELAY_JDBC_URL says; an empty variable is refused the same way.
+     */
+    @Test
+    void anEmptyJdbcUrlIsAUsageErrorNotTheEmbeddedDatabase(TestDatabase db) {
+      for (String empty : new String[] {"", "  "}) {
+        Cli.Result r =
+            Cli.run(
+                java.util.Map.of("RELAY_JDBC_URL", db.jdbcUrl()), "migrate", "--jdbc-url", empty);
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+        assertThat(r.err())
+            .startsWith("relay migrate: --jdbc-url is empty: give a PostgreSQL JDBC URL like ")
+            .contains("or leave --jdbc-url out")
+            .doesNotContain("embedded PostgreSQL 18 on");
+        assertThat(r.out()).isEmpty();
+      }
+      Cli.Result fromEnv =
+          Cli.run(
+              java.util.Map.of("RELAY_JDBC_URL", ""),
+              "enqueue",
+              "--id",
+              "a",
+              "--kind",
+              "k",
+              "--payload",
+              "{}");
+      assertThat(fromEnv.exitCode()).as(fromEnv.toString()).isEqualTo(2);
+      assertThat(fromEnv.err())
+          .startsWith("relay enqueue: env RELAY_JDBC_URL is empty")
+          .contains("or unset RELAY_JDBC_URL")
+          .doesNotContain("embedded PostgreSQL 18 on");
+      Cli.Result demo = Cli.run("demo", "--jdbc-url", "");
+      assertThat(demo.exitCode()).as(demo.toString()).isEqualTo(2);
+      assertThat(demo.err()).startsWith("relay demo: --jdbc-url is empty");
     }
 
     @Test
@@ -425,6 +516,36 @@ class CommandLineTest {
       assertThat(typo.exitCode()).as(typo.toString()).isEqualTo(2);
       assertThat(typo.err()).contains("knd");
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isZero();
+    }
+
+    /**
+     * A file that is not JSON is refused in plain words with where, not Jackson's internals ({@code
+     * [Source: REDACTED (`StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION` disabled); ...]}).
+     */
+    @Test
+    void aFileThatIsNotJsonIsNamedWithItsLineAndColumn(@TempDir Path dir) throws Exception {
+      Path unclosed = dir.resolve("t.json");
+      Files.writeString(unclosed, "{\n");
+      Cli.Result r = Cli.run("enqueue", "--file", unclosed.toString(), "--jdbc-url", UNREACHABLE);
+      assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+      assertThat(r.err())
+          .as(r.toString())
+          .startsWith(
+              "relay enqueue: "
+                  + unclosed
+                  + " is not JSON at line 2, column 1: Unexpected end-of-input: expected close"
+                  + " marker for Object (opened at line 1, column 1)\n")
+          .doesNotContain("Source")
+          .doesNotContain("REDACTED")
+          .doesNotContain("StreamReadFeature");
+      Path typo = dir.resolve("typo.json");
+      Files.writeString(typo, "[{\"work_id\": \"a\"},\n {work_id: 1}]");
+      Cli.Result second = Cli.run("enqueue", "--file", typo.toString(), "--jdbc-url", UNREACHABLE);
+      assertThat(second.exitCode()).as(second.toString()).isEqualTo(2);
+      assertThat(second.err())
+          .as(second.toString())
+          .startsWith("relay enqueue: " + typo + " is not JSON at line 2, column 3: Unexpected")
+          .doesNotContain("Source");
     }
 
     @Test

@@ -85,6 +85,30 @@ class OperatorCommandsTest {
       assertThat(refreshed.get("queues").get(1).get("done").asLong()).isEqualTo(1);
     }
 
+    /**
+     * Work that is not eligible yet (delayed an hour) has no oldest eligible age: null in JSON and
+     * - in the table, not 0 (which reads as work claimable right now).
+     */
+    @Test
+    void noEligibleWorkHasNoOldestEligibleAge(TestDatabase db) throws Exception {
+      insert(db, "later", "mail", "default");
+      db.execute(
+          "UPDATE {schema}.outbox SET available_at = clock_timestamp() + interval '1 hour'"
+              + " WHERE work_id = 'later'");
+      JsonNode q = json(Cli.run(on(db, "status", "--json"))).get("queues").get(0);
+      assertThat(q.get("ready").asLong()).isEqualTo(1);
+      assertThat(q.get("oldest_eligible_age_seconds").isNull()).as(q.toString()).isTrue();
+      Cli.Result table = Cli.run(on(db, "status"));
+      assertThat(table.exitCode()).as(table.toString()).isZero();
+      List<String> header = List.of(table.out().lines().findFirst().orElseThrow().split("\\s+"));
+      String[] row = table.out().lines().skip(1).findFirst().orElseThrow().split("\\s+");
+      assertThat(row[header.indexOf("OLDEST_ELIGIBLE")]).as(table.out()).isEqualTo("-");
+
+      insert(db, "now", "mail", "default");
+      JsonNode eligible = json(Cli.run(on(db, "status", "--json"))).get("queues").get(0);
+      assertThat(eligible.get("oldest_eligible_age_seconds").isNumber()).isTrue();
+    }
+
     @Test
     void tableIsReadable(TestDatabase db) throws Exception {
       Cli.Result empty = Cli.run(on(db, "status"));
@@ -288,6 +312,44 @@ class OperatorCommandsTest {
           .isGreaterThanOrEqualTo(3);
     }
 
+    /**
+     * A filtered redrive that stops at --limit says how many failed items it left; --limit with an
+     * ID is a usage error.
+     */
+    @Test
+    void aFilteredRedriveSaysHowManyItLeftPastTheLimit(TestDatabase db) throws Exception {
+      for (int i = 1; i <= 3; i++) {
+        insert(db, "l-" + i, "mail", "default");
+        fail(db, "l-" + i, "1 minute");
+      }
+      Cli.Result r =
+          Cli.run(
+              on(
+                  db,
+                  "redrive",
+                  "--state",
+                  "failed",
+                  "--limit",
+                  "2",
+                  "--actor",
+                  "a",
+                  "--reason",
+                  "r"));
+      assertThat(r.exitCode()).as(r.toString()).isZero();
+      assertThat(r.out())
+          .as(r.toString())
+          .startsWith("redriven l-1")
+          .endsWith(
+              "2 redriven, 0 refused: 0 not failed, 0 running, 0 past their kind's deduplication"
+                  + " horizon; 1 more match past --limit 2: run again to take them\n");
+      Cli.Result withId =
+          Cli.run(on(db, "redrive", "l-3", "--limit", "5", "--actor", "a", "--reason", "r"));
+      assertThat(withId.exitCode()).as(withId.toString()).isEqualTo(2);
+      assertThat(withId.err()).startsWith("relay redrive: --limit bounds a filtered redrive");
+      assertThat(db.queryString("SELECT state FROM {schema}.work WHERE work_id = 'l-3'"))
+          .isEqualTo("failed");
+    }
+
     @Test
     void refusesWorkThatIsNotFailedUnlessForced(TestDatabase db) throws Exception {
       insert(db, "r-2", "mail", "default");
@@ -423,6 +485,80 @@ class OperatorCommandsTest {
       assertThat(onlyFailed.out()).contains("1 redriven, 0 refused");
     }
 
+    /**
+     * A number too large for an int was "'99999999999' is not an int"; it is refused in the
+     * option's documented range, as a smaller value outside it is (an int's, for --priority).
+     */
+    @Test
+    void aNumberTooLargeForAnIntIsOutOfTheOptionsRange() {
+      String[][] cases = {
+        {"enqueue", "--id", "a", "--kind", "k", "--payload", "{}", "--max-attempts", "99999999999"},
+        {"enqueue", "--id", "a", "--kind", "k", "--payload", "{}", "--priority", "99999999999"},
+        {"list", "--limit", "99999999999"},
+        {"cancel", "--kind", "k", "--limit", "-99999999999", "--actor", "a", "--reason", "r"},
+        {"redrive", "--kind", "k", "--limit", "3000000000", "--actor", "a", "--reason", "r"},
+        {"purge", "--batch-size", "99999999999", "--dry-run"},
+        {"list", "--limit", "many"},
+      };
+      String[] expected = {
+        "relay enqueue: --max-attempts must be between 1 and 10000, was 99999999999",
+        "relay enqueue: --priority must be between -2147483648 and 2147483647, was 99999999999",
+        "relay list: --limit must be between 1 and 1000, was 99999999999",
+        "relay cancel: --limit must be between 1 and 10000, was -99999999999",
+        "relay redrive: --limit must be between 1 and 10000, was 3000000000",
+        "relay purge: --batch-size must be between 1 and "
+            + dev.relay.admin.PurgePolicy.MAX_BATCH_SIZE
+            + ", was 99999999999",
+        "relay list: Invalid value for option '--limit': 'many' is not an int",
+      };
+      for (int i = 0; i < cases.length; i++) {
+        List<String> args = new ArrayList<>(List.of(cases[i]));
+        args.addAll(List.of("--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x?connectTimeout=5"));
+        Cli.Result r = Cli.run(args.toArray(String[]::new));
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+        assertThat(r.err()).as(r.toString()).startsWith(expected[i] + "\n");
+      }
+    }
+
+    /**
+     * Kind and queue filters by enqueue's name rule, ordering keys and work IDs by its ID rule,
+     * before the database is opened (here one that refuses connections: exit 2, not 3): a name no
+     * work can have was "no work matches" (exit 0), an ID "no work has ID" (exit 1).
+     */
+    @Test
+    void namesKeysAndIdsAreCheckedByEnqueuesRulesBeforeTheDatabase() {
+      String[][] cases = {
+        {"list", "--kind", "a b"},
+        {"list", "--queue", "x".repeat(101)},
+        {"list", "--key", "k\u00e9y"},
+        {"cancel", "--kind", "", "--actor", "a", "--reason", "r"},
+        {"redrive", "--queue", "q!", "--actor", "a", "--reason", "r"},
+        {"purge", "--kind", "a b", "--actor", "a", "--reason", "r", "--dry-run"},
+        {"show", "a b"},
+        {"cancel", "a b", "--actor", "a", "--reason", "r"},
+        {"redrive", "a%b", "--actor", "a", "--reason", "r"},
+      };
+      String[] expected = {
+        "relay list: --kind 'a b' must be 1-100 characters from A-Z a-z 0-9 . _ - :",
+        "relay list: --queue 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx… (101 characters)' must be"
+            + " 1-100 characters from A-Z a-z 0-9 . _ - :",
+        "relay list: --key 'k\u00e9y' must be 1-200 characters from A-Z a-z 0-9 . _ - : / @ + = #",
+        "relay cancel: --kind is empty",
+        "relay redrive: --queue 'q!' must be 1-100 characters from A-Z a-z 0-9 . _ - :",
+        "relay purge: --kind 'a b' must be 1-100 characters from A-Z a-z 0-9 . _ - :",
+        "relay show: ID 'a b' may only contain A-Z a-z 0-9 . _ - : / @ + = #",
+        "relay cancel: ID 'a b' may only contain A-Z a-z 0-9 . _ - : / @ + = #",
+        "relay redrive: ID 'a%b' may only contain A-Z a-z 0-9 . _ - : / @ + = #",
+      };
+      for (int i = 0; i < cases.length; i++) {
+        List<String> args = new ArrayList<>(List.of(cases[i]));
+        args.addAll(List.of("--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x?connectTimeout=5"));
+        Cli.Result r = Cli.run(args.toArray(String[]::new));
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+        assertThat(r.err()).as(r.toString()).startsWith(expected[i] + "\n");
+      }
+    }
+
     @Test
     void everyRangeIsCheckedBeforeTheDatabaseEvenOnAnUnmigratedSchema(TestDatabase db)
         throws Exception {
@@ -554,6 +690,53 @@ class OperatorCommandsTest {
           .isEqualTo(3);
     }
 
+    /**
+     * A filtered cancel that stops at --limit says how many matching items it left (exit 0: the
+     * limit is what was asked for), and says nothing once none are left; --limit with an ID, which
+     * it ignored, is a usage error.
+     */
+    @Test
+    void aFilteredCancelSaysHowManyItLeftPastTheLimit(TestDatabase db) throws Exception {
+      for (int i = 1; i <= 4; i++) {
+        insert(db, "m-" + i, "k", "default");
+      }
+      String[] cancel = {
+        "cancel",
+        "--kind",
+        "k",
+        "--state",
+        "ready",
+        "--limit",
+        "2",
+        "--actor",
+        "me",
+        "--reason",
+        "lim"
+      };
+      Cli.Result first = Cli.run(on(db, cancel));
+      assertThat(first.exitCode()).as(first.toString()).isZero();
+      assertThat(first.out())
+          .as(first.toString())
+          .contains("cancelled m-1 (was ready)", "cancelled m-2 (was ready)")
+          .endsWith(
+              "2 cancelled, 0 cancel requested, 0 refused: already done (its effect happened),"
+                  + " 0 already cancelled; 2 more match past --limit 2: run again to take them\n");
+      Cli.Result second = Cli.run(on(db, cancel));
+      assertThat(second.exitCode()).as(second.toString()).isZero();
+      assertThat(second.out())
+          .as(second.toString())
+          .endsWith(
+              "2 cancelled, 0 cancel requested, 0 refused: already done (its effect happened),"
+                  + " 0 already cancelled\n");
+      Cli.Result withId =
+          Cli.run(on(db, "cancel", "m-1", "--limit", "5", "--actor", "me", "--reason", "lim"));
+      assertThat(withId.exitCode()).as(withId.toString()).isEqualTo(2);
+      assertThat(withId.err())
+          .startsWith(
+              "relay cancel: --limit bounds a filtered cancel: give filters, or leave --limit"
+                  + " out");
+    }
+
     @Test
     void aFilteredCancelReportsDoneWorkAsRefusedWithExitOneAndCancelledWorkAsAlreadyCancelled(
         TestDatabase db) throws Exception {
@@ -675,6 +858,44 @@ class OperatorCommandsTest {
       Cli.Result blank = Cli.run(on(db, "pause", "--queue", "q", "--actor", "a", "--reason", " "));
       assertThat(blank.exitCode()).as(blank.toString()).isEqualTo(2);
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.pause_audit")).isZero();
+    }
+
+    /**
+     * --until was taken up to year 9999 while --for stops at 100 years; it stops there too, with
+     * the same words, before the database is opened; a time within it is taken.
+     */
+    @Test
+    void anUntilBeyondAHundredYearsIsRefusedAsALongerForIs(TestDatabase db) throws Exception {
+      Cli.Result endless =
+          Cli.run(
+              "pause",
+              "--queue",
+              "q",
+              "--actor",
+              "a",
+              "--reason",
+              "r",
+              "--until",
+              "9999-12-31T23:59:00Z",
+              "--jdbc-url",
+              "jdbc:postgresql://127.0.0.1:1/x");
+      assertThat(endless.exitCode()).as(endless.toString()).isEqualTo(2);
+      assertThat(endless.err())
+          .as(endless.toString())
+          .startsWith(
+              "relay pause: --until must be at most 36500d (100 years) from this machine's clock,"
+                  + " so no later than ")
+          .contains(", was 9999-12-31T23:59:00Z; leave --until out to pause until resumed\n");
+      String within =
+          java.time.Instant.now()
+              .plus(java.time.Duration.ofDays(36_000))
+              .truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
+              .toString();
+      Cli.Result taken =
+          Cli.run(
+              on(db, "pause", "--queue", "q", "--actor", "a", "--reason", "r", "--until", within));
+      assertThat(taken.exitCode()).as(taken.toString()).isZero();
+      assertThat(taken.out()).contains("resuming automatically at " + within);
     }
 
     /**

@@ -42,10 +42,14 @@ import picocli.CommandLine.Option;
       " 0:done",
       " 1:the run failed (its stack trace is printed)",
       " 2:usage error (unknown or missing options, bad values), before anything starts",
-      " 3:another relay bench is running on the same database (nothing was changed)"
+      " 3:the database cannot be reached or started (one line naming the cause), or another"
+          + " relay bench is running on it (nothing was changed)"
     })
 public final class BenchCommand implements Callable<Integer> {
-  /** Exit code when another run holds the database ({@link BenchDb#lockForRun}). */
+  /**
+   * Exit code when the database cannot be reached or started, or another run holds it ({@link
+   * BenchDb#lockForRun}).
+   */
   static final int BUSY = 3;
 
   /** The steady-load rate at which the issue sets the pickup targets. */
@@ -54,7 +58,10 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(
       names = "--jdbc-url",
       paramLabel = "URL",
-      description = "A scratch database (default: an embedded, durable PostgreSQL).")
+      description =
+          "A scratch database, like jdbc:postgresql://host:5432/db?user=u (default: an"
+              + " embedded, durable PostgreSQL; env RELAY_JDBC_URL is not read, as the bench"
+              + " truncates its tables). Another form, or an empty URL, is a usage error.")
   String jdbcUrl;
 
   @Option(names = "--jobs", paramLabel = "N", description = "Burn-down backlog (default 100,000).")
@@ -250,6 +257,7 @@ public final class BenchCommand implements Callable<Integer> {
    * options are described), reported before anything starts, 3 another run holds the database.
    */
   static int execute(PrintStream out, PrintWriter err, String... args) {
+    BenchUrls.silenceDriverLog(); // its lines quote a URL's password; the bench's own mask it
     CommandLine cl = new CommandLine(new BenchCommand(out));
     cl.getCommandSpec().version("relay " + Relay.version()); // as relay-app's RelayCommand
     cl.setOut(new PrintWriter(out, true));
@@ -264,6 +272,11 @@ public final class BenchCommand implements Callable<Integer> {
             err.println("relay bench: " + ex.getMessage());
             return BUSY;
           }
+          if (ex instanceof BenchDb.UnavailableException) {
+            err.println(
+                "relay bench: database unavailable: " + BenchUrls.maskPasswords(ex.getMessage()));
+            return BUSY;
+          }
           ex.printStackTrace(err);
           return 1;
         });
@@ -271,7 +284,8 @@ public final class BenchCommand implements Callable<Integer> {
   }
 
   private static int usageError(PrintWriter err, String message) {
-    err.println("relay bench: " + message.strip().replaceAll("\\s*\\R\\s*", "; "));
+    err.println(
+        "relay bench: " + BenchUrls.maskPasswords(message.strip().replaceAll("\\s*\\R\\s*", "; ")));
     err.println("see relay help bench");
     return 2;
   }
@@ -387,6 +401,7 @@ public final class BenchCommand implements Callable<Integer> {
       throw new CommandLine.ParameterException(
           spec.commandLine(), "--only kafka needs --kafka host:port (a running broker)");
     }
+    String url = BenchUrls.checked(spec.commandLine(), jdbcUrl);
     Sizes sizes = sizes();
     Report report = new Report(out);
     report.meta("sizes", sizes.toString());
@@ -394,11 +409,12 @@ public final class BenchCommand implements Callable<Integer> {
     report.meta("cores", Runtime.getRuntime().availableProcessors());
     report.meta("java", System.getProperty("java.version"));
     started = System.nanoTime();
-    try (BenchDb db = BenchDb.open(jdbcUrl)) {
+    try (BenchDb db = BenchDb.open(url)) {
       db.lockForRun(); // before anything is truncated: a second run on this database is refused
       Map<String, String> settings = db.settings();
       report.log("relay bench: " + sizes + ", ids " + ids);
-      report.log("database: " + (db.embedded() ? "embedded " : "") + db.url());
+      report.log(
+          "database: " + (db.embedded() ? "embedded " : "") + BenchUrls.maskPasswords(db.url()));
       report.log("settings: " + settings);
       report.meta("settings", settings);
       if (!"on".equals(settings.get("fsync")) || !"on".equals(settings.get("synchronous_commit"))) {

@@ -41,6 +41,18 @@ final class BenchDb implements AutoCloseable {
     }
   }
 
+  /**
+   * The database cannot be reached, or the embedded one cannot start: one line, exit 3, as for
+   * every relay command ({@link BenchUrls#describe}).
+   */
+  static final class UnavailableException extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    UnavailableException(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
   private BenchDb(EmbeddedServer embedded, String url) {
     this.embedded = embedded;
     this.url = url;
@@ -53,20 +65,33 @@ final class BenchDb implements AutoCloseable {
     this.pool = new HikariDataSource(config);
   }
 
-  static BenchDb open(String jdbcUrl) throws IOException, SQLException {
-    if (jdbcUrl != null && !jdbcUrl.isBlank()) {
-      try (Connection probe = DriverManager.getConnection(jdbcUrl)) {
+  /**
+   * Connects to {@code jdbcUrl} (checked by {@link BenchUrls#checked}), or starts an embedded
+   * server when it is null.
+   *
+   * @throws UnavailableException if the database cannot be reached or started
+   */
+  static BenchDb open(String jdbcUrl) throws UnavailableException {
+    if (jdbcUrl != null) {
+      try (Connection probe = DriverManager.getConnection(jdbcUrl, BenchUrls.probeProperties())) {
         probe.isValid(5);
+      } catch (SQLException e) {
+        throw new UnavailableException(BenchUrls.describe(e, jdbcUrl), e);
       }
       return new BenchDb(null, jdbcUrl);
     }
-    EmbeddedServer pg =
-        EmbeddedServer.builder()
-            .serverConfig("max_connections", "200")
-            .serverConfig("shared_buffers", "256MB")
-            .serverConfig("max_wal_size", "4GB")
-            .stopOnExit(true)
-            .start();
+    EmbeddedServer pg;
+    try {
+      pg =
+          EmbeddedServer.builder()
+              .serverConfig("max_connections", "200")
+              .serverConfig("shared_buffers", "256MB")
+              .serverConfig("max_wal_size", "4GB")
+              .stopOnExit(true)
+              .start();
+    } catch (IOException | RuntimeException e) {
+      throw new UnavailableException("cannot start the embedded PostgreSQL: " + e.getMessage(), e);
+    }
     return new BenchDb(pg, pg.jdbcUrl());
   }
 
@@ -91,7 +116,7 @@ final class BenchDb implements AutoCloseable {
     if (!taken) {
       throw new BusyException(
           "another relay bench is running on "
-              + url
+              + BenchUrls.maskPasswords(url)
               + " (it holds the advisory lock '"
               + LOCK_KEY
               + "'): two runs on one database would truncate and claim each other's rows."

@@ -56,7 +56,8 @@ public final class TracingBench {
     RelayOpenTelemetry traced = RelayOpenTelemetry.create(sdk);
     Tracer producer = sdk.getTracer("bench");
     List<Double> ratios = new ArrayList<>();
-    try (BenchDb db = BenchDb.open(System.getenv("RELAY_BENCH_JDBC"))) {
+    String url = System.getenv("RELAY_BENCH_JDBC");
+    try (BenchDb db = BenchDb.open(url == null || url.isBlank() ? null : url)) {
       int round = 0;
       for (int warm = 0; warm < 2; warm++) { // not counted: the JIT and the pool warm up
         run(db, RelayTracing.NONE, producer, jobs, round++);

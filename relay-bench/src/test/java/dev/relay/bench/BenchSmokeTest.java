@@ -16,6 +16,11 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -230,6 +235,74 @@ class BenchSmokeTest {
             "-V");
     assertThat(code).isZero();
     assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo("relay " + Relay.version() + "\n");
+  }
+
+  /**
+   * The README's rule for every command's --jdbc-url: a URL that is not PostgreSQL's, one the
+   * driver cannot read, or an empty one is a usage error (exit 2), one line with the password
+   * masked; the bench printed a SQLException's stack trace with the password and exited 1.
+   */
+  @Test
+  void aBadJdbcUrlIsAUsageErrorWithThePasswordMaskedAndNoDriverLine() {
+    List<LogRecord> driverLines = new CopyOnWriteArrayList<>();
+    Logger driverLog = Logger.getLogger("org.postgresql");
+    Handler recorder =
+        new Handler() {
+          @Override
+          public void publish(LogRecord r) {
+            driverLines.add(r);
+          }
+
+          @Override
+          public void flush() {}
+
+          @Override
+          public void close() {}
+        };
+    driverLog.addHandler(recorder);
+    try {
+      assertThat(bench("--jdbc-url", "jdbc:mysql://x?password=topsecret"))
+          .isEqualTo(
+              new Exit(
+                  2,
+                  "relay bench: --jdbc-url must be a PostgreSQL JDBC URL like"
+                      + " jdbc:postgresql://host:5432/db?user=u, was"
+                      + " 'jdbc:mysql://x?password=******'\nsee relay help bench\n"));
+      Exit userInfo = bench("--jdbc-url", "jdbc:postgresql://u:topsecret@127.0.0.1/x");
+      assertThat(userInfo.code()).as(userInfo.err()).isEqualTo(2);
+      assertThat(userInfo.err())
+          .startsWith(
+              "relay bench: --jdbc-url 'jdbc:postgresql://u:******@127.0.0.1/x' is not a URL the"
+                  + " PostgreSQL driver can read")
+          .doesNotContain("topsecret");
+      assertThat(driverLines).as("pgjdbc's own lines, which quote the URL whole").isEmpty();
+      Exit empty = bench("--jdbc-url", "");
+      assertThat(empty.code()).as(empty.err()).isEqualTo(2);
+      assertThat(empty.err()).startsWith("relay bench: --jdbc-url is empty");
+    } finally {
+      driverLog.removeHandler(recorder);
+    }
+  }
+
+  /** An unreachable database is one line and exit 3, not a PSQLException's stack trace. */
+  @Test
+  void anUnreachableDatabaseIsExitThreeInOneLine() {
+    assertThat(bench("--quick", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x?password=topsecret"))
+        .isEqualTo(
+            new Exit(3, "relay bench: database unavailable: connection refused at 127.0.0.1:1\n"));
+  }
+
+  /** What {@link BenchCommand#execute} returned and printed on stderr. */
+  record Exit(int code, String err) {}
+
+  private static Exit bench(String... args) {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int code =
+        BenchCommand.execute(
+            new PrintStream(OutputStream.nullOutputStream()),
+            new PrintWriter(err, true, StandardCharsets.UTF_8),
+            args);
+    return new Exit(code, err.toString(StandardCharsets.UTF_8));
   }
 
   /** Runs the bench with {@code args}, asserts the usage exit code (2), and returns stderr. */

@@ -25,8 +25,11 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import org.postgresql.Driver;
 import org.springframework.boot.context.properties.bind.AbstractBindHandler;
 import org.springframework.boot.context.properties.bind.BindContext;
 import org.springframework.boot.context.properties.bind.BindException;
@@ -323,29 +326,63 @@ final class ServeConfig {
    * Refuses a database URL that is not PostgreSQL's ({@code jdbc:postgresql:}) as a usage error
    * naming where it was given, before anything connects: DriverManager's "No suitable driver" for
    * {@code mysql://} or the typo {@code jdbc:postgres://} read as an unreachable database (exit 3),
-   * and echoed the URL with its password. The URL in the message is masked.
+   * and echoed the URL with its password. So is a {@code jdbc:postgresql:} URL the driver cannot
+   * read, which it otherwise logged whole, password included. The URL in the message is masked.
    */
   private void requirePostgresUrl(String property) {
     ConfigurationProperty p = property(env, property);
     String url = p == null || p.getValue() == null ? "" : String.valueOf(p.getValue());
-    if (url.isBlank() || url.startsWith("jdbc:postgresql:")) {
+    if (url.isBlank()) {
       return;
     }
+    boolean postgres = url.startsWith("jdbc:postgresql:");
+    if (postgres && driverReads(url)) {
+      return;
+    }
+    // A jdbc:postgresql: URL the driver cannot read (//user:password@host, a port that is not a
+    // number): DriverManager's "No suitable driver" would be an unreachable database (exit 3).
+    String unreadable =
+        "is not a URL the PostgreSQL driver can read (a host, an optional port number, then"
+            + " /database), like "
+            + URL_EXAMPLE
+            + (url.indexOf('@') >= 0
+                ? ": give the user and the password as its parameters user and password, not"
+                    + " before an @"
+                : "");
     // Given on the command line (first of the sources, so the value in effect): named as given.
     if (env.getPropertySources().get(COMMAND_LINE)
             instanceof OriginTrackedMapPropertySource commandLine
         && commandLine.getOrigin(property) instanceof Given option) {
       throw new Refused(
-          option.name()
-              + " must be a PostgreSQL JDBC URL like "
-              + URL_EXAMPLE
-              + ", was '"
-              + PrintConfig.maskPasswords(url)
-              + "'",
+          postgres
+              ? option.name() + " '" + PrintConfig.maskPasswords(url) + "' " + unreadable
+              : option.name()
+                  + " must be a PostgreSQL JDBC URL like "
+                  + URL_EXAMPLE
+                  + ", was '"
+                  + PrintConfig.maskPasswords(url)
+                  + "'",
           null);
     }
     throw new InvalidConfigurationPropertyValueException(
-        property, url, "must be a PostgreSQL JDBC URL like " + URL_EXAMPLE);
+        property, url, postgres ? unreadable : "must be a PostgreSQL JDBC URL like " + URL_EXAMPLE);
+  }
+
+  /**
+   * Whether pgjdbc reads {@code url}. Its java.util.logging warning on one it cannot read quotes
+   * the URL whole, password included ({@code JDBC URL invalid port number: secret@host}), on stderr
+   * before serve's own logging is set up, so it is silenced for the check; a URL refused here
+   * reaches the driver nowhere else, and serve's log (Spring Boot's bridge) takes its other lines.
+   */
+  private static boolean driverReads(String url) {
+    Logger log = Logger.getLogger("org.postgresql"); // held: JUL keeps loggers weakly
+    Level before = log.getLevel();
+    log.setLevel(Level.OFF);
+    try {
+      return Driver.parseURL(url, null) != null;
+    } finally {
+      log.setLevel(before);
+    }
   }
 
   /**

@@ -700,6 +700,44 @@ class ServeCommandTest {
           .doesNotContain("SECRETPW");
     }
 
+    /**
+     * pgjdbc cannot read {@code //user:password@host}: it logged the URL, password and all, on
+     * stderr (java.util.logging), and serve called the database unavailable (exit 3). In a process
+     * of its own, as an operator sees it: exit 2 naming the option, masked, no driver line.
+     */
+    @Test
+    void aPostgresqlUrlTheDriverCannotReadIsExitTwoWithNoLineShowingThePassword() throws Exception {
+      ServeProcess.Result r =
+          ServeProcess.run(
+              Map.of(),
+              "serve",
+              "--config",
+              yaml(CONFIG).toString(),
+              "--jdbc-url",
+              "jdbc:postgresql://olga:SECRETPW@127.0.0.1/shop");
+      assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+      assertThat(r.err())
+          .as(r.toString())
+          .startsWith(
+              "relay serve: --jdbc-url 'jdbc:postgresql://olga:******@127.0.0.1/shop' is not a"
+                  + " URL the PostgreSQL driver can read")
+          .contains("not before an @")
+          .doesNotContain("SECRETPW")
+          .doesNotContain("WARNING");
+      Run inFile =
+          run(
+              null,
+              "serve",
+              "--config",
+              yaml(CONFIG + "spring:\n  datasource:\n    url: jdbc:postgresql://db:x/shop\n")
+                  .toString());
+      assertThat(inFile.code).as(inFile.toString()).isEqualTo(2);
+      assertThat(inFile.err)
+          .as(inFile.toString())
+          .contains("application.yml: spring.datasource.url=jdbc:postgresql://db:x/shop")
+          .contains("is not a URL the PostgreSQL driver can read");
+    }
+
     @Test
     void theEnvironmentVariableIsNamedWhenItIsTheBadOne() throws Exception {
       ServeProcess.Result r =
