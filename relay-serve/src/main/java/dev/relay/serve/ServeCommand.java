@@ -260,17 +260,42 @@ final class ServeCommand implements Callable<Integer> {
     }
     String env = System.getenv("RELAY_JDBC_URL");
     if (jdbcUrl != null) {
-      put(p, "spring.datasource.url", jdbcUrl, "--jdbc-url");
-    } else if (env != null && !env.isBlank()) {
-      put(p, "spring.datasource.url", env, "RELAY_JDBC_URL");
+      put(p, "spring.datasource.url", nonEmpty(jdbcUrl, "--jdbc-url"), "--jdbc-url");
+    } else if (env != null) {
+      put(p, "spring.datasource.url", nonEmpty(env, "env RELAY_JDBC_URL"), "RELAY_JDBC_URL");
     }
     String directEnv = System.getenv("RELAY_DIRECT_JDBC_URL");
     if (directJdbcUrl != null) {
-      put(p, "relay.direct-connection.url", directJdbcUrl, "--direct-jdbc-url");
-    } else if (directEnv != null && !directEnv.isBlank()) {
-      put(p, "relay.direct-connection.url", directEnv, "RELAY_DIRECT_JDBC_URL");
+      put(
+          p,
+          "relay.direct-connection.url",
+          nonEmpty(directJdbcUrl, "--direct-jdbc-url"),
+          "--direct-jdbc-url");
+    } else if (directEnv != null) {
+      put(
+          p,
+          "relay.direct-connection.url",
+          nonEmpty(directEnv, "env RELAY_DIRECT_JDBC_URL"),
+          "RELAY_DIRECT_JDBC_URL");
     }
     return p;
+  }
+
+  /**
+   * {@code url}, refused when empty or blank, as the {@code relay} commands refuse it: {@code
+   * --jdbc-url "$UNSET"} names a database the shell failed to name, and falling back to the
+   * embedded one would serve another database. Only a variable not set at all is no URL.
+   */
+  private static String nonEmpty(String url, String source) {
+    if (url.isBlank()) {
+      throw usage(
+          source
+              + " is empty: give a PostgreSQL JDBC URL like"
+              + " jdbc:postgresql://host:5432/db?user=u&password=p, or leave it out (unset) to"
+              + " use the embedded PostgreSQL",
+          null);
+    }
+    return url;
   }
 
   private static void put(Map<String, Object> p, String property, String value, String option) {

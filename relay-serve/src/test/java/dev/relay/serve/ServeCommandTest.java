@@ -738,6 +738,28 @@ class ServeCommandTest {
           .contains("is not a URL the PostgreSQL driver can read");
     }
 
+    /**
+     * An empty URL names a database the shell failed to name ({@code --jdbc-url "$UNSET"}): serve
+     * refuses it as the relay commands do, instead of serving an embedded database.
+     */
+    @Test
+    void anEmptyUrlIsAUsageErrorNotTheEmbeddedDatabase() throws Exception {
+      Run given = run(null, "serve", "--config", yaml(CONFIG).toString(), "--jdbc-url", " ");
+      assertThat(given.code).as(given.toString()).isEqualTo(2);
+      assertThat(given.err)
+          .as(given.toString())
+          .startsWith("relay serve: --jdbc-url is empty: give a PostgreSQL JDBC URL")
+          .doesNotContain("embedded PostgreSQL 18 on");
+      ServeProcess.Result env =
+          ServeProcess.run(
+              Map.of("RELAY_JDBC_URL", ""), "serve", "--config", yaml(CONFIG).toString());
+      assertThat(env.exitCode()).as(env.toString()).isEqualTo(2);
+      assertThat(env.err())
+          .as(env.toString())
+          .startsWith("relay serve: env RELAY_JDBC_URL is empty")
+          .doesNotContain("embedded PostgreSQL 18 on");
+    }
+
     @Test
     void theEnvironmentVariableIsNamedWhenItIsTheBadOne() throws Exception {
       ServeProcess.Result r =
