@@ -4,6 +4,7 @@ import dev.relay.Claim;
 import dev.relay.Outcome;
 import dev.relay.RelayConfig;
 import dev.relay.RelayEventListener;
+import dev.relay.RelayException;
 import dev.relay.admin.Admin;
 import dev.relay.admin.QueueHealth;
 import dev.relay.admin.WorkFilter;
@@ -378,9 +379,26 @@ public final class RelayMetrics implements MeterBinder, AutoCloseable {
         log.debug("relay metrics refresh stopped by close(): {}", e.toString());
         return;
       }
+      if (e instanceof RelayException r && "42501".equals(r.sqlState())) {
+        // a worker-only user: one line saying what to do, not a stack trace every refresh
+        if (!permissionWarned) {
+          permissionWarned = true;
+          log.warn(
+              "relay metrics: this database user may not read queue health ({}): the relay.work.*"
+                  + " gauges need the operator role (relay migrate --roles: <schema>_operator);"
+                  + " give it to the user, or do not bind RelayMetrics (Spring Boot:"
+                  + " relay.metrics-enabled=false). The gauges keep their last values.",
+              e.getMessage());
+        } else {
+          log.debug("relay metrics refresh refused again: {}", e.toString());
+        }
+        return;
+      }
       log.warn("relay metrics refresh failed; keeping the last values", e);
     }
   }
+
+  private volatile boolean permissionWarned;
 
   /** Registers the gauge once; returns its key in {@link #gaugeValues}. */
   private String gauge(String name, Tags tags) {

@@ -221,6 +221,7 @@ public class RelayAutoConfiguration {
   /** relay-micrometer's meters, bound to the application's registry when there is one. */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass({RelayMetrics.class, MeterRegistry.class})
+  @ConditionalOnSwitch("relay.metrics-enabled")
   static class Metrics {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean

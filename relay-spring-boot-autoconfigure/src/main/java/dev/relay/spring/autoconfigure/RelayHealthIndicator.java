@@ -1,6 +1,7 @@
 package dev.relay.spring.autoconfigure;
 
 import dev.relay.Migrator;
+import dev.relay.RelayException;
 import dev.relay.admin.Admin;
 import dev.relay.admin.QueueHealth;
 import java.sql.Connection;
@@ -100,8 +101,30 @@ final class RelayHealthIndicator extends AbstractHealthIndicator implements Auto
       builder.down().withDetail("problem", "no outbox table in schema " + schema);
       return;
     }
-    builder.up().withDetails(kinds());
+    Map<String, Object> kinds;
+    try {
+      kinds = kinds();
+    } catch (RelayException e) {
+      if (!PERMISSION_DENIED.equals(e.sqlState())) {
+        throw e;
+      }
+      // The database answers and the tables are there: this user may run work, not read the
+      // queue details (a worker-only user). That is no reason to call the application DOWN.
+      builder
+          .up()
+          .withDetail(
+              "kinds",
+              "not readable by this database user (permission denied): the queue details read"
+                  + " queue health as an operator does; give the user "
+                  + schema
+                  + "_operator, or leave them out with management.health.relay.enabled=false");
+      return;
+    }
+    builder.up().withDetails(kinds);
   }
+
+  /** PostgreSQL's insufficient_privilege. */
+  private static final String PERMISSION_DENIED = "42501";
 
   /** The check in flight, or a new one when none is. */
   private Future<Reading> check() {

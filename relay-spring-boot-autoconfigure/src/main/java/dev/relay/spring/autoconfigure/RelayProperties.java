@@ -126,6 +126,13 @@ public class RelayProperties {
   private Duration metricsRefreshInterval = Duration.ofSeconds(15);
 
   /**
+   * Whether relay-micrometer's meters are bound to the application's registry (when both are on the
+   * class path). The queue gauges read queue health as an operator does, so a worker-only database
+   * user switches them off here.
+   */
+  private boolean metricsEnabled = true;
+
+  /**
    * The policy per kind, by kind name; a name with {@code :} or {@code .} is written in brackets,
    * {@code relay.kinds.[mail:v2].max-attempts} ({@link RelayKindNames}).
    */
@@ -624,6 +631,14 @@ public class RelayProperties {
 
   public void setMetricsRefreshInterval(Duration metricsRefreshInterval) {
     this.metricsRefreshInterval = metricsRefreshInterval;
+  }
+
+  public boolean isMetricsEnabled() {
+    return metricsEnabled;
+  }
+
+  public void setMetricsEnabled(boolean metricsEnabled) {
+    this.metricsEnabled = metricsEnabled;
   }
 
   public DirectConnection getDirectConnection() {

@@ -77,6 +77,7 @@ class BadPropertyReportTest {
         new Case("relay.health-details-max-age", "-1s"),
         new Case("relay.health-timeout", "10ms"),
         new Case("relay.metrics-refresh-interval", "0s"),
+        new Case("relay.metrics-enabled", "maybe"),
         new Case("relay.maintenance.enabled", "maybe"),
         new Case("relay.maintenance.interval", "0s"),
         new Case("relay.maintenance.work-retention", "1s"),

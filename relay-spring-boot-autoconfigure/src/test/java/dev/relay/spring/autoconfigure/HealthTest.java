@@ -42,6 +42,39 @@ class HealthTest {
         });
   }
 
+  /**
+   * A worker-only database user may run work but not read the queue details: the application is UP,
+   * and the details say which role reads them, instead of DOWN with a permission error.
+   */
+  @Test
+  void aWorkerOnlyUserIsUpAndTheDetailsNameTheRoleTheyNeed(TestDatabase db) throws Exception {
+    java.util.List<String> roles =
+        dev.relay.Migrator.forSchema(db.schema()).grantRoles(db.dataSource());
+    String user = db.schema() + "_w_login";
+    db.execute("CREATE ROLE " + user + " LOGIN PASSWORD 'w' IN ROLE " + db.schema() + "_worker");
+    try (HikariDataSource worker = new HikariDataSource()) {
+      worker.setJdbcUrl(db.jdbcUrl().replaceFirst("user=[^&]*", "user=" + user + "&password=w"));
+      worker.setMaximumPoolSize(2);
+      RelayHealthIndicator health =
+          new RelayHealthIndicator(
+              worker, db.schema(), null, Duration.ofSeconds(30), Duration.ofSeconds(10));
+      try {
+        Health h = health.health(true);
+        assertThat(h.getStatus()).isEqualTo(Status.UP);
+        assertThat(h.getDetails().get("kinds").toString())
+            .contains("permission denied")
+            .contains(db.schema() + "_operator");
+      } finally {
+        health.close();
+      }
+    } finally {
+      db.execute("DROP OWNED BY " + user + "; DROP ROLE " + user);
+      for (String role : roles) {
+        db.execute("DROP OWNED BY " + role + "; DROP ROLE " + role);
+      }
+    }
+  }
+
   /** Cuts the proxy's connections and refuses new ones, or stalls them as a partition would. */
   enum Fault {
     CUT,

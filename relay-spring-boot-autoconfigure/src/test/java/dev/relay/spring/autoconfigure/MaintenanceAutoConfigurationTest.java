@@ -38,6 +38,31 @@ class MaintenanceAutoConfigurationTest {
         .withPropertyValues("relay.maintenance.interval=1s", "relay.maintenance.work-retention=1m");
   }
 
+  /** A worker-only database user switches the meters off (their gauges read as an operator). */
+  @Test
+  void metricsAreBoundUnlessSwitchedOff(TestDatabase db) {
+    MeterRegistry registry = new SimpleMeterRegistry();
+    app(db)
+        .withBean(MeterRegistry.class, () -> registry)
+        .run(context -> assertThat(context).hasSingleBean(RelayMetricsBinding.class));
+    app(db)
+        .withBean(MeterRegistry.class, () -> new SimpleMeterRegistry())
+        .withPropertyValues("relay.metrics-enabled=false")
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context).doesNotHaveBean(RelayMetricsBinding.class);
+            });
+    app(db)
+        .withPropertyValues("relay.metrics-enabled=maybe")
+        .run(
+            context ->
+                assertThat(context)
+                    .getFailure()
+                    .hasStackTraceContaining("relay.metrics-enabled")
+                    .hasStackTraceContaining("must be true or false"));
+  }
+
   @Test
   void doneWorkPastItsRetentionIsPurgedAndTheDoneCountBecomesVisible(TestDatabase db)
       throws Exception {
