@@ -108,8 +108,16 @@ class RelayPauseTest {
       }
       admin.resume(null, "k", "olga", "again, under load");
 
+      // Small claims and buffers: at most INSTANCES x (50 + 50 + handler slots) claimed ahead of
+      // completion, so work is still ready when the pause comes however fast the claims run
+      // beside slow completions on a loaded machine.
       for (int i = 0; i < INSTANCES; i++) {
-        f.start(f.builder().workerId("w" + i).handle("k", RelayFixture::done));
+        f.start(
+            f.builder()
+                .workerId("w" + i)
+                .batchSize(50)
+                .bufferSize(50)
+                .handle("k", RelayFixture::done));
       }
       await().atMost(RelayFixture.PATIENCE).until(() -> f.count("state = 'done'") >= 1_000);
       Pause p = admin.pause(null, "k", "olga", "receiver down again", null);
