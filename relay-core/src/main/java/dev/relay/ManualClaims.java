@@ -3,6 +3,7 @@ package dev.relay;
 import dev.relay.internal.jdbc.SchemaName;
 import dev.relay.internal.jdbc.Timeouts;
 import dev.relay.internal.jdbc.Tx;
+import dev.relay.internal.runtime.WorkerIds;
 import dev.relay.internal.store.ClaimBatch;
 import dev.relay.internal.store.ClaimRequest;
 import dev.relay.internal.store.ClaimedWork;
@@ -327,10 +328,9 @@ public final class ManualClaims {
 
   /** A worker ID as a {@link Relay} worker's: 1-200 characters, not blank. */
   private static void requireWorkerId(String workerId) {
-    if (workerId == null || workerId.isBlank() || workerId.length() > 200) {
-      throw new IllegalArgumentException(
-          "workerId must be 1-200 characters, not blank, was "
-              + (workerId == null ? "null" : "'" + workerId + "'"));
+    String problem = WorkerIds.problem(workerId);
+    if (problem != null) {
+      throw new IllegalArgumentException("workerId " + problem);
     }
   }
 

@@ -607,9 +607,9 @@ public final class Relay implements AutoCloseable {
      */
     public Relay build() {
       String id = workerId == null ? WorkerIds.generate() : workerId;
-      if (id.isBlank() || id.length() > 200) {
-        throw new InvalidConfigurationException(
-            "workerId", "must be 1-200 characters, not blank, was '" + id + "'");
+      String idProblem = WorkerIds.problem(id);
+      if (idProblem != null) {
+        throw new InvalidConfigurationException("workerId", idProblem);
       }
       SchemaName schemaName = SchemaName.of(schema);
       if (queues == null || queues.isEmpty() || queues.size() > 100) {

@@ -6,6 +6,7 @@ import dev.relay.Migrator;
 import dev.relay.Outbox;
 import dev.relay.SchemaVersionException;
 import dev.relay.Work;
+import dev.relay.test.JdbcUrls;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -122,35 +123,15 @@ abstract class DbCommand implements Callable<Integer> {
               + (given != null ? ", or leave --jdbc-url out" : ", or unset RELAY_JDBC_URL")
               + " to use the embedded PostgreSQL");
     }
-    if (!url.startsWith("jdbc:postgresql:")) {
-      throw new ParameterException(
-          cl,
-          source
-              + " must be a PostgreSQL JDBC URL like "
-              + URL_EXAMPLE
-              + ", was '"
-              + Messages.maskPasswords(url)
-              + "'");
-    }
-    if (!Database.driverReads(url)) {
-      throw new ParameterException(
-          cl,
-          source
-              + " '"
-              + Messages.maskPasswords(url)
-              + "' is not a URL the PostgreSQL driver can read (a host, an optional port number,"
-              + " then /database), like "
-              + URL_EXAMPLE
-              + (url.indexOf('@') >= 0
-                  ? ": give the user and the password as its parameters user and password, not"
-                      + " before an @"
-                  : ""));
+    String problem = JdbcUrls.problem(source, url);
+    if (problem != null) {
+      throw new ParameterException(cl, problem);
     }
     return url;
   }
 
   /** The form of a database URL that usage errors show. */
-  static final String URL_EXAMPLE = "jdbc:postgresql://host:5432/db?user=u";
+  static final String URL_EXAMPLE = JdbcUrls.EXAMPLE;
 
   /** Whether {@code option} was given on the command line (not just its default). */
   boolean given(String option) {

@@ -1,5 +1,6 @@
 package dev.relay.app;
 
+import dev.relay.test.JdbcUrls;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -14,29 +15,11 @@ final class Messages {
   /** A run of characters other than white space and quotes, longer than {@link #LONGEST}. */
   private static final Pattern LONG_RUN = Pattern.compile("[^\\s'\"]{" + (LONGEST + 1) + ",}");
 
-  /** What a password is printed as, as {@code relay serve --print-config} prints it. */
-  static final String MASK = "******";
-
-  /** A {@code password=} parameter of a URL (or a properties string), up to its end. */
-  private static final Pattern PASSWORD_PARAMETER = Pattern.compile("(?i)(password=)[^&;\\s'\"]*");
-
-  /** The password of a {@code //user:password@host} user-info part. */
-  private static final Pattern USER_INFO_PASSWORD =
-      Pattern.compile("(//[^/:@\\s'\"]*:)[^/@\\s'\"]*@");
-
   private Messages() {}
 
-  /**
-   * {@code text} with the password of every JDBC URL in it masked: a {@code password=...} parameter
-   * and the password of a {@code user:password@host} form. For every message that may echo a URL
-   * the user gave (a bad {@code --jdbc-url}, an unmatched argument, a driver error).
-   */
+  /** {@code text} with every JDBC URL's password masked ({@link JdbcUrls#maskPasswords}). */
   static String maskPasswords(String text) {
-    if (text == null) {
-      return null;
-    }
-    String masked = PASSWORD_PARAMETER.matcher(text).replaceAll("$1" + MASK);
-    return USER_INFO_PASSWORD.matcher(masked).replaceAll("$1" + MASK + "@");
+    return JdbcUrls.maskPasswords(text);
   }
 
   /**

@@ -99,6 +99,15 @@ class CommandLineTest {
                   + " /database), like jdbc:postgresql://host:5432/db?user=u: give the user and the"
                   + " password as its parameters user and password, not before an @\n"
                   + "see relay help status\n");
+      // With a port, pgjdbc reads it (host "mina:SECRETPW@127.0.0.1"), and the "unknown host"
+      // error of the connection printed the password: refused the same way.
+      Cli.Result withPort =
+          Cli.run("status", "--jdbc-url", "jdbc:postgresql://mina:SECRETPW@127.0.0.1:5432/x");
+      assertThat(withPort.exitCode()).as(withPort.toString()).isEqualTo(2);
+      assertThat(withPort.err())
+          .startsWith("relay status: --jdbc-url 'jdbc:postgresql://mina:******@127.0.0.1:5432/x'")
+          .contains("not before an @")
+          .doesNotContain("SECRETPW");
       Cli.Result fromEnv =
           Cli.run(
               java.util.Map.of("RELAY_JDBC_URL", "jdbc:postgresql://h:port/x?password=SECRETPW"),

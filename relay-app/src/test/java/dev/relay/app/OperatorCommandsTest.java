@@ -46,6 +46,21 @@ class OperatorCommandsTest {
     return Json.MAPPER.readTree(r.out());
   }
 
+  /**
+   * Runs each of {@code cases} against a database that refuses connections and expects a usage
+   * error (exit 2) whose first line is the matching {@code expected} line: the check ran before
+   * anything connected.
+   */
+  static void refusedBeforeTheDatabase(String[][] cases, String[] expected) {
+    for (int i = 0; i < cases.length; i++) {
+      List<String> args = new ArrayList<>(List.of(cases[i]));
+      args.addAll(List.of("--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x?connectTimeout=5"));
+      Cli.Result r = Cli.run(args.toArray(String[]::new));
+      assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+      assertThat(r.err()).as(r.toString()).startsWith(expected[i] + "\n");
+    }
+  }
+
   @Nested
   class Status {
     @Test
@@ -511,13 +526,7 @@ class OperatorCommandsTest {
             + ", was 99999999999",
         "relay list: Invalid value for option '--limit': 'many' is not an int",
       };
-      for (int i = 0; i < cases.length; i++) {
-        List<String> args = new ArrayList<>(List.of(cases[i]));
-        args.addAll(List.of("--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x?connectTimeout=5"));
-        Cli.Result r = Cli.run(args.toArray(String[]::new));
-        assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
-        assertThat(r.err()).as(r.toString()).startsWith(expected[i] + "\n");
-      }
+      refusedBeforeTheDatabase(cases, expected);
     }
 
     /**
@@ -550,13 +559,7 @@ class OperatorCommandsTest {
         "relay cancel: ID 'a b' may only contain A-Z a-z 0-9 . _ - : / @ + = #",
         "relay redrive: ID 'a%b' may only contain A-Z a-z 0-9 . _ - : / @ + = #",
       };
-      for (int i = 0; i < cases.length; i++) {
-        List<String> args = new ArrayList<>(List.of(cases[i]));
-        args.addAll(List.of("--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x?connectTimeout=5"));
-        Cli.Result r = Cli.run(args.toArray(String[]::new));
-        assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
-        assertThat(r.err()).as(r.toString()).startsWith(expected[i] + "\n");
-      }
+      refusedBeforeTheDatabase(cases, expected);
     }
 
     @Test

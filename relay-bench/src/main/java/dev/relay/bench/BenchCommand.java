@@ -1,6 +1,7 @@
 package dev.relay.bench;
 
 import dev.relay.Relay;
+import dev.relay.test.JdbcUrls;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -257,7 +258,7 @@ public final class BenchCommand implements Callable<Integer> {
    * options are described), reported before anything starts, 3 another run holds the database.
    */
   static int execute(PrintStream out, PrintWriter err, String... args) {
-    BenchUrls.silenceDriverLog(); // its lines quote a URL's password; the bench's own mask it
+    JdbcUrls.silenceDriverLog(); // its lines quote a URL's password; the bench's own mask it
     CommandLine cl = new CommandLine(new BenchCommand(out));
     cl.getCommandSpec().version("relay " + Relay.version()); // as relay-app's RelayCommand
     cl.setOut(new PrintWriter(out, true));
@@ -274,7 +275,7 @@ public final class BenchCommand implements Callable<Integer> {
           }
           if (ex instanceof BenchDb.UnavailableException) {
             err.println(
-                "relay bench: database unavailable: " + BenchUrls.maskPasswords(ex.getMessage()));
+                "relay bench: database unavailable: " + JdbcUrls.maskPasswords(ex.getMessage()));
             return BUSY;
           }
           ex.printStackTrace(err);
@@ -283,9 +284,32 @@ public final class BenchCommand implements Callable<Integer> {
     return cl.execute(args);
   }
 
+  /**
+   * {@code url} ({@code --jdbc-url}), or null when not given (the embedded server); a usage error
+   * when it is empty or breaks the URL rules every relay command follows ({@link
+   * JdbcUrls#problem}).
+   */
+  static String checkedUrl(CommandLine cl, String url) {
+    if (url == null) {
+      return null;
+    }
+    if (url.isBlank()) {
+      throw new CommandLine.ParameterException(
+          cl,
+          "--jdbc-url is empty: give a PostgreSQL JDBC URL like "
+              + JdbcUrls.EXAMPLE
+              + ", or leave --jdbc-url out to use an embedded PostgreSQL");
+    }
+    String problem = JdbcUrls.problem("--jdbc-url", url);
+    if (problem != null) {
+      throw new CommandLine.ParameterException(cl, problem);
+    }
+    return url;
+  }
+
   private static int usageError(PrintWriter err, String message) {
     err.println(
-        "relay bench: " + BenchUrls.maskPasswords(message.strip().replaceAll("\\s*\\R\\s*", "; ")));
+        "relay bench: " + JdbcUrls.maskPasswords(message.strip().replaceAll("\\s*\\R\\s*", "; ")));
     err.println("see relay help bench");
     return 2;
   }
@@ -401,7 +425,7 @@ public final class BenchCommand implements Callable<Integer> {
       throw new CommandLine.ParameterException(
           spec.commandLine(), "--only kafka needs --kafka host:port (a running broker)");
     }
-    String url = BenchUrls.checked(spec.commandLine(), jdbcUrl);
+    String url = checkedUrl(spec.commandLine(), jdbcUrl);
     Sizes sizes = sizes();
     Report report = new Report(out);
     report.meta("sizes", sizes.toString());
@@ -414,7 +438,7 @@ public final class BenchCommand implements Callable<Integer> {
       Map<String, String> settings = db.settings();
       report.log("relay bench: " + sizes + ", ids " + ids);
       report.log(
-          "database: " + (db.embedded() ? "embedded " : "") + BenchUrls.maskPasswords(db.url()));
+          "database: " + (db.embedded() ? "embedded " : "") + JdbcUrls.maskPasswords(db.url()));
       report.log("settings: " + settings);
       report.meta("settings", settings);
       if (!"on".equals(settings.get("fsync")) || !"on".equals(settings.get("synchronous_commit"))) {

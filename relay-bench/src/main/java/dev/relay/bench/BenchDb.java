@@ -3,6 +3,7 @@ package dev.relay.bench;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.relay.test.EmbeddedServer;
+import dev.relay.test.JdbcUrls;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -43,7 +44,7 @@ final class BenchDb implements AutoCloseable {
 
   /**
    * The database cannot be reached, or the embedded one cannot start: one line, exit 3, as for
-   * every relay command ({@link BenchUrls#describe}).
+   * every relay command ({@link JdbcUrls#describe}).
    */
   static final class UnavailableException extends Exception {
     private static final long serialVersionUID = 1L;
@@ -66,17 +67,17 @@ final class BenchDb implements AutoCloseable {
   }
 
   /**
-   * Connects to {@code jdbcUrl} (checked by {@link BenchUrls#checked}), or starts an embedded
+   * Connects to {@code jdbcUrl} (checked by {@link BenchCommand#checkedUrl}), or starts an embedded
    * server when it is null.
    *
    * @throws UnavailableException if the database cannot be reached or started
    */
   static BenchDb open(String jdbcUrl) throws UnavailableException {
     if (jdbcUrl != null) {
-      try (Connection probe = DriverManager.getConnection(jdbcUrl, BenchUrls.probeProperties())) {
+      try (Connection probe = DriverManager.getConnection(JdbcUrls.withTimeouts(jdbcUrl))) {
         probe.isValid(5);
       } catch (SQLException e) {
-        throw new UnavailableException(BenchUrls.describe(e, jdbcUrl), e);
+        throw new UnavailableException(JdbcUrls.describe(e, jdbcUrl), e);
       }
       return new BenchDb(null, jdbcUrl);
     }
@@ -116,7 +117,7 @@ final class BenchDb implements AutoCloseable {
     if (!taken) {
       throw new BusyException(
           "another relay bench is running on "
-              + BenchUrls.maskPasswords(url)
+              + JdbcUrls.maskPasswords(url)
               + " (it holds the advisory lock '"
               + LOCK_KEY
               + "'): two runs on one database would truncate and claim each other's rows."

@@ -2,6 +2,7 @@ package dev.relay.serve;
 
 import dev.relay.spring.autoconfigure.RelayKindNames;
 import dev.relay.spring.autoconfigure.RelayProperties;
+import dev.relay.test.JdbcUrls;
 import java.beans.PropertyDescriptor;
 import java.net.URI;
 import java.time.Duration;
@@ -29,7 +30,7 @@ import org.springframework.core.env.PropertySource;
  * relay.renew-interval}, derived from the lease) is left out.
  */
 final class PrintConfig {
-  static final String MASK = "******";
+  static final String MASK = JdbcUrls.MASK;
 
   private PrintConfig() {}
 
@@ -108,8 +109,7 @@ final class PrintConfig {
    * in a message or a log line, without passing it through here.
    */
   static String maskPasswords(String text) {
-    return text.replaceAll("(?i)(password=)[^&;\\s']*", "$1" + MASK)
-        .replaceAll("(//[^/@:\\s']*:)[^/@\\s']*@", "$1" + MASK + "@");
+    return JdbcUrls.maskPasswords(text);
   }
 
   private static void walk(String prefix, Object value, Map<String, String> out) {

@@ -7,6 +7,7 @@ import dev.relay.spring.autoconfigure.RelayKindNames;
 import dev.relay.spring.autoconfigure.RelayProperties;
 import dev.relay.spring.autoconfigure.RelayScheduleProperties;
 import dev.relay.spring.autoconfigure.RelayStartupCheck;
+import dev.relay.test.JdbcUrls;
 import dev.relay.transport.http.HttpRoute;
 import dev.relay.transport.http.HttpTransport;
 import java.io.IOException;
@@ -25,11 +26,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
-import org.postgresql.Driver;
 import org.springframework.boot.context.properties.bind.AbstractBindHandler;
 import org.springframework.boot.context.properties.bind.BindContext;
 import org.springframework.boot.context.properties.bind.BindException;
@@ -71,9 +69,6 @@ final class ServeConfig {
 
   /** The port unless {@code server.port} says otherwise. */
   static final int DEFAULT_PORT = 9464;
-
-  /** The form a database URL must have, as the other relay commands say it. */
-  static final String URL_EXAMPLE = "jdbc:postgresql://host:5432/db?user=u";
 
   private static final Pattern BCRYPT = Pattern.compile("\\$2[aby]?\\$\\d{2}\\$[./A-Za-z0-9]{53}");
 
@@ -335,54 +330,17 @@ final class ServeConfig {
     if (url.isBlank()) {
       return;
     }
-    boolean postgres = url.startsWith("jdbc:postgresql:");
-    if (postgres && driverReads(url)) {
+    String reason = JdbcUrls.reason(url);
+    if (reason == null) {
       return;
     }
-    // A jdbc:postgresql: URL the driver cannot read (//user:password@host, a port that is not a
-    // number): DriverManager's "No suitable driver" would be an unreachable database (exit 3).
-    String unreadable =
-        "is not a URL the PostgreSQL driver can read (a host, an optional port number, then"
-            + " /database), like "
-            + URL_EXAMPLE
-            + (url.indexOf('@') >= 0
-                ? ": give the user and the password as its parameters user and password, not"
-                    + " before an @"
-                : "");
     // Given on the command line (first of the sources, so the value in effect): named as given.
     if (env.getPropertySources().get(COMMAND_LINE)
             instanceof OriginTrackedMapPropertySource commandLine
         && commandLine.getOrigin(property) instanceof Given option) {
-      throw new Refused(
-          postgres
-              ? option.name() + " '" + PrintConfig.maskPasswords(url) + "' " + unreadable
-              : option.name()
-                  + " must be a PostgreSQL JDBC URL like "
-                  + URL_EXAMPLE
-                  + ", was '"
-                  + PrintConfig.maskPasswords(url)
-                  + "'",
-          null);
+      throw new Refused(JdbcUrls.problem(option.name(), url), null);
     }
-    throw new InvalidConfigurationPropertyValueException(
-        property, url, postgres ? unreadable : "must be a PostgreSQL JDBC URL like " + URL_EXAMPLE);
-  }
-
-  /**
-   * Whether pgjdbc reads {@code url}. Its java.util.logging warning on one it cannot read quotes
-   * the URL whole, password included ({@code JDBC URL invalid port number: secret@host}), on stderr
-   * before serve's own logging is set up, so it is silenced for the check; a URL refused here
-   * reaches the driver nowhere else, and serve's log (Spring Boot's bridge) takes its other lines.
-   */
-  private static boolean driverReads(String url) {
-    Logger log = Logger.getLogger("org.postgresql"); // held: JUL keeps loggers weakly
-    Level before = log.getLevel();
-    log.setLevel(Level.OFF);
-    try {
-      return Driver.parseURL(url, null) != null;
-    } finally {
-      log.setLevel(before);
-    }
+    throw new InvalidConfigurationPropertyValueException(property, url, reason);
   }
 
   /**

@@ -8,5 +8,7 @@
  * migrator when relay-core is on the class path, and resets and reuses schemas between tests.
  * {@link dev.relay.test.DurableDatabase} asks for a server that really flushes commits to disk;
  * {@link dev.relay.test.LoopbackProxy} injects network faults between a client and the server.
+ * {@link dev.relay.test.JdbcUrls} holds the rules Relay's commands apply to a JDBC URL a person
+ * typed (which are refused, passwords masked, one line for a connection that failed).
  */
 package dev.relay.test;

@@ -9,7 +9,24 @@ import java.util.Locale;
 public final class WorkerIds {
   private static final SecureRandom RANDOM = new SecureRandom();
 
+  /** The longest worker ID: the {@code claimed_by} column's bound, with room to spare. */
+  public static final int MAX_LENGTH = 200;
+
   private WorkerIds() {}
+
+  /**
+   * Why {@code id} cannot be a worker ID ("must be 1-200 characters, ..."), or {@code null} when it
+   * can: the rule of {@code Relay.Builder.workerId} and of {@code ManualClaims}.
+   */
+  public static String problem(String id) {
+    if (id != null && !id.isBlank() && id.length() <= MAX_LENGTH) {
+      return null;
+    }
+    return "must be 1-"
+        + MAX_LENGTH
+        + " characters, not blank, was "
+        + (id == null ? "null" : "'" + id + "'");
+  }
 
   /** A new worker ID such as {@code web-3-41234-9f2c1a}. */
   public static String generate() {
