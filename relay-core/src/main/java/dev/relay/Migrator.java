@@ -113,7 +113,11 @@ public final class Migrator {
               "dependency rows leave per statement",
               "migrations/V26__dependency_rows_leave_per_statement.sql"),
           new Version(
-              27, "worker deletes only moves", "migrations/V27__worker_deletes_only_moves.sql"));
+              27, "worker deletes only moves", "migrations/V27__worker_deletes_only_moves.sql"),
+          new Version(
+              28,
+              "dependency locks spare live work",
+              "migrations/V28__dependency_locks_spare_live_work.sql"));
 
   /**
    * The file-name marker of a contract step: {@code V20__contract_drop_old_column.sql}. Every

@@ -308,12 +308,28 @@ class MigratorTest {
 
   /** Takes the schema back to the version before the latest, as the previous release left it. */
   private void undoLatestVersion() throws Exception {
-    assertThat(Migrator.LATEST_VERSION).as("update this for the new latest version").isEqualTo(27);
-    // what version 27 added: the trigger refusing a worker's unfiled delete
+    assertThat(Migrator.LATEST_VERSION).as("update this for the new latest version").isEqualTo(28);
+    // what version 28 changed: lock_dependencies locked live dependencies too (version 25's)
     db.execute(
-        ("DROP TRIGGER outbox_deletes_are_filed ON %1$s.outbox;"
-                + " DROP FUNCTION %1$s.outbox_refuse_unfiled_delete();"
-                + " DELETE FROM %1$s.schema_version WHERE version = %2$d")
+        ("""
+            CREATE OR REPLACE FUNCTION %1$s.lock_dependencies(ids text[]) RETURNS SETOF text
+                LANGUAGE sql VOLATILE STRICT SECURITY DEFINER
+                SET search_path = pg_catalog, pg_temp
+            AS $$
+                WITH present AS (
+                    SELECT o.work_id FROM %1$s.outbox o WHERE o.work_id = ANY (ids)
+                     ORDER BY o.work_id FOR KEY SHARE
+                ), finished AS (
+                    SELECT h.work_id FROM %1$s.work_history h WHERE h.work_id = ANY (ids)
+                     ORDER BY h.work_id FOR KEY SHARE
+                ), kept AS (
+                    SELECT t.work_id FROM %1$s.tombstone t WHERE t.work_id = ANY (ids)
+                     ORDER BY t.work_id FOR KEY SHARE
+                )
+                SELECT work_id FROM present UNION SELECT work_id FROM finished
+                UNION SELECT work_id FROM kept
+            $$;
+            DELETE FROM %1$s.schema_version WHERE version = %2$d""")
             .formatted(fresh, Migrator.LATEST_VERSION));
   }
 

@@ -19,7 +19,10 @@ import java.util.Map;
  * @param cancelled work that ended cancelled, as of {@code finishedCountsAsOf}
  * @param oldestEligibleAge how long the longest-waiting eligible item has been claimable: ready
  *     work since its {@code available_at}, running work with an expired lease since the lease
- *     ended; {@link Duration#ZERO} when nothing is eligible. This is the age an alert should watch
+ *     ended; {@link Duration#ZERO} when nothing is eligible. Work waiting for a dependency that is
+ *     not done is not eligible (the claim would not take it), held for good or not; once its
+ *     dependencies are done it counts from its own {@code available_at}. This is the age an alert
+ *     should watch
  * @param expiredLeases running work whose lease has expired (its worker stopped or stalled; the
  *     next claim takes it over)
  * @param blockedKeys ordering keys held by a failed item: nothing behind it runs until it is

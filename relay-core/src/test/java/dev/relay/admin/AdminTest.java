@@ -433,6 +433,39 @@ class AdminTest {
 
   @Nested
   class Health {
+    /**
+     * A dependent waits, not claimable, until its dependency is done: it is not eligible work. Its
+     * age counted from its own available_at, so a dependency delayed an hour, or held for good
+     * (cancelled or superseded), paged on-call through the oldest-eligible-age alert.
+     */
+    @Test
+    void aDependentIsEligibleOnlyOnceItsDependencyIsDone() {
+      f.enqueue(Work.of("parent", "k", "{}").delay(Duration.ofHours(1)));
+      f.enqueue(Work.of("child", "k", "{}").dependsOn("parent"));
+      f.enqueue(Work.of("dropped", "held", "{}"));
+      f.enqueue(Work.of("orphan", "held", "{}").dependsOn("dropped"));
+      admin.cancel("dropped", "mina", "not needed"); // holds the orphan for good
+      f.update(
+          "UPDATE {schema}.outbox SET available_at = clock_timestamp() - interval '10 minutes'"
+              + " WHERE work_id IN ('child', 'orphan')");
+
+      assertThat(admin.health(Duration.ofHours(1)))
+          .extracting(QueueHealth::kind, QueueHealth::oldestEligibleAge)
+          .containsExactly(
+              org.assertj.core.groups.Tuple.tuple("held", Duration.ZERO),
+              org.assertj.core.groups.Tuple.tuple("k", Duration.ZERO));
+
+      // the dependency done: the child is claimable, and has been available for 10 minutes
+      f.update(
+          "UPDATE {schema}.outbox SET available_at = clock_timestamp() WHERE work_id = ?",
+          "parent");
+      f.complete(f.claimOne("k"));
+      QueueHealth k = admin.health(Duration.ofHours(1)).get(1);
+      assertThat(k.kind()).isEqualTo("k");
+      assertThat(k.oldestEligibleAge()).isGreaterThanOrEqualTo(Duration.ofMinutes(9));
+      assertThat(f.claimOne("k").workId()).isEqualTo("child");
+    }
+
     @Test
     void healthNumbersEqualWhatTheTablesHoldAfterAScriptedRun() {
       for (int i = 0; i < 8; i++) {

@@ -568,9 +568,15 @@ final class AdminSql {
                        count(*) FILTER (WHERE o.state = 'running' AND o.lease_until <= k.now)
                            AS expired_leases,
                        -- eligible since: ready work from available_at, an expired claim from
-                       -- the moment its lease ended
+                       -- the moment its lease ended; a dependent only once every dependency is
+                       -- done, as the claim decides (one held for good would page forever)
                        min(CASE WHEN o.state = 'ready' AND o.available_at <= k.now
-                                THEN o.available_at
+                                THEN CASE WHEN NOT o.has_dependencies
+                                            OR"""
+                + BlockedReason.UNMET_DEPENDENCY
+                + """
+                                               IS NULL
+                                          THEN o.available_at END
                                 WHEN o.state = 'running' AND o.lease_until <= k.now
                                 THEN o.lease_until END) AS eligible_since
                   FROM ${relay_schema}.outbox o, k

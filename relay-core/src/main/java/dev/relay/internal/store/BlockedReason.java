@@ -23,6 +23,25 @@ public final class BlockedReason {
           "dependency_superseded",
           "dependency_missing");
 
+  /**
+   * A scalar subquery that is {@code true} when some dependency of the {@code outbox} row aliased
+   * {@code o} is not done (as a row of the work table or, finished, of its history, or as the
+   * tombstone of purged work; a dependency gone entirely holds the row), and NULL when every one
+   * is: the claim's eligibility rule, which the status counts' oldest eligible age follows. Written
+   * with {@code ${relay_schema}} for {@code SchemaName.inject}; a scalar subquery, not NOT EXISTS,
+   * so that the planner keeps it per row (three primary-key lookups per dependency) rather than a
+   * hashed subplan over every dependency joined to the whole work table.
+   */
+  public static final String UNMET_DEPENDENCY =
+      """
+      (SELECT true FROM ${relay_schema}.dependency d
+         LEFT JOIN ${relay_schema}.outbox p ON p.work_id = d.depends_on
+         LEFT JOIN ${relay_schema}.work_history h ON h.work_id = d.depends_on
+         LEFT JOIN ${relay_schema}.tombstone t ON t.work_id = d.depends_on
+        WHERE d.work_id = o.work_id
+          AND coalesce(p.state, h.state, t.final_state) IS DISTINCT FROM 'done'
+        LIMIT 1)""";
+
   /** The reason the {@code outbox} row named {@code alias} is held, as a scalar subquery. */
   public static String of(SchemaName schema, String alias) {
     String s = schema.sql();

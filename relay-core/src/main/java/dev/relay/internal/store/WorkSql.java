@@ -510,15 +510,10 @@ final class WorkSql {
                    -- correlation into a hashed subplan over every dependency joined to the whole
                    -- work table; this form stays per row, three primary-key lookups per dependency.
                    AND (NOT o.has_dependencies
-                        OR (SELECT true FROM ${relay_schema}.dependency d
-                              LEFT JOIN ${relay_schema}.outbox p ON p.work_id = d.depends_on
-                              LEFT JOIN ${relay_schema}.work_history h
-                                     ON h.work_id = d.depends_on
-                              LEFT JOIN ${relay_schema}.tombstone t ON t.work_id = d.depends_on
-                             WHERE d.work_id = o.work_id
-                               AND coalesce(p.state, h.state, t.final_state)
-                                   IS DISTINCT FROM 'done'
-                             LIMIT 1) IS NULL){limit_condition}
+                        OR"""
+            + BlockedReason.UNMET_DEPENDENCY
+            + """
+                           IS NULL){limit_condition}
                  ORDER BY o.priority DESC, o.available_at, o.work_id
                  LIMIT ?
                    FOR UPDATE SKIP LOCKED
