@@ -1,18 +1,18 @@
 package dev.relay.docs;
 
-import dev.relay.Claim;
 import dev.relay.Handler;
 import dev.relay.Outbox;
 import dev.relay.Outcome;
 import dev.relay.Relay;
+import dev.relay.docs.spring.MailProvider;
+import dev.relay.docs.spring.Order;
+import dev.relay.docs.spring.OrderReceived;
 import dev.relay.jackson.JsonCodec;
 import dev.relay.receiver.http.HttpReply;
 import dev.relay.spring.InboxTemplate;
 import dev.relay.spring.RelayHandler;
 import dev.relay.spring.RelayHttpReceivers;
-import dev.relay.spring.RelayOutbox;
 import dev.relay.spring.autoconfigure.RelayCustomizer;
-import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -23,7 +23,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.ResponseEntity;
-import org.springframework.stereotype.Component;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -34,61 +33,6 @@ import org.springframework.web.bind.annotation.RestController;
 /** The code of docs/spring.md. */
 final class SpringSnippets {
   private SpringSnippets() {}
-
-  /** The message of the examples. */
-  record OrderReceived(String orderId, String email, BigDecimal total) {}
-
-  /** The order, as the application stores it. */
-  record Order(String id, String email, BigDecimal total) {}
-
-  /** The application's order table (JPA, JdbcTemplate, jOOQ: any on the same DataSource). */
-  interface Orders {
-    void save(Order order);
-  }
-
-  /** The mail provider. */
-  interface MailProvider {
-    String send(String idempotencyKey, String to, String text) throws Exception;
-  }
-
-  // docs:begin spring-enqueue
-  @Service
-  class Purchases {
-    private final Orders orders;
-    private final RelayOutbox outbox;
-
-    Purchases(Orders orders, RelayOutbox outbox) {
-      this.orders = orders;
-      this.outbox = outbox;
-    }
-
-    @Transactional
-    public void purchase(Order order) {
-      orders.save(order);
-      outbox.enqueue(
-          "order-" + order.id() + "-ack",                  // the work ID: stable per intention
-          "order_received",
-          new OrderReceived(order.id(), order.email(), order.total()));
-    } // commit: both; an exception: neither
-  }
-  // docs:end
-
-  // docs:begin spring-handler
-  @Component
-  class OrderMailer {
-    private final MailProvider mail;
-
-    OrderMailer(MailProvider mail) {
-      this.mail = mail;
-    }
-
-    @RelayHandler(kind = "order_received")
-    Outcome on(OrderReceived order, Claim claim) throws Exception {
-      String messageId = mail.send(claim.workId(), order.email(), "Thanks for order " + order.orderId());
-      return Outcome.done(messageId);
-    }
-  }
-  // docs:end
 
   // docs:begin spring-handler-bean
   @Configuration

@@ -86,10 +86,14 @@ public final class RelayKindNames {
     return boundAs(KINDS + "." + key + ".x").equals(key) ? key : "[" + key + "]";
   }
 
-  /** The key of a map under {@code relay.kinds} that Boot binds from {@code name}. */
+  /**
+   * The key of a map under {@code relay.kinds} that Boot binds from {@code name}: its third
+   * element, also when more follow ({@code relay.kinds.audit.note.max-attempts} binds kind {@code
+   * audit}, the rest being read as that kind's setting {@code note.max-attempts}).
+   */
   private static String boundAs(String name) {
     ConfigurationPropertyName n = ConfigurationPropertyName.adapt(name, '.');
-    return n.getNumberOfElements() == 4
+    return n.getNumberOfElements() >= 4
         ? n.getElement(2, ConfigurationPropertyName.Form.ORIGINAL)
         : "";
   }

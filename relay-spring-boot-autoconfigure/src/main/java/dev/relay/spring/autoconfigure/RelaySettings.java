@@ -142,10 +142,23 @@ final class RelaySettings {
   }
 
   /**
-   * The maintenance loop's configuration from {@code relay.schema} and {@code relay.maintenance.*}.
+   * The maintenance loop's configuration from {@code relay.schema} and {@code relay.maintenance.*},
+   * whose ranges (core's, {@link PurgePolicy} and {@link MaintenanceConfig}) are checked here first
+   * so that a refusal reads in the property's own terms ({@code must be between 1m and 36500d, was
+   * 1s}) rather than in core's Java names and ISO durations.
    */
   static MaintenanceConfig maintenance(RelayProperties p) {
     RelayProperties.Maintenance m = p.getMaintenance();
+    String at = "relay.maintenance.";
+    requireRange(
+        at + "interval", m.getInterval(), Duration.ofSeconds(1), Duration.ofHours(24), "24h");
+    Duration min = PurgePolicy.MIN_RETENTION;
+    Duration max = PurgePolicy.MAX_RETENTION;
+    requireRange(at + "work-retention", m.getWorkRetention(), min, max, duration(max));
+    requireRange(at + "history-retention", m.getHistoryRetention(), min, max, duration(max));
+    requireRange(at + "identity-horizon", m.getIdentityHorizon(), min, max, duration(max));
+    requireRange(at + "batch-size", m.getBatchSize(), PurgePolicy.MAX_BATCH_SIZE);
+    requireRange(at + "max-batches", m.getMaxBatches(), PurgePolicy.MAX_BATCHES);
     return new MaintenanceConfig(
         p.getSchema(),
         m.getInterval(),
@@ -155,6 +168,49 @@ final class RelaySettings {
             m.getIdentityHorizon(),
             m.getBatchSize(),
             m.getMaxBatches()));
+  }
+
+  /** Refuses {@code value} outside {@code min}-{@code max}; {@code shown} is max as documented. */
+  private static void requireRange(
+      String property, Duration value, Duration min, Duration max, String shown) {
+    if (value == null || value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+      String was = value == null ? "unset" : duration(value);
+      throw new InvalidConfigurationPropertyValueException(
+          property, was, "must be between " + duration(min) + " and " + shown + ", was " + was);
+    }
+  }
+
+  private static void requireRange(String property, int value, int max) {
+    if (value < 1 || value > max) {
+      throw new InvalidConfigurationPropertyValueException(
+          property, value, "must be between 1 and " + max + ", was " + value);
+    }
+  }
+
+  /**
+   * A duration as a Spring property is written: in its largest whole unit of {@code d}, {@code h},
+   * {@code m}, {@code s} and {@code ms} ({@code 36500d}, {@code 90s}, {@code 1500ms}).
+   */
+  static String duration(Duration d) {
+    if (d.isNegative()) {
+      return "-" + duration(d.negated());
+    }
+    long seconds = d.getSeconds();
+    int nanos = d.getNano();
+    if (nanos % 1_000_000 != 0) {
+      return d.toString(); // finer than a millisecond: no property is written so
+    }
+    if (nanos != 0) {
+      return (seconds * 1000 + nanos / 1_000_000) + "ms";
+    }
+    long[] sizes = {86_400, 3_600, 60};
+    String[] units = {"d", "h", "m"};
+    for (int i = 0; seconds != 0 && i < sizes.length; i++) {
+      if (seconds % sizes[i] == 0) {
+        return seconds / sizes[i] + units[i];
+      }
+    }
+    return seconds + "s";
   }
 
   static void requirePoolSize(RelayProperties p) {

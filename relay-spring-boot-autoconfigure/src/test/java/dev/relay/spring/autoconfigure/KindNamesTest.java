@@ -105,6 +105,7 @@ class KindNamesTest {
             "a kind Boot would split at its '.'",
             "relay.kinds.audit.note.max-attempts=4",
             "relay.kinds.audit.note.max-attempts",
+            "would bind it as kind 'audit', not 'audit.note'",
             "write the kind in brackets: relay.kinds.[audit.note].max-attempts"),
         new Refused(
             "a name core refuses, even in brackets",

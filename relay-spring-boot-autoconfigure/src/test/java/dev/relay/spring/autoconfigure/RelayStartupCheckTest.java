@@ -3,6 +3,7 @@ package dev.relay.spring.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -65,6 +66,39 @@ class RelayStartupCheckTest {
         .isInstanceOfSatisfying(
             InvalidConfigurationPropertyValueException.class,
             e -> assertThat(e.getName()).isEqualTo("relay.schedules.n.every"));
+  }
+
+  @Test
+  void aMaintenanceValueOutOfRangeIsRefusedInThePropertysOwnTermsNotCoresJavaNames() {
+    String[][] cases = {
+      {"relay.maintenance.work-retention", "1s", "must be between 1m and 36500d, was 1s"},
+      {"relay.maintenance.history-retention", "30s", "must be between 1m and 36500d, was 30s"},
+      {"relay.maintenance.identity-horizon", "36501d", "must be between 1m and 36500d, was 36501d"},
+      {"relay.maintenance.interval", "500ms", "must be between 1s and 24h, was 500ms"},
+      {"relay.maintenance.batch-size", "0", "must be between 1 and 10000, was 0"},
+      {"relay.maintenance.max-batches", "100001", "must be between 1 and 100000, was 100001"},
+    };
+    for (String[] c : cases) {
+      assertThatThrownBy(() -> RelayStartupCheck.check(env(c[0], c[1]), List.of()))
+          .as(c[0] + "=" + c[1])
+          .isInstanceOfSatisfying(
+              InvalidConfigurationPropertyValueException.class,
+              e -> {
+                assertThat(e.getName()).isEqualTo(c[0]);
+                assertThat(e.getReason()).isEqualTo(c[2]);
+              });
+    }
+  }
+
+  @Test
+  void durationsAreWrittenAsSpringPropertiesWriteThem() {
+    assertThat(RelaySettings.duration(Duration.ofMinutes(1))).isEqualTo("1m");
+    assertThat(RelaySettings.duration(Duration.ofDays(36_500))).isEqualTo("36500d");
+    assertThat(RelaySettings.duration(Duration.ofMinutes(90))).isEqualTo("90m");
+    assertThat(RelaySettings.duration(Duration.ofHours(24))).isEqualTo("1d");
+    assertThat(RelaySettings.duration(Duration.ofMillis(1500))).isEqualTo("1500ms");
+    assertThat(RelaySettings.duration(Duration.ZERO)).isEqualTo("0s");
+    assertThat(RelaySettings.duration(Duration.ofSeconds(-1))).isEqualTo("-1s");
   }
 
   @Test
