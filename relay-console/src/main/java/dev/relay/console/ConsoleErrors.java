@@ -58,13 +58,23 @@ final class ConsoleErrors {
     this.console = console;
   }
 
-  @ExceptionHandler({
-    InvalidAdminRequestException.class,
-    InvalidWorkException.class,
-    WorkConflictException.class
-  })
+  @ExceptionHandler({InvalidWorkException.class, WorkConflictException.class})
   ResponseEntity<String> badRequest(HttpServletRequest request, RuntimeException e) {
     return problem(request, HttpStatus.BAD_REQUEST, badRequestTitle(request), e.getMessage());
+  }
+
+  /**
+   * Relay's refusal of an argument: of a form's field in the form's words ({@link
+   * ConsoleForms#inFormsWords}), of another argument as Relay words it.
+   */
+  @ExceptionHandler(InvalidAdminRequestException.class)
+  ResponseEntity<String> invalidAdminRequest(
+      HttpServletRequest request, InvalidAdminRequestException e) {
+    RuntimeException said = ConsoleForms.inFormsWords(e, request);
+    if (said instanceof ConsoleRefusal refusal) {
+      return consoleRefusal(request, refusal);
+    }
+    return badRequest(request, e);
   }
 
   /** The console's own refusal: its message as it is, and where to go on from. */

@@ -1,10 +1,13 @@
 package dev.relay.console;
 
 import dev.relay.Outbox;
+import dev.relay.admin.InvalidAdminRequestException;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The console's forms, known by the address each posts to: where a form is, in words, for a page
@@ -17,6 +20,10 @@ import java.util.Set;
  * Referer}: its address is one of the console's pages, fixed here, and only the fields that open
  * that page on the same item, bulk action or filter are carried over, URL-encoded. Every such page
  * is a read (a GET that changes nothing), so a forged form can at most make a link to a page.
+ *
+ * <p>Also the forms' fields in their own words: Relay's refusal of a field ({@link
+ * InvalidAdminRequestException}, which names the argument, {@code resumeAt}) said with the label
+ * the form shows and what was typed ({@link #inFormsWords}).
  */
 final class ConsoleForms {
   /** A link longer than this is not offered (only a forged form has filters this long). */
@@ -27,6 +34,74 @@ final class ConsoleForms {
       Set.of("/item/redrive", "/item/cancel", "/item/supersede");
 
   private ConsoleForms() {}
+
+  /** A form's field: the label the form shows, and the request parameter that carries it. */
+  private record Field(String label, String parameter) {}
+
+  /**
+   * Relay's names of the arguments the console's forms fill in (and the item's and the bulk
+   * action's addresses), each with its form's label. The actor is no field: it is the signed-in
+   * user's name, which the request carries.
+   */
+  private static final Map<String, Field> FIELDS =
+      Map.of(
+          "reason", new Field("Reason", "reason"),
+          "workId", new Field("Work ID", "id"),
+          "queue", new Field("Queue", "queue"),
+          "kind", new Field("Kind", "kind"),
+          "resumeAt", new Field("Resume by itself at (UTC, optional)", "resumeAt"),
+          "action", new Field("Action", "action"),
+          "replacement", new Field("New work ID", "newId"),
+          "actor", new Field("Your user name (recorded as the actor)", null));
+
+  /** The prefix of every {@link InvalidAdminRequestException}'s message, before its field. */
+  private static final String RELAY_PREFIX = "invalid admin request: ";
+
+  /**
+   * A passed automatic resume, as {@code Admin.pause} words it: "is INSTANT, not after the database
+   * clock's now (...)"; the form repeats what was typed instead of the instant.
+   */
+  private static final Pattern RESUME_PASSED = Pattern.compile("is [^,]+, (not after .*)");
+
+  /**
+   * Relay's refusal of a field a form filled in, in the form's words: its label, what was typed
+   * (repeated as text, cut), and Relay's problem, never Relay's name of the field or its "invalid
+   * admin request" prefix: "Reason is empty", "Resume by itself at (UTC, optional)
+   * '2020-01-01T00:00' is not after the database clock's now (...)". A field no form fills in is
+   * returned as it is.
+   */
+  static RuntimeException inFormsWords(InvalidAdminRequestException e, HttpServletRequest request) {
+    String prefix = RELAY_PREFIX + e.field() + " ";
+    String message = e.getMessage();
+    if (message == null || !message.startsWith(prefix)) {
+      return e;
+    }
+    String problem = message.substring(prefix.length());
+    if (e.field().equals("queue and kind")) {
+      // Both left empty: the problem says "null", which is Java's word for what the form leaves
+      // empty.
+      return ConsoleRefusal.badRequest(
+          "Queue and Kind are both empty: name a queue, a kind, or both", null);
+    }
+    Field field = FIELDS.get(e.field());
+    if (field == null) {
+      return e;
+    }
+    String typed =
+        field.parameter() == null
+            ? request.getRemoteUser()
+            : request.getParameter(field.parameter());
+    if (e.field().equals("resumeAt")) {
+      Matcher passed = RESUME_PASSED.matcher(problem);
+      if (passed.matches()) {
+        problem = "is " + passed.group(1);
+      }
+    }
+    // Nothing typed, or Relay's problem already repeats it ("'x y' must be 1-200 characters").
+    boolean repeat = typed != null && !typed.isBlank() && !problem.startsWith("'");
+    return ConsoleRefusal.badRequest(
+        field.label() + (repeat ? " '" + ConsoleErrors.shown(typed) + "' " : " ") + problem, null);
+  }
 
   /**
    * Where the form that posts to {@code target} (its path under the mount) is, in words.

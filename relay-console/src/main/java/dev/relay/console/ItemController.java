@@ -454,8 +454,7 @@ final class ItemController {
       @RequestParam(required = false) String confirm) {
     console.guard(request, true);
     if ((force || overrideHorizon) && !id.equals(confirm)) {
-      throw new InvalidAdminRequestException(
-          "confirm", "must repeat the work ID to confirm an override; nothing was redriven");
+      throw ConsoleRefusal.badRequest(confirmRefused(id, confirm), null);
     }
     RedriveRequest r = RedriveRequest.of(Console.actor(user), reason);
     if (force) {
@@ -470,6 +469,22 @@ final class ItemController {
       return itemPage(request, id, null, e, HttpStatus.CONFLICT);
     }
     return done(id, "redriven");
+  }
+
+  /**
+   * The override form's confirmation refused, in its words: its label, what was typed, and the work
+   * ID it must repeat.
+   */
+  static String confirmRefused(String id, String confirm) {
+    String label = "Type the work ID to confirm the override";
+    return confirm == null || confirm.isBlank()
+        ? label + " is empty; type " + ConsoleErrors.shown(id) + " exactly to redrive anyway"
+        : label
+            + " '"
+            + ConsoleErrors.shown(confirm)
+            + "' is not the work ID; type "
+            + ConsoleErrors.shown(id)
+            + " exactly to redrive anyway";
   }
 
   @PostMapping("/item/cancel")

@@ -122,11 +122,9 @@ final class PausesController {
       try {
         return LocalDateTime.parse(value).toInstant(ZoneOffset.UTC);
       } catch (DateTimeParseException e) {
+        // Said in the form's words, repeating what was typed, by ConsoleErrors.
         throw new InvalidAdminRequestException(
-            "resumeAt",
-            "'"
-                + value
-                + "' is not a time (2026-12-04T05:00 in UTC, or an instant with its offset)");
+            "resumeAt", "is not a time (2026-12-04T05:00 in UTC, or an instant with its offset)");
       }
     }
   }

@@ -2,12 +2,14 @@ package dev.relay.console;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.relay.admin.InvalidAdminRequestException;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.springframework.mock.web.MockHttpServletRequest;
 
 /**
  * What a person sees, over real HTTP with a signed-in session (so Boot's {@code /error} dispatch
@@ -91,7 +93,8 @@ class ConsoleBadRequestTest {
           .doesNotContain(NOTHING_CHANGED);
       assertThat(consolePage(olga.get("/relay/search?json=%7B%7D&window=2w"), CANNOT_SHOW))
           .contains("window must be 1h, 24h or 7d, was 2w");
-      assertThat(consolePage(olga.get("/relay/item?id="), CANNOT_SHOW)).contains("workId is empty");
+      assertThat(consolePage(olga.get("/relay/item?id="), CANNOT_SHOW))
+          .contains("Work ID is empty");
 
       // Actions (POST): refused, and nothing changed.
       assertThat(consolePage(olga.post("/relay/item/redrive", "reason", "x"), NOTHING_CHANGED))
@@ -220,6 +223,198 @@ class ConsoleBadRequestTest {
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isEqualTo(1);
       assertThat(db.queryLong("SELECT count(*) FROM {schema}.bulk_operation")).isZero();
     }
+  }
+
+  /**
+   * Every action's fields, refused by Relay, in the form's words: the label the form shows and what
+   * was typed, never Relay's name of the argument ({@code resumeAt}, {@code reason}) or its
+   * "invalid admin request" prefix (before the fix: "invalid admin request: resumeAt is
+   * 2020-01-01T00:00:00Z, not after ..." and "invalid admin request: reason is empty").
+   */
+  @Test
+  void everyActionsFieldsAreRefusedInTheFormsWords(TestDatabase db) throws Exception {
+    ConsoleTest.failed(db, "order-12-ack", "{}");
+    try (ConsoleApp app = ConsoleApp.start(db)) {
+      Browser olga = Browser.operator(app);
+      olga.get("/relay/pauses");
+      List<String> pages = new ArrayList<>();
+      String longReason = "<b>" + "r".repeat(2_001);
+
+      // Pause: the resume time, the target, the reason.
+      pages.add(
+          assertRefused(
+              olga.post(
+                  "/relay/pauses/pause",
+                  "kind",
+                  "mail",
+                  "resumeAt",
+                  "2020-01-01T00:00",
+                  "reason",
+                  "x"),
+              NOTHING_CHANGED,
+              "role=\"alert\">Resume by itself at (UTC, optional) &#39;2020-01-01T00:00&#39; is"
+                  + " not after the database clock&#39;s now ("));
+      pages.add(
+          assertRefused(
+              olga.post(
+                  "/relay/pauses/pause", "kind", "mail", "resumeAt", "tomorrow", "reason", "x"),
+              NOTHING_CHANGED,
+              "role=\"alert\">Resume by itself at (UTC, optional) &#39;tomorrow&#39; is not a"
+                  + " time (2026-12-04T05:00 in UTC, or an instant with its offset)"));
+      pages.add(
+          assertRefused(
+              olga.post("/relay/pauses/pause", "queue", " ", "kind", "", "reason", "x"),
+              NOTHING_CHANGED,
+              "role=\"alert\">Queue and Kind are both empty: name a queue, a kind, or both"));
+      pages.add(
+          assertRefused(
+              olga.post("/relay/pauses/pause", "queue", "has space", "reason", "x"),
+              NOTHING_CHANGED,
+              "role=\"alert\">Queue &#39;has space&#39; must be 1-100 characters from"));
+      pages.add(
+          assertRefused(
+              olga.post("/relay/pauses/pause", "kind", "mail", "reason", " "),
+              NOTHING_CHANGED,
+              "role=\"alert\">Reason is empty</p>"));
+      pages.add(
+          assertRefused(
+              olga.post("/relay/pauses/pause", "kind", "mail", "reason", longReason),
+              NOTHING_CHANGED,
+              "role=\"alert\">Reason &#39;&lt;b&gt;"
+                  + "r".repeat(97)
+                  + "\u2026&#39; has 2004 characters; the limit is 2000</p>"));
+      // Resume: the reason.
+      pages.add(
+          assertRefused(
+              olga.post("/relay/pauses/resume", "queue", "", "kind", "mail", "reason", ""),
+              NOTHING_CHANGED,
+              "role=\"alert\">Reason is empty</p>"));
+
+      // The item's actions: the reason, the override's confirmation, the new work ID.
+      olga.get("/relay/item?id=order-12-ack");
+      pages.add(
+          assertRefused(
+              olga.post("/relay/item/cancel", "id", "order-12-ack", "reason", ""),
+              NOTHING_CHANGED,
+              "role=\"alert\">Reason is empty</p>"));
+      pages.add(
+          assertRefused(
+              olga.post("/relay/item/redrive", "id", "order-12-ack", "reason", " "),
+              NOTHING_CHANGED,
+              "role=\"alert\">Reason is empty</p>"));
+      pages.add(
+          assertRefused(
+              olga.post(
+                  "/relay/item/redrive",
+                  "id",
+                  "order-12-ack",
+                  "force",
+                  "true",
+                  "confirm",
+                  "order-12",
+                  "reason",
+                  "x"),
+              NOTHING_CHANGED,
+              "role=\"alert\">Type the work ID to confirm the override &#39;order-12&#39; is not"
+                  + " the work ID; type order-12-ack exactly to redrive anyway</p>"));
+      pages.add(
+          assertRefused(
+              olga.post(
+                  "/relay/item/redrive",
+                  "id",
+                  "order-12-ack",
+                  "overrideHorizon",
+                  "true",
+                  "reason",
+                  "x"),
+              NOTHING_CHANGED,
+              "role=\"alert\">Type the work ID to confirm the override is empty; type"
+                  + " order-12-ack exactly to redrive anyway</p>"));
+      pages.add(
+          assertRefused(
+              olga.post(
+                  "/relay/item/supersede",
+                  "id",
+                  "order-12-ack",
+                  "newId",
+                  "order-12-ack-v2",
+                  "payload",
+                  "{}",
+                  "reason",
+                  ""),
+              NOTHING_CHANGED,
+              "role=\"alert\">Reason is empty</p>"));
+      pages.add(
+          assertRefused(
+              olga.post(
+                  "/relay/item/supersede",
+                  "id",
+                  "order-12-ack",
+                  "newId",
+                  "order-12-ack",
+                  "payload",
+                  "{}",
+                  "reason",
+                  "x"),
+              NOTHING_CHANGED,
+              "role=\"alert\">New work ID &#39;order-12-ack&#39; has the old work&#39;s ID; a"
+                  + " corrected intention needs a new work ID</p>"));
+
+      // A bulk action's start: the reason and the action; the purge dry run: the reason.
+      pages.add(
+          assertRefused(
+              olga.post("/relay/bulk", "action", "cancel", "state", "failed", "reason", " "),
+              NOTHING_CHANGED,
+              "role=\"alert\">Reason is empty</p>"));
+      pages.add(
+          assertRefused(
+              olga.post("/relay/bulk", "action", "delete", "state", "failed", "reason", "x"),
+              NOTHING_CHANGED,
+              "role=\"alert\">Action &#39;delete&#39; is not a bulk action (redrive, cancel or"
+                  + " purge)</p>"));
+      olga.get("/relay/purge");
+      pages.add(
+          assertRefused(
+              olga.post("/relay/purge", "reason", ""),
+              NOTHING_CHANGED,
+              "role=\"alert\">Reason is empty</p>"));
+
+      for (String page : pages) {
+        assertThat(page)
+            .doesNotContain("invalid admin request")
+            .doesNotContain("resumeAt is")
+            .doesNotContain("reason is")
+            .doesNotContain("queue and kind")
+            .doesNotContain("replacement has")
+            .doesNotContain("confirm must")
+            .doesNotContain("action &#39;")
+            .doesNotContainPattern(ConsoleTest.INTERNAL_NAME);
+      }
+      assertThat(ConsoleTest.state(db, "order-12-ack")).isEqualTo("failed");
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isEqualTo(1);
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.bulk_operation")).isZero();
+      assertThat(db.queryLong("SELECT count(*) FROM {schema}.pause")).isZero();
+    }
+  }
+
+  /** The actor is no field: it is the signed-in user's name, named as such, with the name. */
+  @Test
+  void aRefusedActorIsTheSignedInUsersName() {
+    MockHttpServletRequest request = new MockHttpServletRequest("POST", "/relay/item/cancel");
+    request.setRemoteUser("a".repeat(250));
+    RuntimeException said =
+        ConsoleForms.inFormsWords(
+            new InvalidAdminRequestException("actor", "has 250 characters; the limit is 200"),
+            request);
+    assertThat(said)
+        .isInstanceOf(ConsoleRefusal.class)
+        .hasMessage(
+            "Your user name (recorded as the actor) '"
+                + "a".repeat(100)
+                + "\u2026' has 250 characters; the limit is 200");
+    // An argument no form fills in stays as Relay words it.
+    InvalidAdminRequestException other = new InvalidAdminRequestException("window", "is bad");
+    assertThat(ConsoleForms.inFormsWords(other, request)).isSameAs(other);
   }
 
   private static String assertRefused(HttpResponse<String> r, String heading, String message) {

@@ -63,7 +63,7 @@ class PausesConsoleTest {
               body(
                   mvc.perform(operatorPost("/relay/pauses/pause", "reason", "no target"))
                       .andExpect(status().isBadRequest())))
-          .contains("queue and kind");
+          .contains("Queue and Kind are both empty: name a queue, a kind, or both");
       assertThat(
               body(
                   mvc.perform(
@@ -76,8 +76,8 @@ class PausesConsoleTest {
                               "resumeAt",
                               "tomorrow"))
                       .andExpect(status().isBadRequest())))
-          .contains("resumeAt")
-          .contains("&#39;tomorrow&#39;");
+          .contains("Resume by itself at (UTC, optional) &#39;tomorrow&#39; is not a time")
+          .doesNotContain("resumeAt");
       mvc.perform(
               operatorPost(
                   "/relay/pauses/pause",
