@@ -221,6 +221,8 @@ public final class ManualClaims {
    * cancellation. A refused write marks the claim lost.
    *
    * @throws NullPointerException if {@code claim} or {@code outcome} is {@code null}
+   * @throws IllegalArgumentException if a retry's or snooze's delay is negative or longer than
+   *     {@link Outbox#MAX_DELAY}; nothing is sent
    */
   public Write settle(Connection c, HeldClaim claim, Outcome outcome) {
     Objects.requireNonNull(claim, "claim");
@@ -349,7 +351,9 @@ public final class ManualClaims {
   }
 
   private static Duration lease(Duration lease) {
-    if (lease == null || lease.toMillis() < 1 || lease.compareTo(MAX_LEASE) > 0) {
+    if (lease == null
+        || lease.compareTo(Duration.ofMillis(1)) < 0
+        || lease.compareTo(MAX_LEASE) > 0) {
       throw new IllegalArgumentException(
           "lease must be at least 1 ms and at most " + MAX_LEASE + ", was " + lease);
     }
@@ -377,13 +381,13 @@ public final class ManualClaims {
     if (outcome instanceof Outcome.Retry r) {
       return new Settlement.Retry(
           ref,
-          r.delay() == null ? Duration.ZERO : r.delay(),
+          r.delay() == null ? Duration.ZERO : delay(r.delay()),
           "retry",
           text(r.reason(), "retry"),
           evidence(r.effect()));
     }
     if (outcome instanceof Outcome.Snooze z) {
-      return new Settlement.Snooze(ref, z.delay(), text(z.reason(), "snoozed"));
+      return new Settlement.Snooze(ref, delay(z.delay()), text(z.reason(), "snoozed"));
     }
     if (outcome instanceof Outcome.Fail f) {
       return new Settlement.Fail(
@@ -391,6 +395,18 @@ public final class ManualClaims {
     }
     Outcome.Cancel x = (Outcome.Cancel) outcome;
     return new Settlement.Cancelled(ref, text(x.reason(), "cancelled"), evidence(x.effect()));
+  }
+
+  /** A retry's or snooze's delay, refused before anything is sent when out of Relay's range. */
+  private static Duration delay(Duration delay) {
+    if (delay.isNegative() || delay.compareTo(Outbox.MAX_DELAY) > 0) {
+      throw new IllegalArgumentException(
+          "a retry's delay must be between 0 and "
+              + Outbox.MAX_DELAY.toDays()
+              + " days, was "
+              + delay);
+    }
+    return delay;
   }
 
   private static Settlement.Evidence evidence(Outcome.Effect effect) {

@@ -461,7 +461,10 @@ public final class Outbox {
     return w;
   }
 
-  /** At most 16 fields, names 1-64 characters from a-z 0-9 - _ ., values up to 4,096 characters. */
+  /**
+   * At most 16 fields, names 1-64 characters from a-z 0-9 - _ ., values up to 4,096 characters
+   * without NUL.
+   */
   private static void validateTraceContext(String id, Map<String, String> fields) {
     if (fields == null) {
       return;
@@ -486,6 +489,12 @@ public final class Outbox {
                 + "' must have a value of at most "
                 + MAX_TRACE_VALUE_LENGTH
                 + " characters");
+      }
+      if (e.getValue().indexOf('\u0000') >= 0) {
+        // PostgreSQL's text and jsonb cannot hold it: the insert would fail and abort the
+        // producer's transaction
+        throw new InvalidWorkException(
+            id, "traceContext", "field '" + e.getKey() + "' has a NUL character (\\u0000)");
       }
     }
   }

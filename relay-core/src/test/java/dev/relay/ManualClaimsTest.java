@@ -193,6 +193,14 @@ class ManualClaimsTest {
       assertThatThrownBy(() -> claims.claimNext(c, "  ", "default", KIND, LEASE))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("workerId");
+      // overflowed the millisecond conversion (ArithmeticException), or reached the database
+      assertThatThrownBy(
+              () -> claims.claimNext(c, "a", "default", KIND, Duration.ofSeconds(Long.MAX_VALUE)))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("lease must be at least 1 ms");
+      assertThatThrownBy(() -> claims.claimNext(c, "w\u0000x", "default", KIND, LEASE))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("workerId must not contain a NUL character");
       // the longest lease is taken
       HeldClaim held =
           claims.claimNext(c, "a", "default", KIND, ManualClaims.MAX_LEASE).orElseThrow();
@@ -200,6 +208,15 @@ class ManualClaimsTest {
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("lease");
       assertThat(claims.renew(c, held, ManualClaims.MAX_LEASE).applied()).isTrue();
+      for (Outcome tooLate :
+          List.of(
+              Outcome.retry("r").after(Duration.ofSeconds(Long.MAX_VALUE)),
+              Outcome.retry("r").after(Duration.ofDays(365L * 300_000)),
+              Outcome.retryAfter(Duration.ofDays(365L * 300_000), "r"))) {
+        assertThatThrownBy(() -> claims.settle(c, held, tooLate))
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("a retry's delay must be between 0 and 36500 days");
+      }
     }
     assertThat(db.queryLong("SELECT claim_generation FROM {schema}.outbox WHERE work_id = 'w1'"))
         .isEqualTo(1);

@@ -132,6 +132,15 @@ class TraceContextTest {
       assertThatThrownBy(() -> enqueue(traced, Work.of("w", "k", "{}")))
           .isInstanceOf(InvalidWorkException.class)
           .hasMessageContaining("traceparent");
+      // PostgreSQL cannot store a NUL: refused here, not by the insert that aborts the caller's
+      // transaction
+      assertThatThrownBy(
+              () ->
+                  enqueue(
+                      traced,
+                      Work.of("w", "k", "{}").traceContext(Map.of("traceparent", "00-\u0000"))))
+          .isInstanceOf(InvalidWorkException.class)
+          .hasMessageContaining("has a NUL character");
       assertThat(f.row("w")).isEmpty();
     }
   }

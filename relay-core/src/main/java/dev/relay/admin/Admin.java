@@ -443,16 +443,18 @@ public final class Admin {
    *     a compensation, new work with its own identity), is already superseded by another
    *     replacement ({@link SupersedeRefusedException#replacementWorkId()} names it), or the
    *     replacement ID is used
-   * @throws InvalidAdminRequestException if the replacement has the old work's ID or depends on the
-   *     old work (cancelled by the supersede, it would hold the replacement for good), or the actor
-   *     or reason is empty or too long (nothing changes)
+   * @throws InvalidAdminRequestException if the replacement is null, has the old work's ID or
+   *     depends on the old work (cancelled by the supersede, it would hold the replacement for
+   *     good), or the actor or reason is empty or too long (nothing changes)
    * @throws dev.relay.InvalidWorkException if the replacement is invalid
    * @throws WorkConflictException if the replacement ID survives as a tombstone of other work
    */
   public SupersedeResult supersede(
       String oldWorkId, Work replacement, String actor, String reason) {
     requireWorkId(oldWorkId);
-    Objects.requireNonNull(replacement, "replacement");
+    if (replacement == null) {
+      throw new InvalidAdminRequestException("replacement", "is null");
+    }
     requireText("actor", actor, MAX_ACTOR_LENGTH);
     requireText("reason", reason, MAX_REASON_LENGTH);
     if (oldWorkId.equals(replacement.workId())) {

@@ -301,6 +301,9 @@ class AdminTest {
       assertThatThrownBy(
               () -> admin.supersede("missing", Work.of("new", "mail", "{}"), "mina", "fix"))
           .isInstanceOf(WorkNotFoundException.class);
+      assertThatThrownBy(() -> admin.supersede("old", null, "mina", "fix"))
+          .isInstanceOf(InvalidAdminRequestException.class)
+          .hasMessageContaining("replacement is null");
     }
   }
 

@@ -19,8 +19,11 @@ public final class WorkerIds {
    * can: the rule of {@code Relay.Builder.workerId} and of {@code ManualClaims}.
    */
   public static String problem(String id) {
-    if (id != null && !id.isBlank() && id.length() <= MAX_LENGTH) {
+    if (id != null && !id.isBlank() && id.length() <= MAX_LENGTH && id.indexOf('\u0000') < 0) {
       return null;
+    }
+    if (id != null && id.indexOf('\u0000') >= 0) {
+      return "must not contain a NUL character (\\u0000)";
     }
     return "must be 1-"
         + MAX_LENGTH
