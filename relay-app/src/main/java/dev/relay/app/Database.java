@@ -9,6 +9,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.Optional;
+import java.util.OptionalLong;
 import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 
@@ -22,7 +23,9 @@ import org.postgresql.ds.PGSimpleDataSource;
  * that work enqueued by one {@code relay} command is there for the next. A persistent data
  * directory is locked by the process whose server uses it; while that process runs (a {@code relay
  * serve}, another command), a command on the same directory connects to its server instead of
- * starting one ({@link EmbeddedServer#runningIn}).
+ * starting one ({@link EmbeddedServer#runningIn}, {@link EmbeddedServer#ownerOf}). A server whose
+ * process has exited without stopping it ({@code kill -9}) is orphaned: the command stops it (fast
+ * shutdown, no data lost) and starts its own, saying so.
  */
 final class Database implements AutoCloseable {
   private final EmbeddedServer embedded;
@@ -70,21 +73,24 @@ final class Database implements AutoCloseable {
     }
     Path dir = dataDirectory.toAbsolutePath();
     Optional<String> running = EmbeddedServer.runningIn(dir);
-    if (running.isPresent()) {
-      // Another relay process (relay serve, say) runs the server on this directory and holds its
-      // lock: use that server while it runs.
+    OptionalLong owner = EmbeddedServer.ownerOf(dir);
+    if (running.isPresent() && owner.isPresent()) {
+      // The process that started the server on this directory (relay serve, say) still runs and
+      // holds its lock: use that server while it runs. An orphan, whose owner has exited, is
+      // stopped and replaced by the start below.
       try {
         Database shared = connect(running.get());
         notes.println(
-            "relay: no --jdbc-url or RELAY_JDBC_URL: using the embedded PostgreSQL that another"
-                + " relay process runs on "
+            "relay: no --jdbc-url or RELAY_JDBC_URL: using the embedded PostgreSQL that process "
+                + owner.getAsLong()
+                + " runs on "
                 + dir
                 + " ("
                 + running.get()
                 + ")");
         return shared;
       } catch (SQLException e) {
-        // stopping, or not ours after all: try to start it as usual
+        // stopping: try to start it as usual
       }
     }
     notes.println(
@@ -92,14 +98,15 @@ final class Database implements AutoCloseable {
             + " with its data kept in "
             + dir);
     try {
-      return start(EmbeddedServer.builder().dataDirectory(dir).stopOnExit(true));
+      return start(
+          EmbeddedServer.builder().dataDirectory(dir).stopOnExit(true).notes(notes::println));
     } catch (IOException | RuntimeException e) {
       String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
       if (why.contains("could not lock")) {
         why =
             "its data directory "
                 + dir
-                + " is in use by another relay process, whose server is not accepting"
+                + " is in use by another process, whose server is not accepting"
                 + " connections (starting or stopping): try again, or name the database with"
                 + " --jdbc-url";
       }

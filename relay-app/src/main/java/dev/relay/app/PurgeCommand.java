@@ -153,8 +153,14 @@ final class PurgeCommand extends DbCommand {
               + " and "
               + Durations.format(PurgePolicy.MAX_RETENTION)
               + ", was "
-              + Durations.format(d));
+              + typed(option, d));
     }
+  }
+
+  /** {@code option}'s value as typed ({@code 0d}, not {@code 0s}), or {@code d} when not given. */
+  private String typed(String option, Duration d) {
+    List<String> typed = spec.findOption(option).originalStringValues();
+    return typed.isEmpty() ? Durations.format(d) : typed.get(typed.size() - 1);
   }
 
   @Override

@@ -609,6 +609,10 @@ class CommandLineTest {
       Cli.Result zero = Cli.run(on(db, "purge", "--retention", "0s"));
       assertThat(zero.err())
           .startsWith("relay purge: --retention must be between 1m and 36500d, was 0s\n");
+      Cli.Result days = Cli.run(on(db, "purge", "--retention", "0d", "--dry-run"));
+      assertThat(days.err())
+          .as("the value as typed")
+          .startsWith("relay purge: --retention must be between 1m and 36500d, was 0d\n");
       Cli.Result after = Cli.run(on(db, "list", "--after", "nonsense"));
       assertThat(after.exitCode()).as(after.toString()).isEqualTo(2);
       assertThat(after.err()).contains("--after").doesNotContain("pass null");

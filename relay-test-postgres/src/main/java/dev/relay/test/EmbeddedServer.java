@@ -3,14 +3,22 @@ package dev.relay.test;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.lang.ProcessBuilder.Redirect;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -36,6 +44,17 @@ import org.postgresql.ds.PGSimpleDataSource;
  * it a throwaway directory is used. A data directory is locked by the server using it: two servers
  * cannot share one.
  *
+ * <p>A server on a kept directory records its owner, the JVM that started it, in {@value
+ * #OWNER_FILE} there (its PID and start time; written after the start, removed after a clean stop).
+ * When that JVM dies without stopping its server ({@code kill -9}, a crash), the server keeps
+ * running, orphaned: the next {@link Builder#start()} on the directory stops it first with a fast
+ * shutdown ({@code SIGINT} to its postmaster, waiting up to two minutes for it to exit: the data
+ * stays as a clean shutdown leaves it, no file is removed), says so in one line, and then starts as
+ * usual. A server whose owner is alive, or one with no owner recorded (started by hand or by an
+ * older Relay), is left alone: the start then fails at once, naming the directory and the
+ * postmaster's PID, instead of waiting out the startup timeout. {@link #runningIn} and {@link
+ * #ownerOf} let a client use a live owner's server.
+ *
  * <p>It does not restart or crash a server on the same directory (zonky cannot); a harness that
  * needs that runs {@code pg_ctl} from {@link #binaries()} with {@link #DURABLE_SETTINGS}.
  */
@@ -43,6 +62,12 @@ public final class EmbeddedServer implements AutoCloseable {
   /** The settings that make commits durable, as {@code -c} server settings. */
   public static final Map<String, String> DURABLE_SETTINGS =
       Map.of("fsync", "on", "synchronous_commit", "on", "full_page_writes", "on");
+
+  /** The file in a kept data directory that names the JVM owning the server running on it. */
+  public static final String OWNER_FILE = "relay-owner.pid";
+
+  /** How long an orphan's fast shutdown may take (a checkpoint of what it had not written). */
+  private static final Duration ORPHAN_STOP_WAIT = Duration.ofMinutes(2);
 
   private final EmbeddedPostgres postgres;
   private final Path dataDirectory;
@@ -73,8 +98,15 @@ public final class EmbeddedServer implements AutoCloseable {
     private Duration startupWait = Duration.ofSeconds(90);
     private boolean stopOnExit;
     private final Map<String, String> settings = new LinkedHashMap<>();
+    private Consumer<String> notes = System.err::println;
 
     private Builder() {}
+
+    /** Where the one line saying an orphaned server was stopped goes (default standard error). */
+    public Builder notes(Consumer<String> notes) {
+      this.notes = Objects.requireNonNull(notes, "notes");
+      return this;
+    }
 
     /**
      * Whether commits are flushed to disk (default {@code true}). {@code false} turns {@code fsync}
@@ -127,10 +159,13 @@ public final class EmbeddedServer implements AutoCloseable {
     }
 
     /**
-     * Starts the server.
+     * Starts the server, first stopping an orphaned one on the same data directory (see the class
+     * comment).
      *
-     * @throws IOException if the directory or log cannot be created, or the server does not start
-     *     (the message then includes the end of its log)
+     * @throws IOException if the directory or log cannot be created, a live server that is not
+     *     orphaned holds the data directory (at once, one line naming the directory and the
+     *     postmaster's PID), an orphan does not stop, or the server does not start (the message
+     *     then includes the end of its log)
      */
     public EmbeddedServer start() throws IOException {
       Path log = logFile;
@@ -155,17 +190,178 @@ public final class EmbeddedServer implements AutoCloseable {
       settings.forEach(b::setServerConfig);
       if (dataDirectory != null) {
         Files.createDirectories(dataDirectory);
+        takeOverOrphan(dataDirectory, notes);
         b.setDataDirectory(dataDirectory).setCleanDataDirectory(false);
       }
+      EmbeddedPostgres started;
       try {
-        return new EmbeddedServer(b.start(), dataDirectory, log, stopOnExit);
+        started = b.start();
       } catch (IOException | RuntimeException e) {
         String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
         throw new IOException(
             "embedded PostgreSQL did not start: " + why + "\nserver log " + log + ":\n" + tail(log),
             e);
       }
+      if (dataDirectory != null) {
+        try {
+          writeOwner(dataDirectory);
+        } catch (IOException | RuntimeException e) {
+          started.close();
+          throw new IOException("cannot record the owner of the server on " + dataDirectory, e);
+        }
+      }
+      return new EmbeddedServer(started, dataDirectory, log, stopOnExit);
     }
+  }
+
+  /**
+   * Stops the server on {@code dir} if it is orphaned; fails at once if a live server that is not
+   * orphaned holds it; does nothing when no live server does.
+   */
+  private static void takeOverOrphan(Path dir, Consumer<String> notes) throws IOException {
+    OptionalLong postmaster = postmasterOf(dir);
+    if (postmaster.isEmpty()) {
+      return; // no server, or a stale postmaster.pid that PostgreSQL itself replaces
+    }
+    long pid = postmaster.getAsLong();
+    Optional<Owner> owner = Owner.read(dir);
+    if (owner.isEmpty()) {
+      throw new IOException(
+          "its data directory "
+              + dir
+              + " is in use by a PostgreSQL server (postmaster PID "
+              + pid
+              + ") that no process is recorded to own: stop it (pg_ctl stop -m fast -D "
+              + dir
+              + ", or kill -INT "
+              + pid
+              + ") and try again");
+    }
+    if (owner.get().alive()) {
+      throw new IOException(
+          "its data directory "
+              + dir
+              + " is in use by the PostgreSQL server (postmaster PID "
+              + pid
+              + ") of the running process "
+              + owner.get().pid());
+    }
+    notes.accept(
+        "relay: stopping the orphaned embedded PostgreSQL (postmaster PID "
+            + pid
+            + ") on "
+            + dir
+            + ", left running by process "
+            + owner.get().pid()
+            + " which has exited");
+    // SIGINT is PostgreSQL's fast shutdown: clients are disconnected, a checkpoint is written and
+    // postmaster.pid removed; nothing is lost or deleted. A signal rather than pg_ctl, which
+    // refuses to run as root (zonky runs the server in a user namespace then).
+    Process signal =
+        new ProcessBuilder("kill", "-INT", Long.toString(pid)).redirectErrorStream(true).start();
+    try {
+      String output;
+      try (var in = signal.getInputStream()) {
+        output = new String(in.readAllBytes(), StandardCharsets.UTF_8).strip();
+      }
+      if (!signal.waitFor(1, TimeUnit.MINUTES) || signal.exitValue() != 0) {
+        signal.destroyForcibly();
+        throw new IOException(
+            "cannot stop the orphaned PostgreSQL server (postmaster PID "
+                + pid
+                + ") on "
+                + dir
+                + ": kill -INT "
+                + pid
+                + ": "
+                + output);
+      }
+      var handle = ProcessHandle.of(pid);
+      if (handle.isPresent()) {
+        handle.get().onExit().get(ORPHAN_STOP_WAIT.toSeconds(), TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while stopping the orphaned server on " + dir, e);
+    } catch (ExecutionException | TimeoutException e) {
+      throw new IOException(
+          "the orphaned PostgreSQL server (postmaster PID "
+              + pid
+              + ") on "
+              + dir
+              + " did not stop within "
+              + ORPHAN_STOP_WAIT.toSeconds()
+              + " s of a fast shutdown; see its log",
+          e);
+    }
+  }
+
+  /** The PID in {@code dir}'s {@code postmaster.pid}, if that process is alive. */
+  private static OptionalLong postmasterOf(Path dir) {
+    try {
+      List<String> lines = Files.readAllLines(dir.resolve("postmaster.pid"));
+      long pid = Long.parseLong(lines.get(0).strip());
+      return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)
+          ? OptionalLong.of(pid)
+          : OptionalLong.empty();
+    } catch (IOException | RuntimeException e) {
+      return OptionalLong.empty(); // none, or being written or removed
+    }
+  }
+
+  private static void writeOwner(Path dir) throws IOException {
+    ProcessHandle self = ProcessHandle.current();
+    String started = self.info().startInstant().map(i -> "" + i.toEpochMilli()).orElse("");
+    Path tmp = dir.resolve(OWNER_FILE + ".tmp");
+    Files.writeString(tmp, self.pid() + "\n" + started + "\n");
+    Files.move(
+        tmp,
+        dir.resolve(OWNER_FILE),
+        StandardCopyOption.REPLACE_EXISTING,
+        StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  /** The process an owner file names: its PID and, to tell a reused PID, its start time. */
+  private record Owner(long pid, OptionalLong startedMillis) {
+    static Optional<Owner> read(Path dir) {
+      try {
+        List<String> lines = Files.readAllLines(dir.resolve(OWNER_FILE));
+        long pid = Long.parseLong(lines.get(0).strip());
+        OptionalLong started =
+            lines.size() > 1 && !lines.get(1).isBlank()
+                ? OptionalLong.of(Long.parseLong(lines.get(1).strip()))
+                : OptionalLong.empty();
+        return Optional.of(new Owner(pid, started));
+      } catch (IOException | RuntimeException e) {
+        return Optional.empty();
+      }
+    }
+
+    boolean alive() {
+      Optional<ProcessHandle> handle = ProcessHandle.of(pid).filter(ProcessHandle::isAlive);
+      if (handle.isEmpty()) {
+        return false;
+      }
+      Optional<Instant> actual = handle.get().info().startInstant();
+      // another process under a reused PID started at another time (1 s for clock-tick rounding)
+      return startedMillis.isEmpty()
+          || actual.isEmpty()
+          || Math.abs(actual.get().toEpochMilli() - startedMillis.getAsLong()) < 1000;
+    }
+  }
+
+  /**
+   * The PID of the live process that started the server running on {@code dataDirectory}, as its
+   * {@value #OWNER_FILE} records it.
+   *
+   * @return the PID, or empty when no owner is recorded or the recorded one has exited (a server
+   *     still running on the directory is then orphaned, or was not started by this launcher)
+   */
+  public static OptionalLong ownerOf(Path dataDirectory) {
+    return Owner.read(dataDirectory)
+        .filter(Owner::alive)
+        .map(o -> OptionalLong.of(o.pid()))
+        .orElse(OptionalLong.empty());
   }
 
   private static String tail(Path log) {
@@ -269,7 +465,10 @@ public final class EmbeddedServer implements AutoCloseable {
     return logFile;
   }
 
-  /** Stops the server (a throwaway data directory is deleted). */
+  /**
+   * Stops the server (a throwaway data directory is deleted; a kept one loses its {@value
+   * #OWNER_FILE}).
+   */
   @Override
   public void close() throws IOException {
     if (stopOnExit != null) {
@@ -279,12 +478,20 @@ public final class EmbeddedServer implements AutoCloseable {
         // the JVM is already shutting down: the hook may be stopping the server as well
       }
     }
+    stop();
+  }
+
+  /** Stops the server, then forgets its owner: a crash in between leaves a dead owner, harmless. */
+  private void stop() throws IOException {
     postgres.close();
+    if (dataDirectory != null) {
+      Files.deleteIfExists(dataDirectory.resolve(OWNER_FILE));
+    }
   }
 
   private void stopQuietly() {
     try {
-      postgres.close();
+      stop();
     } catch (IOException | RuntimeException e) {
       System.err.println("embedded PostgreSQL did not stop cleanly: " + e);
     }
