@@ -27,6 +27,12 @@ final class PublishSession {
   private static final Pattern TOO_LARGE =
       Pattern.compile("message size (\\d+) is larger than configured max size (\\d+)");
 
+  /** The broker's text when a publish names an exchange the virtual host does not have. */
+  private static final Pattern NO_EXCHANGE = Pattern.compile("no exchange '(.*)' in vhost");
+
+  /** AMQP class and method of {@code basic.publish}, and the reply code {@code not-found}. */
+  private static final int BASIC = 60, PUBLISH = 40, NOT_FOUND = 404;
+
   /** What became of one published message. */
   sealed interface Result {}
 
@@ -42,17 +48,25 @@ final class PublishSession {
   /** The broker closed the channel because this message exceeds its limit. */
   record TooLarge(String reason, long limit) implements Result {}
 
+  /**
+   * The broker closed the channel refusing this message (its exchange does not exist): it routed
+   * nothing.
+   */
+  record Refused(String reason) implements Result {}
+
   /** A message on its way: its sequence number, work ID, size, and its result once known. */
   static final class Pending {
     final long seq;
     final String messageId;
+    final String exchange;
     final int size;
     final CompletableFuture<Result> result = new CompletableFuture<>();
     volatile String returned;
 
-    Pending(long seq, String messageId, int size) {
+    Pending(long seq, String messageId, String exchange, int size) {
       this.seq = seq;
       this.messageId = messageId;
+      this.exchange = exchange;
       this.size = size;
     }
   }
@@ -115,14 +129,17 @@ final class PublishSession {
     Pending p;
     synchronized (this) {
       if (!isOpen()) {
-        throw new NotSentException("the channel is closed: " + shutdown, shutdown);
+        // The client marks the channel closed before it runs the shutdown listeners: the stored
+        // cause may not be there yet, the channel's own close reason is.
+        ShutdownSignalException cause = shutdown != null ? shutdown : channel.getCloseReason();
+        throw new NotSentException("the channel is closed: " + describe(cause), cause);
       }
       String blockedNow = blocked;
       if (blockedNow != null) {
         // A blocked connection would hold the write (and this thread) until the alarm clears.
         throw new NotSentException("the broker blocks publishing: " + blockedNow, null);
       }
-      p = new Pending(channel.getNextPublishSeqNo(), id, body.length);
+      p = new Pending(channel.getNextPublishSeqNo(), id, exchange, body.length);
       pending.put(p.seq, p);
       try {
         channel.basicPublish(exchange, routingKey, true, props, body);
@@ -139,7 +156,8 @@ final class PublishSession {
     if (down != null) {
       // The channel shut down while this was being written; the shutdown may have drained the
       // pending map before this entry was in it.
-      p.result.complete(lost(down));
+      String missing = missingExchange(down);
+      p.result.complete(exchange.equals(missing) ? refused(missing) : lost(down));
     }
     return p;
   }
@@ -196,8 +214,19 @@ final class PublishSession {
         }
       }
     }
+    // A publish to a missing exchange closes the channel (404) before anything is routed: every
+    // message to that exchange is refused. Others on the channel stay "lost", as for any close.
+    String missing = missingExchange(cause);
     for (Pending p : pending.values()) {
-      p.result.complete(p == tooLarge ? new TooLarge(text, limit) : lost(cause));
+      Result r;
+      if (p == tooLarge) {
+        r = new TooLarge(text, limit);
+      } else if (p.exchange.equals(missing)) {
+        r = refused(missing);
+      } else {
+        r = lost(cause);
+      }
+      p.result.complete(r);
     }
     pending.clear();
     // A channel error leaves the connection open: the transport closes it when it replaces this
@@ -206,6 +235,46 @@ final class PublishSession {
 
   private static Lost lost(ShutdownSignalException cause) {
     return new Lost("the channel closed before the broker confirmed: " + cause.getMessage());
+  }
+
+  private static Refused refused(String exchange) {
+    return new Refused(missingExchangeText(exchange));
+  }
+
+  private static String missingExchangeText(String exchange) {
+    return "exchange '"
+        + exchange
+        + "' does not exist on the broker (404 NOT_FOUND): a configuration problem, nothing was"
+        + " routed; create the exchange, or fix the kind's exchange";
+  }
+
+  /**
+   * The exchange a channel close names as missing, when the broker closed the channel with 404
+   * NOT_FOUND in reply to a {@code basic.publish}; else null.
+   */
+  static String missingExchange(ShutdownSignalException cause) {
+    if (cause == null
+        || cause.isHardError()
+        || !(cause.getReason() instanceof AMQP.Channel.Close close)
+        || close.getReplyCode() != NOT_FOUND
+        || close.getClassId() != BASIC
+        || close.getMethodId() != PUBLISH) {
+      return null;
+    }
+    Matcher m = NO_EXCHANGE.matcher(String.valueOf(close.getReplyText()));
+    return m.find() ? m.group(1) : null;
+  }
+
+  /** Why a channel closed, in words; never "null". */
+  static String describe(ShutdownSignalException cause) {
+    if (cause == null) {
+      return "it was closed, and the client recorded no reason";
+    }
+    String missing = missingExchange(cause);
+    if (missing != null) {
+      return missingExchangeText(missing);
+    }
+    return String.valueOf(cause.getMessage());
   }
 
   void close() {

@@ -56,6 +56,8 @@ import java.util.function.Function;
  *   <tr><td>nack</td><td>retry, effect unknown</td></tr>
  *   <tr><td>no confirm within the confirm timeout or the run time left</td><td>retry, effect
  *       unknown</td></tr>
+ *   <tr><td>channel closed with 404 NOT_FOUND: the route's exchange does not exist</td><td>retry,
+ *       not delivered (the broker routed nothing), the error naming the exchange</td></tr>
  *   <tr><td>connection or channel lost before the confirm</td><td>retry, effect unknown</td></tr>
  *   <tr><td>cannot connect (tried once per batch), channel already closed, connection blocked
  *       by a resource alarm</td><td>retry, not delivered (nothing was sent)</td></tr>
@@ -295,6 +297,9 @@ public final class RabbitTransport implements BatchHandler, AutoCloseable {
         maxMessageBytes = t.limit();
       }
       return tooLarge(s.pending.size, t.limit(), "refused by the broker: " + t.reason());
+    }
+    if (r instanceof PublishSession.Refused f) {
+      return Outcome.retry(f.reason(), Effect.NOT_DELIVERED);
     }
     if (r instanceof PublishSession.Nacked) {
       return Outcome.retry("nacked by the broker; effect unknown", Effect.UNKNOWN);

@@ -181,6 +181,40 @@ class RabbitTransportTest {
   }
 
   @Test
+  void aMissingExchangeIsNotDeliveredAndNamedAsAConfigurationProblem(TestDatabase db)
+      throws Exception {
+    String exchange = "relay-test-no-such-exchange-" + java.util.UUID.randomUUID();
+    Broker.enqueue(db.dataSource(), db.schema(), orders(3));
+    try (RabbitTransport t =
+        RabbitTransport.builder(Broker.factory())
+            .route(new RabbitRoute(KIND, exchange, "order.received"))
+            .build()) {
+      ManualWorker w = worker(db, t);
+      // The first round meets the 404 channel close; the second round finds a channel that may
+      // still be closing or a new one that the broker closes again: both must say the same.
+      for (int attempt = 1; attempt <= 2; attempt++) {
+        Map<String, Outcome> outcomes = round(w, t, 10);
+
+        assertThat(outcomes).as("attempt %s", attempt).hasSize(3);
+        assertThat(outcomes.values())
+            .allSatisfy(
+                o -> {
+                  assertThat(o).isInstanceOf(Outcome.Retry.class);
+                  assertThat(((Outcome.Retry) o).effect()).isEqualTo(Outcome.Effect.NOT_DELIVERED);
+                  assertThat(((Outcome.Retry) o).reason())
+                      .contains("exchange '" + exchange + "' does not exist", "404 NOT_FOUND")
+                      .doesNotContain("null");
+                });
+      }
+    }
+    assertThat(
+            db.queryString(
+                "SELECT string_agg(DISTINCT state || ' ' || outcome, ',') FROM {schema}.work"))
+        .isEqualTo("ready not_delivered");
+    assertThat(PublishSession.describe(null)).doesNotContain("null").contains("closed");
+  }
+
+  @Test
   void payloadOverTheLimitFailsNotDeliveredWithoutHoldingTheRestOfItsBatch(TestDatabase db)
       throws Exception {
     String queue = broker.queue("size");
