@@ -10,7 +10,9 @@ import com.rabbitmq.client.ShutdownSignalException;
 import java.io.IOException;
 import java.util.Map;
 import java.util.NavigableMap;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
@@ -21,6 +23,12 @@ import java.util.regex.Pattern;
  * has not confirmed yet. Publishing is serialised (one channel numbers its messages in order);
  * waiting for confirms is not. Once the channel shuts down the session is spent: every unconfirmed
  * message is answered "lost" and the transport opens a new session.
+ *
+ * <p>Before the first publish to an exchange the session checks, with a passive declare on a second
+ * channel of its own, that the exchange exists: the broker answers a publish to a missing exchange
+ * by closing the publishing channel, and that close cannot tell the messages it refused from those
+ * it may already have routed. The answer is remembered for the session's life (one round trip per
+ * exchange per channel); a missing exchange is checked again on the next batch.
  */
 final class PublishSession {
   /** The broker's text when a message exceeds its {@code max_message_size} (RabbitMQ 3.8+). */
@@ -48,25 +56,17 @@ final class PublishSession {
   /** The broker closed the channel because this message exceeds its limit. */
   record TooLarge(String reason, long limit) implements Result {}
 
-  /**
-   * The broker closed the channel refusing this message (its exchange does not exist): it routed
-   * nothing.
-   */
-  record Refused(String reason) implements Result {}
-
   /** A message on its way: its sequence number, work ID, size, and its result once known. */
   static final class Pending {
     final long seq;
     final String messageId;
-    final String exchange;
     final int size;
     final CompletableFuture<Result> result = new CompletableFuture<>();
     volatile String returned;
 
-    Pending(long seq, String messageId, String exchange, int size) {
+    Pending(long seq, String messageId, int size) {
       this.seq = seq;
       this.messageId = messageId;
-      this.exchange = exchange;
       this.size = size;
     }
   }
@@ -85,6 +85,12 @@ final class PublishSession {
   private final NavigableMap<Long, Pending> pending = new ConcurrentSkipListMap<>();
   private volatile String blocked;
   private volatile ShutdownSignalException shutdown;
+
+  /** Exchanges a passive declare found on this session's broker; dropped with the session. */
+  private final Set<String> exchanges = ConcurrentHashMap.newKeySet();
+
+  private final Object checkLock = new Object();
+  private Channel checkChannel; // guarded by checkLock; a 404 closes it, the next check reopens
 
   private PublishSession(Connection connection, Channel channel) {
     this.connection = connection;
@@ -139,7 +145,7 @@ final class PublishSession {
         // A blocked connection would hold the write (and this thread) until the alarm clears.
         throw new NotSentException("the broker blocks publishing: " + blockedNow, null);
       }
-      p = new Pending(channel.getNextPublishSeqNo(), id, exchange, body.length);
+      p = new Pending(channel.getNextPublishSeqNo(), id, body.length);
       pending.put(p.seq, p);
       try {
         channel.basicPublish(exchange, routingKey, true, props, body);
@@ -156,10 +162,72 @@ final class PublishSession {
     if (down != null) {
       // The channel shut down while this was being written; the shutdown may have drained the
       // pending map before this entry was in it.
-      String missing = missingExchange(down);
-      p.result.complete(exchange.equals(missing) ? refused(missing) : lost(down));
+      p.result.complete(lost(down));
     }
     return p;
+  }
+
+  /**
+   * Checks, once per session, that {@code exchange} exists, with a passive declare on a channel
+   * other than the publishing one (a 404 closes the channel it is answered on). Returns null when
+   * it exists, else why nothing may be published to it (a configuration problem); throws when the
+   * check could not be made. The default exchange ({@code ""}) always exists.
+   */
+  String checkExchange(String exchange) throws NotSentException {
+    if (exchange.isEmpty() || exchanges.contains(exchange)) {
+      return null;
+    }
+    synchronized (checkLock) {
+      if (exchanges.contains(exchange)) {
+        return null;
+      }
+      try {
+        if (checkChannel == null || !checkChannel.isOpen()) {
+          checkChannel = connection.createChannel();
+          if (checkChannel == null) {
+            throw new IOException("the connection has no channel left");
+          }
+        }
+        checkChannel.exchangeDeclarePassive(exchange);
+        exchanges.add(exchange);
+        return null;
+      } catch (IOException | ShutdownSignalException e) {
+        ShutdownSignalException cause =
+            e instanceof ShutdownSignalException s
+                ? s
+                : e.getCause() instanceof ShutdownSignalException s ? s : null;
+        if (cause != null
+            && !cause.isHardError()
+            && cause.getReason() instanceof AMQP.Channel.Close close
+            && close.getReplyCode() == NOT_FOUND) {
+          checkChannel = null; // the broker closed it
+          return missingExchangeText(exchange);
+        }
+        dropCheckChannel();
+        throw new NotSentException(
+            "cannot check that exchange '" + exchange + "' exists: " + e.getMessage(), e);
+      } catch (RuntimeException e) {
+        dropCheckChannel();
+        throw new NotSentException("cannot check that exchange '" + exchange + "' exists: " + e, e);
+      }
+    }
+  }
+
+  private void dropCheckChannel() {
+    Channel c = checkChannel;
+    checkChannel = null;
+    if (c != null) {
+      try {
+        c.abort();
+      } catch (IOException | RuntimeException ignored) {
+        // it is being dropped
+      }
+    }
+  }
+
+  /** How many messages were handed to the publishing channel (for tests). */
+  long published() {
+    return channel.getNextPublishSeqNo() - 1;
   }
 
   /** Forgets a message whose confirm is no longer awaited. */
@@ -214,19 +282,11 @@ final class PublishSession {
         }
       }
     }
-    // A publish to a missing exchange closes the channel (404) before anything is routed: every
-    // message to that exchange is refused. Others on the channel stay "lost", as for any close.
-    String missing = missingExchange(cause);
+    // A 404 close here means the exchange was checked and then deleted while publishes were in
+    // flight: messages published before the one the broker refused may have been routed and not
+    // yet confirmed (persistent ones are confirmed after the disk write), so they stay "lost".
     for (Pending p : pending.values()) {
-      Result r;
-      if (p == tooLarge) {
-        r = new TooLarge(text, limit);
-      } else if (p.exchange.equals(missing)) {
-        r = refused(missing);
-      } else {
-        r = lost(cause);
-      }
-      p.result.complete(r);
+      p.result.complete(p == tooLarge ? new TooLarge(text, limit) : lost(cause));
     }
     pending.clear();
     // A channel error leaves the connection open: the transport closes it when it replaces this
@@ -234,18 +294,15 @@ final class PublishSession {
   }
 
   private static Lost lost(ShutdownSignalException cause) {
-    return new Lost("the channel closed before the broker confirmed: " + cause.getMessage());
-  }
-
-  private static Refused refused(String exchange) {
-    return new Refused(missingExchangeText(exchange));
+    return new Lost("the channel closed before the broker confirmed: " + describe(cause));
   }
 
   private static String missingExchangeText(String exchange) {
     return "exchange '"
         + exchange
-        + "' does not exist on the broker (404 NOT_FOUND): a configuration problem, nothing was"
-        + " routed; create the exchange, or fix the kind's exchange";
+        + "' does not exist on the broker (404 NOT_FOUND, checked before publishing): a"
+        + " configuration problem, nothing was published; create the exchange, or fix the kind's"
+        + " exchange";
   }
 
   /**
@@ -272,7 +329,12 @@ final class PublishSession {
     }
     String missing = missingExchange(cause);
     if (missing != null) {
-      return missingExchangeText(missing);
+      // Checked before the first publish, so it was deleted since: what was published to it
+      // before the refused message may have been routed.
+      return "the broker refused a publish to exchange '"
+          + missing
+          + "' (404 NOT_FOUND): it was deleted while publishes were in flight; create it again,"
+          + " or fix the kind's exchange";
     }
     return String.valueOf(cause.getMessage());
   }
