@@ -136,9 +136,11 @@ public final class KafkaTransport implements BatchHandler, AutoCloseable {
   private final Function<String, String> otherTopics;
   private final Fencing fencing;
   private final int maxBatchSize;
+  private final String bootstrapServers;
 
   private KafkaTransport(Builder b, Producer<byte[], byte[]> producer) {
     this.producer = producer;
+    this.bootstrapServers = String.valueOf(b.config.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG));
     this.topics = Map.copyOf(b.topics);
     this.otherTopics = b.otherTopics;
     this.fencing = b.fencing;
@@ -309,7 +311,7 @@ public final class KafkaTransport implements BatchHandler, AutoCloseable {
       } catch (KafkaException | IllegalStateException e) {
         // Thrown by send itself: the record was not queued (a closed producer, an interrupt while
         // waiting for metadata or buffer space).
-        out[i] = outcomeOf(e, record, false);
+        out[i] = outcome(e, record, false);
         continue;
       }
       // A future already failed when send returned was refused before it was queued (metadata
@@ -331,12 +333,12 @@ public final class KafkaTransport implements BatchHandler, AutoCloseable {
       long deadlineNanos,
       Duration bound) {}
 
-  private static Outcome await(Sent s) {
+  private Outcome await(Sent s) {
     try {
       long nanos = Math.max(0, s.deadlineNanos - System.nanoTime());
       return accepted(s.ack.get(nanos, TimeUnit.NANOSECONDS));
     } catch (ExecutionException e) {
-      return outcomeOf(e.getCause(), s.record, !s.refusedAtSend);
+      return outcome(e.getCause(), s.record, !s.refusedAtSend);
     } catch (java.util.concurrent.TimeoutException e) {
       return Outcome.retry(
           "no broker ack within the run time left ("
@@ -371,6 +373,47 @@ public final class KafkaTransport implements BatchHandler, AutoCloseable {
     where.put("offset", m.hasOffset() ? m.offset() : null);
     String ref = m.topic() + "-" + m.partition() + (m.hasOffset() ? "@" + m.offset() : "");
     return BrokerAccepted.outcome(BROKER, ref, where);
+  }
+
+  /**
+   * {@link #outcomeOf}, and for a wait for metadata that timed out before the record was queued
+   * (which reads the same for a missing topic and a wrong address), the bootstrap servers and
+   * whether the producer ever connected to a broker.
+   */
+  private Outcome outcome(Throwable e, ProducerRecord<byte[], byte[]> record, boolean queued) {
+    Outcome o = outcomeOf(e, record, queued);
+    if (queued || !(e instanceof TimeoutException) || !(o instanceof Outcome.Retry r)) {
+      return o;
+    }
+    String reach = "bootstrap.servers " + bootstrapServers;
+    Boolean connected = everConnected();
+    if (Boolean.TRUE.equals(connected)) {
+      reach += "; the producer has connected to a broker: check that the topic exists";
+    } else if (Boolean.FALSE.equals(connected)) {
+      reach +=
+          "; the producer has never connected to a broker: check bootstrap.servers and the"
+              + " network";
+    }
+    return Outcome.retry(r.reason() + " (" + reach + ")", r.effect());
+  }
+
+  /**
+   * Whether the producer ever completed a connection to a broker (its {@code
+   * connection-creation-total} metric), or null when the client does not say.
+   */
+  private Boolean everConnected() {
+    try {
+      for (var m : producer.metrics().entrySet()) {
+        if (m.getKey().name().equals("connection-creation-total")
+            && m.getKey().group().equals("producer-metrics")
+            && m.getValue().metricValue() instanceof Number n) {
+          return n.doubleValue() > 0;
+        }
+      }
+    } catch (RuntimeException e) {
+      // A closed producer, or metrics the client no longer keeps: say nothing.
+    }
+    return null;
   }
 
   /**

@@ -164,7 +164,30 @@ class KafkaTransportTest {
         Outcome o = kafka.handle(claim);
         assertThat(o).isInstanceOf(Outcome.Retry.class);
         assertThat(((Outcome.Retry) o).effect()).isEqualTo(Outcome.Effect.NOT_DELIVERED);
-        assertThat(((Outcome.Retry) o).reason()).startsWith("not queued: ").contains("missing-");
+        assertThat(((Outcome.Retry) o).reason())
+            .startsWith("not queued: ")
+            .contains("missing-", "bootstrap.servers", "has connected to a broker");
+      }
+    }
+
+    @Test
+    void aWrongBootstrapAddressSaysSoWhereAMissingTopicReadsTheSame(TestDatabase db)
+        throws Exception {
+      HeldClaim claim = claimOne(db, Work.of("w-1", "k", "{}"));
+      int port;
+      try (java.net.ServerSocket closed = new java.net.ServerSocket(0)) {
+        port = closed.getLocalPort(); // bound, then closed: nothing listens there
+      }
+      Map<String, Object> p = producer();
+      p.put("bootstrap.servers", "127.0.0.1:" + port);
+      p.put("max.block.ms", 1_000);
+      try (KafkaTransport kafka = KafkaTransport.builder(p).topic("k", "orders").build()) {
+        Outcome o = kafka.handle(claim);
+        assertThat(o).isInstanceOf(Outcome.Retry.class);
+        assertThat(((Outcome.Retry) o).effect()).isEqualTo(Outcome.Effect.NOT_DELIVERED);
+        assertThat(((Outcome.Retry) o).reason())
+            .startsWith("not queued: ")
+            .contains("bootstrap.servers 127.0.0.1:" + port, "never connected to a broker");
       }
     }
 

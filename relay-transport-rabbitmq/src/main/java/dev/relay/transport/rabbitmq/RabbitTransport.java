@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -56,6 +57,12 @@ import java.util.function.Function;
  *   <tr><td>nack</td><td>retry, effect unknown</td></tr>
  *   <tr><td>no confirm within the confirm timeout or the run time left</td><td>retry, effect
  *       unknown</td></tr>
+ *   <tr><td>the route's exchange does not exist (a passive declare, before the first publish to
+ *       it on a channel: one round trip per exchange per channel, not per message)</td><td>retry,
+ *       not delivered (nothing was published), the error naming the exchange as a configuration
+ *       problem</td></tr>
+ *   <tr><td>exchange deleted while publishes are in flight (channel closed with 404
+ *       NOT_FOUND)</td><td>retry, effect unknown (earlier messages may have been routed)</td></tr>
  *   <tr><td>connection or channel lost before the confirm</td><td>retry, effect unknown</td></tr>
  *   <tr><td>cannot connect (tried once per batch), channel already closed, connection blocked
  *       by a resource alarm</td><td>retry, not delivered (nothing was sent)</td></tr>
@@ -70,10 +77,11 @@ import java.util.function.Function;
  * hold the others. Waits are bounded by the confirm timeout and by each claim's {@link
  * Claim#runTimeRemaining()}. Thread-safe.
  *
- * <p>What it does not do: it declares no exchange or queue; it cannot tell whether a message whose
- * confirm was lost reached the queue (that attempt is retried, so a consumer may see the work ID
- * twice: use {@link RabbitInbox}); a confirm means the broker (for a durable queue, its disk) has
- * the message, not that any consumer processed it.
+ * <p>What it does not do: it declares no exchange or queue (it checks, passively, that a route's
+ * exchange exists); it cannot tell whether a message whose confirm was lost reached the queue (that
+ * attempt is retried, so a consumer may see the work ID twice: use {@link RabbitInbox}); a confirm
+ * means the broker (for a durable queue, its disk) has the message, not that any consumer processed
+ * it.
  */
 public final class RabbitTransport implements BatchHandler, AutoCloseable {
   /** Default longest wait for a confirm: 10 s. */
@@ -99,6 +107,10 @@ public final class RabbitTransport implements BatchHandler, AutoCloseable {
     int timeout = (int) Math.min(Integer.MAX_VALUE, prologue.timeout().toMillis());
     if (f.getConnectionTimeout() <= 0 || f.getConnectionTimeout() > timeout) {
       f.setConnectionTimeout(timeout);
+    }
+    // The exchange check is a round trip too: it waits no longer than a confirm would.
+    if (f.getChannelRpcTimeout() <= 0 || f.getChannelRpcTimeout() > timeout) {
+      f.setChannelRpcTimeout(timeout);
     }
     this.factory = f;
     this.prologue = prologue;
@@ -210,6 +222,9 @@ public final class RabbitTransport implements BatchHandler, AutoCloseable {
     Outcome[] out = new Outcome[claims.size()];
     List<Sent> sent = new ArrayList<>(claims.size());
     String unreachable = null;
+    // Exchanges this batch may not publish to (missing, or the check failed), with the reason:
+    // one check per exchange per batch, not per message.
+    Map<String, String> refused = new HashMap<>();
     for (int i = 0; i < claims.size(); i++) {
       Claim claim = claims.get(i);
       RabbitRoute route = prologue.route(claim.kind());
@@ -239,6 +254,21 @@ public final class RabbitTransport implements BatchHandler, AutoCloseable {
       } catch (PublishSession.NotSentException e) {
         unreachable = e.getMessage();
         out[i] = Outcome.retry(unreachable, Effect.NOT_DELIVERED);
+        continue;
+      }
+      String refusal = refused.get(route.exchange());
+      if (refusal == null) {
+        try {
+          refusal = s.checkExchange(route.exchange());
+        } catch (PublishSession.NotSentException e) {
+          refusal = e.getMessage();
+        }
+        if (refusal != null) {
+          refused.put(route.exchange(), refusal);
+        }
+      }
+      if (refusal != null) {
+        out[i] = Outcome.retry(refusal, Effect.NOT_DELIVERED);
         continue;
       }
       try {
@@ -323,6 +353,13 @@ public final class RabbitTransport implements BatchHandler, AutoCloseable {
         .deliveryMode(2)
         .headers(headers)
         .build();
+  }
+
+  /** The current session, or null (for tests). */
+  PublishSession currentSession() {
+    synchronized (sessionLock) {
+      return session;
+    }
   }
 
   private PublishSession session() throws PublishSession.NotSentException {

@@ -181,6 +181,87 @@ class RabbitTransportTest {
   }
 
   @Test
+  void aMissingExchangeIsNotDeliveredAndNamedAsAConfigurationProblem(TestDatabase db)
+      throws Exception {
+    String exchange = "relay-test-no-such-exchange-" + java.util.UUID.randomUUID();
+    Broker.enqueue(db.dataSource(), db.schema(), orders(3));
+    try (RabbitTransport t =
+        RabbitTransport.builder(Broker.factory())
+            .route(new RabbitRoute(KIND, exchange, "order.received"))
+            .build()) {
+      ManualWorker w = worker(db, t);
+      // The passive declare finds the exchange missing before anything is published; the second
+      // round checks again (a missing exchange is not remembered) and says the same.
+      for (int attempt = 1; attempt <= 2; attempt++) {
+        Map<String, Outcome> outcomes = round(w, t, 10);
+
+        assertThat(outcomes).as("attempt %s", attempt).hasSize(3);
+        assertThat(outcomes.values())
+            .allSatisfy(
+                o -> {
+                  assertThat(o).isInstanceOf(Outcome.Retry.class);
+                  assertThat(((Outcome.Retry) o).effect()).isEqualTo(Outcome.Effect.NOT_DELIVERED);
+                  assertThat(((Outcome.Retry) o).reason())
+                      .contains("exchange '" + exchange + "' does not exist", "404 NOT_FOUND")
+                      .doesNotContain("null");
+                });
+        // Nothing was published: the publishing channel took no message and is still open (a
+        // publish to the missing exchange would have closed it).
+        PublishSession session = t.currentSession();
+        assertThat(session).as("attempt %s", attempt).isNotNull();
+        assertThat(session.published()).as("attempt %s", attempt).isZero();
+        assertThat(session.isOpen()).as("attempt %s", attempt).isTrue();
+      }
+    }
+    assertThat(
+            db.queryString(
+                "SELECT string_agg(DISTINCT state || ' ' || outcome, ',') FROM {schema}.work"))
+        .isEqualTo("ready not_delivered");
+    assertThat(PublishSession.describe(null)).doesNotContain("null").contains("closed");
+  }
+
+  @Test
+  void anExchangeDeletedAfterItsCheckLeavesTheInFlightMessageUnknown(TestDatabase db)
+      throws Exception {
+    String queue = broker.queue("deleted-exchange");
+    String exchange = "relay-test-deleted-exchange-" + java.util.UUID.randomUUID();
+    broker.channel().exchangeDeclare(exchange, "direct", false);
+    try {
+      broker.channel().queueBind(queue, exchange, "order.received");
+      Broker.enqueue(db.dataSource(), db.schema(), orders(2));
+      try (RabbitTransport t =
+          RabbitTransport.builder(Broker.factory())
+              .route(new RabbitRoute(KIND, exchange, "order.received"))
+              .build()) {
+        ManualWorker w = worker(db, t);
+        assertThat(round(w, t, 1).values()).singleElement().isInstanceOf(Outcome.Done.class);
+
+        // Checked once on this channel, so the next publish goes out and meets the 404 close:
+        // the broker cannot say what it routed before, so the outcome claims nothing.
+        broker.channel().exchangeDelete(exchange);
+        Outcome o = round(w, t, 1).values().iterator().next();
+
+        assertThat(o).isInstanceOf(Outcome.Retry.class);
+        assertThat(((Outcome.Retry) o).effect()).isEqualTo(Outcome.Effect.UNKNOWN);
+        assertThat(((Outcome.Retry) o).reason())
+            .contains("exchange '" + exchange + "'", "404 NOT_FOUND", "deleted")
+            .doesNotContain("null");
+
+        // The new channel checks again and finds it missing: not delivered, nothing published.
+        Broker.enqueue(db.dataSource(), db.schema(), List.of(Work.of("order-9", KIND, "{}")));
+        Map<String, Outcome> again = round(w, t, 10);
+        assertThat(again.get("order-9")).isInstanceOf(Outcome.Retry.class);
+        assertThat(((Outcome.Retry) again.get("order-9")).effect())
+            .isEqualTo(Outcome.Effect.NOT_DELIVERED);
+        assertThat(t.currentSession().published()).isZero();
+      }
+    } finally {
+      broker.channel().exchangeDelete(exchange);
+    }
+    assertThat(broker.messageCount(queue)).isEqualTo(1);
+  }
+
+  @Test
   void payloadOverTheLimitFailsNotDeliveredWithoutHoldingTheRestOfItsBatch(TestDatabase db)
       throws Exception {
     String queue = broker.queue("size");
