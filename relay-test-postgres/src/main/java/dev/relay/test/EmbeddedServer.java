@@ -246,6 +246,18 @@ public final class EmbeddedServer implements AutoCloseable {
               + ") of the running process "
               + owner.get().pid());
     }
+    if (!isPostgres(pid)) {
+      // postmaster.pid and the owner file both survived a reboot, and the PID now belongs to
+      // another program: never signal it
+      throw new IOException(
+          "its data directory "
+              + dir
+              + " names postmaster PID "
+              + pid
+              + ", which is not a PostgreSQL server now: if no server runs on it, remove "
+              + dir.resolve("postmaster.pid")
+              + " and try again");
+    }
     notes.accept(
         "relay: stopping the orphaned embedded PostgreSQL (postmaster PID "
             + pid
@@ -297,6 +309,14 @@ public final class EmbeddedServer implements AutoCloseable {
   }
 
   /** The PID in {@code dir}'s {@code postmaster.pid}, if that process is alive. */
+  /** Whether the live process {@code pid} runs a {@code postgres} executable. */
+  private static boolean isPostgres(long pid) {
+    return ProcessHandle.of(pid)
+        .flatMap(h -> h.info().command())
+        .map(c -> c.endsWith("/postgres") || c.equals("postgres"))
+        .orElse(false);
+  }
+
   private static OptionalLong postmasterOf(Path dir) {
     try {
       List<String> lines = Files.readAllLines(dir.resolve("postmaster.pid"));
