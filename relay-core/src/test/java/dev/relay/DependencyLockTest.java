@@ -38,12 +38,28 @@ class DependencyLockTest {
     }
   }
 
-  private Connection worker() throws Exception {
-    Connection c = db.connection();
-    try (Statement s = c.createStatement()) {
-      s.execute("SET lock_timeout = '2s'");
+  /**
+   * A worker's connection with a 2-second lock timeout, reset when closed: the test kit's pool
+   * hands the connection to the next test, which must not inherit it.
+   */
+  private final class Worker implements AutoCloseable {
+    final Connection c;
+
+    Worker() throws Exception {
+      c = db.connection();
+      try (Statement s = c.createStatement()) {
+        s.execute("SET lock_timeout = '2s'");
+      }
     }
-    return c;
+
+    @Override
+    public void close() throws java.sql.SQLException {
+      try (Statement s = c.createStatement()) {
+        s.execute("RESET lock_timeout");
+      } finally {
+        c.close();
+      }
+    }
   }
 
   /** Opens a producer's transaction that names the charge as a dependency, left open. */
@@ -57,8 +73,8 @@ class DependencyLockTest {
   @Test
   void aReadyDependencyIsClaimedWhileTheProducerNamingItIsOpen() throws Exception {
     try (Connection producer = producerNamingTheCharge();
-        Connection c = worker()) {
-      assertThat(claims.claimNext(c, "w1", "default", "charge", LEASE))
+        Worker w = new Worker()) {
+      assertThat(claims.claimNext(w.c, "w1", "default", "charge", LEASE))
           .hasValueSatisfying(h -> assertThat(h.workId()).isEqualTo("order-103-charge"));
       producer.rollback();
     }
@@ -66,7 +82,8 @@ class DependencyLockTest {
 
   @Test
   void theWorkerRenewsAndSettlesWhileTheProducerNamingItsWorkIsOpen() throws Exception {
-    try (Connection c = worker()) {
+    try (Worker w = new Worker()) {
+      Connection c = w.c;
       HeldClaim charge = claims.claimNext(c, "w1", "default", "charge", LEASE).orElseThrow();
       try (Connection producer = producerNamingTheCharge()) {
         assertThat(claims.renew(c, charge, LEASE).applied()).isTrue();
@@ -83,13 +100,13 @@ class DependencyLockTest {
   /** Finished work is still locked: a purge waits rather than remove what the producer names. */
   @Test
   void aFinishedDependencyStaysLockedUntilTheProducerEnds() throws Exception {
-    try (Connection c = worker()) {
-      HeldClaim charge = claims.claimNext(c, "w1", "default", "charge", LEASE).orElseThrow();
-      claims.settle(c, charge, Outcome.done("ch_1"));
+    try (Worker w = new Worker()) {
+      HeldClaim charge = claims.claimNext(w.c, "w1", "default", "charge", LEASE).orElseThrow();
+      claims.settle(w.c, charge, Outcome.done("ch_1"));
     }
     try (Connection producer = producerNamingTheCharge()) {
-      try (Connection other = worker();
-          Statement s = other.createStatement()) {
+      try (Worker other = new Worker();
+          Statement s = other.c.createStatement()) {
         // FOR UPDATE conflicts with the producer's FOR KEY SHARE: refused at the lock timeout
         org.assertj.core.api.Assertions.assertThatThrownBy(
                 () ->
