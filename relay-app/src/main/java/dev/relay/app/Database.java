@@ -32,11 +32,6 @@ final class Database implements AutoCloseable {
   private final String url;
   private final DataSource dataSource;
 
-  /** Silences pgjdbc's own log in this process ({@link JdbcUrls#silenceDriverLog}). */
-  static void silenceDriverLog() {
-    JdbcUrls.silenceDriverLog();
-  }
-
   private Database(EmbeddedServer embedded, String url) {
     this.embedded = embedded;
     this.url = url;
@@ -68,7 +63,7 @@ final class Database implements AutoCloseable {
       try {
         return connect(jdbcUrl);
       } catch (SQLException e) {
-        throw new DatabaseUnavailableException(describe(e, jdbcUrl), e);
+        throw new DatabaseUnavailableException(JdbcUrls.describe(e, jdbcUrl), e);
       }
     }
     Path dir = dataDirectory.toAbsolutePath();
@@ -124,11 +119,6 @@ final class Database implements AutoCloseable {
   private static Database start(EmbeddedServer.Builder builder) throws IOException {
     EmbeddedServer pg = builder.start();
     return new Database(pg, pg.jdbcUrl());
-  }
-
-  /** One line for a driver error on connecting to {@code jdbcUrl} ({@link JdbcUrls#describe}). */
-  static String describe(SQLException e, String jdbcUrl) {
-    return JdbcUrls.describe(e, jdbcUrl);
   }
 
   DataSource dataSource() {

@@ -1,5 +1,6 @@
 package dev.relay.app;
 
+import dev.relay.test.JdbcUrls;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -74,7 +75,7 @@ final class DemoCommand implements Callable<Integer> {
       return 0;
     } catch (SQLException e) {
       System.err.println(
-          "relay demo: database unavailable: " + Messages.oneLine(Database.describe(e, url)));
+          "relay demo: database unavailable: " + Messages.oneLine(JdbcUrls.describe(e, url)));
       return 3;
     }
   }

@@ -7,6 +7,7 @@ import dev.relay.InvalidWorkException;
 import dev.relay.Relay;
 import dev.relay.RelayException;
 import dev.relay.admin.InvalidAdminRequestException;
+import dev.relay.test.JdbcUrls;
 import java.io.PrintWriter;
 import java.net.ConnectException;
 import java.sql.SQLException;
@@ -97,7 +98,7 @@ public final class RelayCommand implements Callable<Integer> {
 
   /** The configured command line: exit codes in every help page, errors mapped to exit codes. */
   static CommandLine newCommandLine() {
-    Database.silenceDriverLog(); // its lines quote a URL's password; relay's own lines mask it
+    JdbcUrls.silenceDriverLog(); // its lines quote a URL's password; relay's own lines mask it
     CommandLine cl = new CommandLine(new RelayCommand());
     cl.registerConverter(Instant.class, new Instants());
     cl.registerConverter(Integer.class, new Ints());

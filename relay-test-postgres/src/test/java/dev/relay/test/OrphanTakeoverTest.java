@@ -3,10 +3,7 @@ package dev.relay.test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -88,23 +85,10 @@ class OrphanTakeoverTest {
 
   /** Runs {@link #main} in a JVM of its own, kills it (SIGKILL); returns the server's pid. */
   private static long startAndKill(Path dir) throws Exception {
-    List<String> cmd =
-        List.of(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-cp",
-            System.getProperty("java.class.path"),
-            OrphanTakeoverTest.class.getName(),
-            dir.toString());
-    Process child = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-    try (BufferedReader out =
-        new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
-      String line;
-      StringBuilder seen = new StringBuilder();
-      while ((line = out.readLine()) != null && !line.startsWith("ready ")) {
-        seen.append(line).append('\n');
-      }
-      assertThat(line).as("the child's output:\n%s", seen).isNotNull();
-      long postmaster = Long.parseLong(Files.readAllLines(dir.resolve("postmaster.pid")).get(0));
+    ChildJvm started = ChildJvm.startReady(OrphanTakeoverTest.class, dir);
+    Process child = started.process;
+    long postmaster = started.postmaster;
+    try {
       child.destroyForcibly(); // SIGKILL: no shutdown hook runs
       assertThat(child.waitFor(2, TimeUnit.MINUTES)).as("the child exited").isTrue();
       return postmaster;

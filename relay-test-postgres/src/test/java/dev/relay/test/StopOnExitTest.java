@@ -2,12 +2,7 @@ package dev.relay.test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -57,24 +52,10 @@ class StopOnExitTest {
 
   /** Runs {@link #main} in a JVM of its own, ends it with SIGTERM; returns the server's pid. */
   private static long startAndTerminate(Path dir, boolean stopOnExit) throws Exception {
-    List<String> cmd =
-        List.of(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-cp",
-            System.getProperty("java.class.path"),
-            StopOnExitTest.class.getName(),
-            dir.toString(),
-            Boolean.toString(stopOnExit));
-    Process child = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-    try (BufferedReader out =
-        new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
-      String line;
-      StringBuilder seen = new StringBuilder();
-      while ((line = out.readLine()) != null && !line.startsWith("ready ")) {
-        seen.append(line).append('\n');
-      }
-      assertThat(line).as("the child's output:\n%s", seen).isNotNull();
-      long postmaster = Long.parseLong(Files.readAllLines(dir.resolve("postmaster.pid")).get(0));
+    ChildJvm started = ChildJvm.startReady(StopOnExitTest.class, dir, Boolean.toString(stopOnExit));
+    Process child = started.process;
+    long postmaster = started.postmaster;
+    try {
       child.destroy(); // SIGTERM
       assertThat(child.waitFor(2, TimeUnit.MINUTES)).as("the child exited").isTrue();
       if (stopOnExit) {
