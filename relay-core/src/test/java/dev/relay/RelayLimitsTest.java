@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -40,13 +41,29 @@ class RelayLimitsTest {
   }
 
   /** Handlers running now, and the most seen at once. */
+  /**
+   * Counts the handlers inside it. A gauge made with {@code meet} n holds its first n entrants
+   * until all n are in (bounded by the fixture's patience), so a test sees that n can run at once
+   * however the loaded machine schedules a 10 ms handler; a limit below n shows as a lower max.
+   */
   static final class Gauge {
     final AtomicInteger now = new AtomicInteger();
     final AtomicInteger max = new AtomicInteger();
+    private final CountDownLatch meet;
 
-    void enter() {
+    Gauge() {
+      this(1);
+    }
+
+    Gauge(int meet) {
+      this.meet = new CountDownLatch(meet);
+    }
+
+    void enter() throws InterruptedException {
       int n = now.incrementAndGet();
       max.accumulateAndGet(n, Math::max);
+      meet.countDown();
+      meet.await(RelayFixture.PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     void exit() {
@@ -66,12 +83,16 @@ class RelayLimitsTest {
   static Handler gauged(Function<Claim, List<Gauge>> gauges) {
     return claim -> {
       List<Gauge> in = gauges.apply(claim);
-      in.forEach(Gauge::enter);
+      List<Gauge> entered = new ArrayList<>();
       try {
+        for (Gauge gauge : in) {
+          entered.add(gauge);
+          gauge.enter();
+        }
         work(Duration.ofMillis(10));
         return Outcome.done();
       } finally {
-        in.forEach(Gauge::exit);
+        entered.forEach(Gauge::exit);
       }
     };
   }
@@ -146,7 +167,7 @@ class RelayLimitsTest {
 
   @Test
   void aLimitOfTwoHoldsAcrossFourInstancesOfEightThreads(TestDatabase db) throws Exception {
-    Gauge running = new Gauge();
+    Gauge running = new Gauge(2);
     KindPolicy limited = KindPolicy.DEFAULT.withMaxRunning(2);
     LiveSampler live = new LiveSampler(db, "limited");
     try (RelayFixture f = new RelayFixture(db)) {
@@ -168,7 +189,7 @@ class RelayLimitsTest {
   void aPerGroupLimitOfOneRunsEachGroupAloneAndTheGroupsSideBySide(TestDatabase db)
       throws Exception {
     Map<String, Gauge> byGroup = new ConcurrentHashMap<>();
-    Gauge all = new Gauge();
+    Gauge all = new Gauge(2);
     KindPolicy perGroup = KindPolicy.DEFAULT.withMaxRunningPerGroup(1);
     try (RelayFixture f = new RelayFixture(db)) {
       List<Work> works = new ArrayList<>(works("grouped", "a", "customer-a", 12));
@@ -219,7 +240,7 @@ class RelayLimitsTest {
 
       // A third instance registers a limit of 3: the last registration wins, and every instance
       // reads the limit in its claim, so the two started with 1 follow it too.
-      Gauge second = new Gauge();
+      Gauge second = new Gauge(3);
       phase.set(second);
       start(f, db, "w3", 4, b -> b.handle("raised", KindPolicy.DEFAULT.withMaxRunning(3), handler));
       f.enqueue(works("raised", "three", "", 36));
