@@ -381,13 +381,14 @@ public final class ManualClaims {
     if (outcome instanceof Outcome.Retry r) {
       return new Settlement.Retry(
           ref,
-          r.delay() == null ? Duration.ZERO : delay(r.delay()),
+          r.delay() == null ? Duration.ZERO : delay("a retry's", r.delay()),
           "retry",
           text(r.reason(), "retry"),
           evidence(r.effect()));
     }
     if (outcome instanceof Outcome.Snooze z) {
-      return new Settlement.Snooze(ref, delay(z.delay()), text(z.reason(), "snoozed"));
+      return new Settlement.Snooze(
+          ref, delay("a snooze's", z.delay()), text(z.reason(), "snoozed"));
     }
     if (outcome instanceof Outcome.Fail f) {
       return new Settlement.Fail(
@@ -398,10 +399,11 @@ public final class ManualClaims {
   }
 
   /** A retry's or snooze's delay, refused before anything is sent when out of Relay's range. */
-  private static Duration delay(Duration delay) {
+  private static Duration delay(String whose, Duration delay) {
     if (delay.isNegative() || delay.compareTo(Outbox.MAX_DELAY) > 0) {
       throw new IllegalArgumentException(
-          "a retry's delay must be between 0 and "
+          whose
+              + " delay must be between 0 and "
               + Outbox.MAX_DELAY.toDays()
               + " days, was "
               + delay);
