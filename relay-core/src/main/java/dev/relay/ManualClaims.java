@@ -418,6 +418,6 @@ public final class ManualClaims {
   }
 
   private static String text(String reason, String fallback) {
-    return reason == null || reason.isBlank() ? fallback : reason;
+    return reason == null || reason.isBlank() ? fallback : Settlement.clip(reason);
   }
 }

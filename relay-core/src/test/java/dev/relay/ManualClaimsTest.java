@@ -105,6 +105,16 @@ class ManualClaimsTest {
   }
 
   @Test
+  void aMegabyteOfReasonIsStoredCutToItsFirstFourThousandCharacters() throws Exception {
+    try (Connection c = db.connection()) {
+      String huge = "x".repeat(3999) + "\uD83D\uDE00" + "y".repeat(1 << 20);
+      assertThat(claims.settle(c, claim(c, "a"), Outcome.retry(huge)).applied()).isTrue();
+    }
+    assertThat(db.queryString("SELECT last_error FROM {schema}.outbox WHERE work_id = 'w1'"))
+        .isEqualTo("x".repeat(3999) + "...");
+  }
+
+  @Test
   void aCapRetiresWorkInsteadOfClaimingIt() throws Exception {
     db.execute("UPDATE {schema}.outbox SET deadline = clock_timestamp() - interval '1 second'");
     try (Connection c = db.connection()) {

@@ -22,7 +22,6 @@ import java.time.Instant;
  * the backoff, because the failure was this worker's leaving, not the receiver's answer.
  */
 final class Decider {
-  static final int MAX_ERROR_LENGTH = 4000;
 
   /** The error kind of an attempt ended by the worker's shutdown. */
   static final String SHUTDOWN = "shutdown";
@@ -255,7 +254,7 @@ final class Decider {
   }
 
   static String clip(String s) {
-    return s.length() <= MAX_ERROR_LENGTH ? s : s.substring(0, MAX_ERROR_LENGTH) + "...";
+    return Settlement.clip(s);
   }
 
   private static String jsonString(String s) {

@@ -7,8 +7,23 @@ import java.time.Duration;
  * that claim is still current (running, owned by this worker, same generation, lease unexpired).
  */
 public sealed interface Settlement {
+  /** The longest error or reason text stored; longer text is cut and ends with "...". */
+  int MAX_TEXT = 4000;
+
   /** The claim this settlement ends. */
   ClaimRef ref();
+
+  /**
+   * {@code text} cut to {@link #MAX_TEXT} characters (never inside a surrogate pair), so a handler
+   * that returns a megabyte of reason does not bloat every row version it settles.
+   */
+  static String clip(String text) {
+    if (text.length() <= MAX_TEXT) {
+      return text;
+    }
+    int end = Character.isHighSurrogate(text.charAt(MAX_TEXT - 1)) ? MAX_TEXT - 1 : MAX_TEXT;
+    return text.substring(0, end) + "...";
+  }
 
   /** Evidence of the effect, as stored in {@code outcome}. */
   enum Evidence {
