@@ -178,6 +178,74 @@ class ServeExitTest {
     }
   }
 
+  /**
+   * A serve killed with {@code kill -9} leaves its embedded PostgreSQL running without an owner;
+   * the next serve on the same {@code RELAY_HOME} stops that server and starts on the same data,
+   * with no manual step, and the schema it migrated is still there.
+   */
+  @Test
+  void aServeKilledWithSigkillStartsAgainOnTheSameEmbeddedData(@TempDir Path dir) throws Exception {
+    Path config =
+        Files.writeString(
+            dir.resolve("application.yml"),
+            "relay:\n  kinds: {tick: {handler: log}}\n  console: {enabled: false}\n");
+    Map<String, String> home = Map.of("RELAY_HOME", dir.resolve("home").toString());
+    Path pgdata = dir.resolve("home").resolve("pgdata");
+    ServeProcess first =
+        ServeProcess.start(
+            home, "serve", "--config", config.toString(), "--migrate", "--port", "0");
+    try {
+      awaitEmbeddedUrl(first);
+      first.process().destroyForcibly(); // SIGKILL: no shutdown hook runs
+      assertThat(first.process().waitFor(1, TimeUnit.MINUTES)).as("killed").isTrue();
+      assertThat(pgdata.resolve("postmaster.pid")).as("the orphan still runs").exists();
+
+      ServeProcess second =
+          ServeProcess.start(home, "serve", "--config", config.toString(), "--port", "0");
+      try {
+        String url = awaitEmbeddedUrl(second);
+        try (Connection c = DriverManager.getConnection(url);
+            Statement s = c.createStatement();
+            ResultSet rs = s.executeQuery("SELECT max(version) FROM relay.schema_version")) {
+          assertThat(rs.next()).isTrue();
+          assertThat(rs.getInt(1)).isPositive();
+        }
+        second.process().destroy(); // SIGTERM
+        assertThat(second.process().waitFor(2, TimeUnit.MINUTES)).as("serve stops").isTrue();
+        assertThat(second.process().exitValue()).as(second.out() + second.err()).isZero();
+        assertThat(pgdata.resolve("postmaster.pid"))
+            .as("its server stopped with it")
+            .doesNotExist();
+      } finally {
+        second.process().destroyForcibly();
+      }
+    } finally {
+      first.process().destroyForcibly();
+      stopLeftoverServer(pgdata);
+    }
+  }
+
+  private static String awaitEmbeddedUrl(ServeProcess serve) {
+    return await()
+        .atMost(Duration.ofMinutes(3))
+        .until(
+            () -> {
+              assertThat(serve.process().isAlive()).as(serve.out() + serve.err()).isTrue();
+              Matcher m = EMBEDDED.matcher(serve.out());
+              return m.find() ? m.group(1) : null;
+            },
+            found -> found != null);
+  }
+
+  /** After a failed run, stops a server the test left behind, so no postgres outlives the build. */
+  private static void stopLeftoverServer(Path pgdata) throws IOException {
+    Path pidFile = pgdata.resolve("postmaster.pid");
+    if (Files.exists(pidFile)) {
+      long pid = Long.parseLong(Files.readAllLines(pidFile).get(0).trim());
+      ProcessHandle.of(pid).ifPresent(ProcessHandle::destroy);
+    }
+  }
+
   private static String baseUrl(Path out, Process serve) throws IOException {
     assertThat(serve.isAlive()).as("serve is running").isTrue();
     Matcher m = HEALTH.matcher(read(out));
