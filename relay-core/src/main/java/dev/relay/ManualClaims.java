@@ -9,6 +9,7 @@ import dev.relay.internal.store.ClaimRequest;
 import dev.relay.internal.store.ClaimedWork;
 import dev.relay.internal.store.RetiredWork;
 import dev.relay.internal.store.Settlement;
+import dev.relay.internal.store.UncertainClaimException;
 import dev.relay.internal.store.WorkStore;
 import java.sql.Connection;
 import java.time.Duration;
@@ -180,7 +181,13 @@ public final class ManualClaims {
             workerId, names("queues", queues), names("kinds", kinds), limit, lease(lease));
     requireAutoCommit(c, "claim");
     long started = System.nanoTime();
-    ClaimBatch batch = store.claim(c, request);
+    ClaimBatch batch;
+    try {
+      batch = store.claim(c, request);
+    } catch (UncertainClaimException e) {
+      // The runtime's own type carries what the statement returned; a caller gets the public one.
+      throw (CommitOutcomeUnknownException) e.getCause();
+    }
     List<HeldClaim> claimed = new ArrayList<>();
     for (ClaimedWork w : batch.claimed()) {
       claimed.add(new HeldClaim(w, workerId, started, lease));

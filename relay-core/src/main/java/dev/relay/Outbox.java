@@ -236,7 +236,8 @@ public final class Outbox {
    *
    * @throws TransactionRequiredException if {@code c} is closed or in auto-commit mode
    * @throws CommitOutcomeUnknownException if the connection was lost during COMMIT: the transaction
-   *     may or may not have committed; nothing was started
+   *     may or may not have committed; nothing was started. Not a {@link RetryableException}:
+   *     re-read whether the transaction's rows are there before repeating it
    * @throws RetryableException if the commit failed in a way that a repeat may cure (nothing was
    *     committed or started)
    */

@@ -3,9 +3,11 @@ package dev.relay;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.relay.test.LoopbackProxy;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
@@ -102,6 +104,27 @@ class ManualClaimsTest {
                 "SELECT state || '/' || outcome || '/' || (available_at > clock_timestamp()"
                     + " + interval '50 minutes') FROM {schema}.work WHERE work_id = 'w1'"))
         .isEqualTo("ready/not_delivered/true");
+  }
+
+  /**
+   * A claim whose COMMIT reply is lost throws the public {@link CommitOutcomeUnknownException}
+   * itself (not the runtime's internal subclass), which a retry loop on {@link RetryableException}
+   * does not catch; {@code recover} then finds the claim that did commit.
+   */
+  @Test
+  void aClaimWhoseCommitReplyIsLostThrowsThePublicTypeAndRecoverFindsIt() throws Exception {
+    try (LoopbackProxy proxy = LoopbackProxy.start(db.host(), db.port());
+        Connection c = DriverManager.getConnection(db.jdbcUrlVia("127.0.0.1", proxy.port()))) {
+      proxy.dropReplyAfterNextCommit();
+      assertThatThrownBy(() -> claims.claimNext(c, "a", "default", KIND, LEASE))
+          .isExactlyInstanceOf(CommitOutcomeUnknownException.class)
+          .isNotInstanceOf(RetryableException.class);
+    }
+    try (Connection c = db.connection()) {
+      assertThat(claims.recover(c, "a"))
+          .singleElement()
+          .satisfies(h -> assertThat(h.workId()).isEqualTo("w1"));
+    }
   }
 
   @Test

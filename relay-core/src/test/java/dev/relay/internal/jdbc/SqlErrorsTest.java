@@ -257,8 +257,11 @@ class SqlErrorsTest {
       // 25P03 when the driver reads the server's last message, 08xxx when it finds the socket
       // closed first: a lost connection either way.
       assertThat(SqlErrors.handling(e.getSQLState())).isEqualTo(Handling.CONNECTION_LOST);
-      assertThat(SqlErrors.translateCommit("commit", e))
-          .isInstanceOf(dev.relay.CommitOutcomeUnknownException.class);
+      RelayException commit = SqlErrors.translateCommit("commit", e);
+      assertThat(commit).isInstanceOf(dev.relay.CommitOutcomeUnknownException.class);
+      // A retry loop on RetryableException must not repeat a business change that may have landed.
+      assertThat(commit).isNotInstanceOf(RetryableException.class);
+      assertThat(commit.isRetryable()).isFalse();
     }
   }
 
