@@ -6,13 +6,18 @@ import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.relay.CommitOutcomeUnknownException;
 import dev.relay.InvalidConfigurationException;
 import dev.relay.Schedule;
 import dev.relay.Schedule.MissedSlots;
 import dev.relay.ScheduleException;
+import dev.relay.test.LoopbackProxy;
 import dev.relay.test.PgBouncer;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -25,8 +30,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
 
 @RelayDatabaseTest
 class SchedulerTest {
@@ -351,6 +358,118 @@ class SchedulerTest {
       assertThat(status(db, "report").definition())
           .isEqualTo("cron \"0 2 * * *\" UTC missed=latest");
       assertThat(status(db, "report").nextSlot()).isNotNull();
+    }
+  }
+
+  /**
+   * A COMMIT that reaches the server but whose reply is lost: the scheduler cannot know whether it
+   * committed, so it says so ({@link CommitOutcomeUnknownException}, docs/protocol.md "SQLState
+   * classification") instead of reporting the failed rollback that follows, and the next attempt
+   * re-reads what was stored.
+   */
+  @Nested
+  class LostCommitReply {
+    private DataSource via(LoopbackProxy proxy, TestDatabase db) {
+      PGSimpleDataSource ds = new PGSimpleDataSource();
+      ds.setUrl(db.jdbcUrlVia("127.0.0.1", proxy.port()));
+      return ds;
+    }
+
+    private static void assertOutcomeUnknown(ThrowingCallable committing, String doing) {
+      assertThatThrownBy(committing)
+          .isInstanceOfSatisfying(
+              CommitOutcomeUnknownException.class,
+              e -> {
+                assertThat(e.isRetryable()).isTrue();
+                assertThat(e.sqlState()).startsWith("08");
+                // the COMMIT's own I/O error, not the rollback's "connection has been closed"
+                assertThat(e.getCause()).isInstanceOf(SQLException.class);
+                assertThat(e.getCause().getMessage()).doesNotContain("has been closed");
+              })
+          .hasMessageContaining(doing)
+          .hasMessageContaining("outcome is unknown");
+    }
+
+    @Test
+    void registrationWhoseCommitReplyIsLostReportsAnUnknownOutcome(TestDatabase db)
+        throws Exception {
+      try (LoopbackProxy proxy = LoopbackProxy.start(db.host(), db.port())) {
+        Scheduler s = builder(via(proxy, db), db).schedule("pulse", "pulse", EVERY_SECOND).build();
+        proxy.dropReplyAfterNextCommit();
+        assertOutcomeUnknown(s::register, "registering schedules");
+        assertThat(proxy.awaitCommitReplyDropped(Duration.ofSeconds(30))).isTrue();
+        // It had committed; registering again re-reads it and agrees.
+        assertThat(db.queryLong("SELECT count(*) FROM {schema}.schedule_state")).isEqualTo(1);
+        s.register();
+        assertThat(status(db, "pulse").definition()).isEqualTo(EVERY_SECOND.definition());
+      }
+    }
+
+    @Test
+    void decisionWhoseCommitReplyIsLostReportsAnUnknownOutcomeAndTheNextOneRereads(TestDatabase db)
+        throws Exception {
+      try (LoopbackProxy proxy = LoopbackProxy.start(db.host(), db.port())) {
+        Scheduler s = builder(via(proxy, db), db).schedule("pulse", "pulse", EVERY_SECOND).build();
+        s.register();
+        Instant due = status(db, "pulse").createdAt().plusMillis(1500); // a slot is due by then
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .pollInterval(Duration.ofMillis(100))
+            .until(() -> !dbNow(db).isBefore(due));
+        proxy.dropReplyAfterNextCommit();
+        assertOutcomeUnknown(s::runOnce, "deciding schedule pulse");
+        assertThat(proxy.awaitCommitReplyDropped(Duration.ofSeconds(30))).isTrue();
+        List<Instant> decided = slots(db, "pulse", Instant.EPOCH);
+        assertThat(decided).isNotEmpty(); // it had committed
+        assertThat(status(db, "pulse").lastSlot()).isEqualTo(decided.get(decided.size() - 1));
+
+        // The next decision reads the stored last slot: no slot is enqueued twice.
+        assertThat(s.runOnce().get(0).conflicts()).isZero();
+        assertThat(status(db, "pulse").conflicts()).isZero();
+        assertConsecutiveSeconds(slots(db, "pulse", Instant.EPOCH));
+      }
+    }
+
+    @Test
+    void theSchedulerThreadLogsALostDecisionCommitAsUnknownNotFailed(TestDatabase db)
+        throws Exception {
+      ByteArrayOutputStream captured = new ByteArrayOutputStream();
+      PrintStream stderr = System.err;
+      try (LoopbackProxy proxy = LoopbackProxy.start(db.host(), db.port())) {
+        Scheduler s =
+            builder(via(proxy, db), db)
+                .pollInterval(Duration.ofMillis(50))
+                .schedule("pulse", "pulse", EVERY_SECOND)
+                .build();
+        // slf4j-simple writes to whatever System.err is at the time of each message.
+        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try {
+          s.start();
+          proxy.dropReplyAfterNextCommit();
+          assertThat(proxy.awaitCommitReplyDropped(Duration.ofSeconds(30))).isTrue();
+          await()
+              .atMost(Duration.ofSeconds(30))
+              .pollInterval(Duration.ofMillis(100))
+              .until(() -> captured.toString(StandardCharsets.UTF_8).contains("schedule pulse:"));
+          // ... and it goes on deciding
+          long before = status(db, "pulse").enqueued();
+          await()
+              .atMost(Duration.ofSeconds(30))
+              .pollInterval(Duration.ofMillis(100))
+              .until(() -> status(db, "pulse").enqueued() >= before + 2);
+        } finally {
+          s.close();
+          System.setErr(stderr);
+        }
+      }
+      String log = captured.toString(StandardCharsets.UTF_8);
+      stderr.print(log);
+      assertThat(log)
+          .contains("schedule pulse: the outcome of deciding due slots is unknown")
+          .doesNotContain("deciding due slots failed")
+          .doesNotContain("has been closed");
+      assertThat(status(db, "pulse").conflicts()).isZero();
+      assertConsecutiveSeconds(slots(db, "pulse", Instant.EPOCH));
     }
   }
 
