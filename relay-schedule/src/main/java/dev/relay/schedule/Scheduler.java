@@ -240,7 +240,10 @@ public final class Scheduler implements AutoCloseable {
       return this;
     }
 
-    /** The name recorded as {@code decided_by} (default {@code scheduler-} and a random suffix). */
+    /**
+     * The name recorded as {@code decided_by} (default {@code scheduler-} and a random suffix):
+     * 1-200 characters, no control characters (NUL included) or unpaired surrogates.
+     */
     public Builder schedulerId(String schedulerId) {
       this.schedulerId = schedulerId;
       return this;
@@ -266,6 +269,17 @@ public final class Scheduler implements AutoCloseable {
       range("lateAfter", lateAfter, Duration.ofMillis(100), Duration.ofDays(1));
       if (schedulerId == null || schedulerId.isBlank() || schedulerId.length() > 200) {
         throw new InvalidConfigurationException("schedulerId", "must be 1-200 characters");
+      }
+      int bad = Chars.firstUnstorable(schedulerId);
+      if (bad >= 0) {
+        // Stored as decided_by at every decision: PostgreSQL refuses NUL in text.
+        throw new InvalidConfigurationException(
+            "schedulerId",
+            "'"
+                + Chars.escaped(schedulerId)
+                + "' contains "
+                + Chars.describe(schedulerId, bad)
+                + ": no control characters or unpaired surrogates");
       }
       if (entries.isEmpty()) {
         throw new InvalidConfigurationException("schedules", "none added");

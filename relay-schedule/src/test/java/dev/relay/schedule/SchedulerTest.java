@@ -2,6 +2,7 @@ package dev.relay.schedule;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariConfig;
@@ -25,14 +26,18 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 import javax.sql.DataSource;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.postgresql.ds.PGSimpleDataSource;
 
 @RelayDatabaseTest
@@ -68,7 +73,7 @@ class SchedulerTest {
                     + db.schema()
                     + ".work WHERE work_id LIKE ? AND available_at > ? ORDER BY available_at")) {
       ps.setString(1, schedule + "@%");
-      ps.setObject(2, after.atOffset(java.time.ZoneOffset.UTC));
+      ps.setObject(2, after.atOffset(ZoneOffset.UTC));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           Instant slot = rs.getObject(2, OffsetDateTime.class).toInstant();
@@ -552,6 +557,88 @@ class SchedulerTest {
                 assertThat(e.scheduleName()).isEqualTo("nightly");
               })
           .hasMessageContaining("'0 25 * * *'");
+    }
+
+    /**
+     * PostgreSQL refuses NUL in text; cron-utils accepted one in the last field, so the builder
+     * passed it and registering failed with a raw database error.
+     */
+    @ParameterizedTest
+    @ValueSource(
+        strings = {
+          "* * * * *\u0000",
+          "* * * * MON\u0000",
+          "\u0000* * * * *",
+          "* * * * *\u0001",
+          "0 0 * * *\ud800",
+          "0 0 * * \u00a0*"
+        })
+    void cronWithACharacterOutsidePrintableAsciiIsRefusedByTheBuilder(String cron) {
+      Scheduler.Builder builder =
+          Scheduler.builder(new NoDatabase())
+              .schedule("nightly", "report", Schedule.cron(cron, "UTC"));
+      assertThat(catchThrowable(builder::build))
+          .isInstanceOfSatisfying(
+              ScheduleException.class,
+              e -> {
+                assertThat(e.problem()).isEqualTo(ScheduleException.Problem.INVALID_CRON);
+                assertThat(e.scheduleName()).isEqualTo("nightly");
+                // the message names the character and does not carry it
+                assertThat(e.getMessage()).containsPattern("U\\+[0-9A-F]{4}");
+                assertThat(e.getMessage()).doesNotContain(cron.strip());
+                assertThat(e.getMessage().chars().allMatch(ch -> ch >= 0x20 && ch < 0x7f)).isTrue();
+              });
+      assertProblem(
+          () -> Scheduler.validate("nightly", "report", Schedule.cron(cron, ZoneOffset.UTC)),
+          ScheduleException.Problem.INVALID_CRON);
+    }
+
+    @Test
+    void everyOtherTextWithNulIsRefusedBeforeAnythingIsWritten() {
+      assertProblem(
+          () -> Scheduler.validate("nightly\u0000", "report", EVERY_SECOND),
+          ScheduleException.Problem.INVALID_NAME);
+      assertProblem(
+          () -> Scheduler.validate("nightly", "report\u0000", EVERY_SECOND),
+          ScheduleException.Problem.INVALID_NAME);
+      assertProblem(
+          () -> Schedule.cron("0 2 * * *", "UTC\u0000"), ScheduleException.Problem.UNKNOWN_ZONE);
+      assertSetting(builder -> builder.queue("default\u0000"), "queue");
+      assertSetting(builder -> builder.schema("relay\u0000"), "schema");
+    }
+
+    /** The scheduler ID is stored as decided_by at every decision. */
+    @ParameterizedTest
+    @ValueSource(strings = {"node-1\u0000", "node\u00011", "node-\ud800"})
+    void schedulerIdThatPostgresqlCannotStoreIsRefused(String id) {
+      assertThat(assertSetting(builder -> builder.schedulerId(id), "schedulerId")).contains("U+");
+    }
+
+    private static void assertProblem(ThrowingCallable refused, ScheduleException.Problem problem) {
+      assertThatThrownBy(refused)
+          .isInstanceOfSatisfying(
+              ScheduleException.class, e -> assertThat(e.problem()).isEqualTo(problem));
+    }
+
+    /** Builds a scheduler with one valid schedule and {@code setting}; returns the message. */
+    private static String assertSetting(UnaryOperator<Scheduler.Builder> setting, String name) {
+      Scheduler.Builder builder =
+          setting
+              .apply(Scheduler.builder(new NoDatabase()))
+              .schedule("nightly", "report", EVERY_SECOND);
+      Throwable refused = catchThrowable(builder::build);
+      assertThat(refused)
+          .isInstanceOfSatisfying(
+              InvalidConfigurationException.class, e -> assertThat(e.setting()).isEqualTo(name));
+      return refused.getMessage();
+    }
+
+    @Test
+    void schedulerIdMayHoldAnyOtherText() {
+      Scheduler.builder(new NoDatabase())
+          .schedule("nightly", "report", EVERY_SECOND)
+          .schedulerId("Überwachung 1 \ud83d\ude00 host/pid 42")
+          .build();
     }
 
     @Test
