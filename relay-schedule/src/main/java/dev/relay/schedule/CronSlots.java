@@ -45,6 +45,20 @@ final class CronSlots implements Slots {
 
   static CronSlots parse(String name, Schedule.Cron cron) {
     String expression = cron.expression();
+    // Cron syntax is printable ASCII. Checked first: cron-utils takes a trailing NUL in the last
+    // field, which PostgreSQL would then refuse in the stored definition.
+    int bad = Chars.firstOutsidePrintableAscii(expression);
+    if (bad >= 0) {
+      throw new ScheduleException(
+          ScheduleException.Problem.INVALID_CRON,
+          name,
+          "cron expression '"
+              + Chars.escaped(expression)
+              + "' contains "
+              + Chars.describe(expression, bad)
+              + ": a cron expression is printable ASCII (digits, names such as MON or JAN, and"
+              + " * , - / ? L W #)");
+    }
     CronParser parser = expression.split(" ").length == 5 ? UNIX : WITH_SECONDS;
     ExecutionTime execution;
     try {

@@ -1,10 +1,12 @@
 package dev.relay.schedule;
 
+import dev.relay.CommitOutcomeUnknownException;
 import dev.relay.EnqueueResult;
 import dev.relay.InvalidConfigurationException;
 import dev.relay.Migrator;
 import dev.relay.Outbox;
 import dev.relay.RelayException;
+import dev.relay.RetryableException;
 import dev.relay.Schedule;
 import dev.relay.ScheduleException;
 import dev.relay.Work;
@@ -24,6 +26,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -77,6 +80,19 @@ public final class Scheduler implements AutoCloseable {
 
   /** Default lateness up to which a slot is on time. */
   public static final Duration DEFAULT_LATE_AFTER = Duration.ofMinutes(1);
+
+  /**
+   * SQLStates that roll a transaction back and may not recur (docs/protocol.md "SQLState
+   * classification"): serialization failure, deadlock, lock timeout, statement timeout, too many
+   * connections.
+   */
+  private static final Set<String> TRANSIENT = Set.of("40001", "40P01", "55P03", "57014", "53300");
+
+  /**
+   * SQLStates besides class 08 that end the session: admin and crash shutdown, the server starting
+   * or stopping, the idle-in-transaction timeout.
+   */
+  private static final Set<String> CONNECTION_ENDED = Set.of("57P01", "57P02", "57P03", "25P03");
 
   /** Longest a scheduler trusts its estimate of the next slot without asking the database. */
   private static final Duration MAX_QUIET = Duration.ofMinutes(1);
@@ -224,7 +240,10 @@ public final class Scheduler implements AutoCloseable {
       return this;
     }
 
-    /** The name recorded as {@code decided_by} (default {@code scheduler-} and a random suffix). */
+    /**
+     * The name recorded as {@code decided_by} (default {@code scheduler-} and a random suffix):
+     * 1-200 characters, no control characters (NUL included) or unpaired surrogates.
+     */
     public Builder schedulerId(String schedulerId) {
       this.schedulerId = schedulerId;
       return this;
@@ -250,6 +269,17 @@ public final class Scheduler implements AutoCloseable {
       range("lateAfter", lateAfter, Duration.ofMillis(100), Duration.ofDays(1));
       if (schedulerId == null || schedulerId.isBlank() || schedulerId.length() > 200) {
         throw new InvalidConfigurationException("schedulerId", "must be 1-200 characters");
+      }
+      int bad = Chars.firstUnstorable(schedulerId);
+      if (bad >= 0) {
+        // Stored as decided_by at every decision: PostgreSQL refuses NUL in text.
+        throw new InvalidConfigurationException(
+            "schedulerId",
+            "'"
+                + Chars.escaped(schedulerId)
+                + "' contains "
+                + Chars.describe(schedulerId, bad)
+                + ": no control characters or unpaired surrogates");
       }
       if (entries.isEmpty()) {
         throw new InvalidConfigurationException("schedules", "none added");
@@ -290,6 +320,10 @@ public final class Scheduler implements AutoCloseable {
    * every poll interval. Idempotent.
    *
    * @throws ScheduleException if a name is stored with another definition (nothing was written)
+   * @throws CommitOutcomeUnknownException if the connection was lost during the registration's
+   *     COMMIT: it may have been stored; calling {@code start()} again re-reads it
+   * @throws RelayException if the database refuses ({@link RelayException#isRetryable()} says
+   *     whether trying again may help)
    */
   public synchronized void start() {
     if (loop != null) {
@@ -333,7 +367,10 @@ public final class Scheduler implements AutoCloseable {
    *
    * @throws ScheduleException if a name is stored with another definition (the transaction is
    *     rolled back: nothing was written)
-   * @throws RelayException if the database refuses
+   * @throws CommitOutcomeUnknownException if the connection was lost during COMMIT: the schedules
+   *     may or may not be stored; calling {@code register()} again re-reads and compares them
+   * @throws RelayException if the database refuses ({@link RelayException#isRetryable()} says
+   *     whether trying again may help)
    */
   public synchronized void register() {
     if (registered) {
@@ -413,6 +450,15 @@ public final class Scheduler implements AutoCloseable {
               d.skipped(),
               e.schedule.missedSlots().definition());
         }
+      } catch (CommitOutcomeUnknownException ex) {
+        // Maybe committed, maybe not: the next decision locks the row and reads its last slot,
+        // which says which, so nothing is enqueued twice or lost.
+        e.forget();
+        log.warn(
+            "schedule {}: the outcome of deciding due slots is unknown (the connection was lost"
+                + " during COMMIT); the next decision re-reads the stored state: {}",
+            e.name,
+            ex.toString());
       } catch (RuntimeException ex) {
         e.forget();
         log.warn(
@@ -574,26 +620,116 @@ public final class Scheduler implements AutoCloseable {
     T run(Connection c) throws SQLException;
   }
 
+  /**
+   * Runs {@code body} in a transaction of its own and commits. Errors are classified as
+   * docs/protocol.md "SQLState classification" says: a COMMIT that fails with the connection lost
+   * may have committed ({@link CommitOutcomeUnknownException}); a failed rollback or close after an
+   * error is added to that error as suppressed, never reported instead of it.
+   */
   private <T> T inTransaction(String what, Body<T> body) {
-    try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(false);
+    String doing = what + " in schema " + schema;
+    Connection c;
+    try {
+      c = dataSource.getConnection();
+    } catch (SQLException ex) {
+      throw translate(doing, ex);
+    }
+    RuntimeException failure = null;
+    try {
+      T result;
       try {
+        c.setAutoCommit(false);
         try (Statement s = c.createStatement()) {
           s.execute(ScheduleSql.TIMEOUTS);
         }
-        T result = body.run(c);
+        result = body.run(c);
+      } catch (SQLException ex) {
+        rollback(c, ex);
+        failure = translate(doing, ex);
+        throw failure;
+      } catch (RuntimeException ex) {
+        rollback(c, ex);
+        failure = ex;
+        throw failure;
+      }
+      try {
         c.commit();
-        return result;
-      } catch (SQLException | RuntimeException ex) {
+      } catch (SQLException ex) {
+        rollback(c, ex); // a COMMIT refused by the server leaves the transaction open
+        failure = translateCommit(doing, ex);
+        throw failure;
+      }
+      return result;
+    } finally {
+      release(c, failure);
+    }
+  }
+
+  /** Rolls back after {@code failure}; a rollback that fails too is added to it as suppressed. */
+  private static void rollback(Connection c, Throwable failure) {
+    try {
+      if (!c.isClosed()) {
         c.rollback();
-        throw ex;
-      } finally {
+      }
+    } catch (SQLException ex) {
+      failure.addSuppressed(ex);
+    }
+  }
+
+  /**
+   * Restores auto-commit and closes (returns to its pool) the connection. After a failure, what
+   * fails here is added to it; after a commit, it is only logged: the transaction's outcome is
+   * known, and a broken connection is the pool's to discard.
+   */
+  private static void release(Connection c, RuntimeException failure) {
+    try (c) {
+      if (!c.isClosed()) {
         c.setAutoCommit(true);
       }
     } catch (SQLException ex) {
-      throw new RelayException(
-          what + " in schema " + schema + ": " + ex.getMessage(), ex.getSQLState(), ex);
+      if (failure != null) {
+        failure.addSuppressed(ex);
+      } else {
+        log.debug("closing a scheduler connection after its commit: {}", ex.toString());
+      }
     }
+  }
+
+  /**
+   * Translates a driver error of the scheduler's own statements, by SQLState as relay-core does: a
+   * transient condition or a lost connection is retryable, anything else is not.
+   */
+  private static RelayException translate(String doing, SQLException ex) {
+    String state = ex.getSQLState();
+    String message = doing + ": " + ex.getMessage();
+    if (isConnectionLoss(state) || TRANSIENT.contains(state)) {
+      return new RetryableException(message, state, ex);
+    }
+    return new RelayException(message, state, ex);
+  }
+
+  /**
+   * Translates a driver error raised by COMMIT: with the connection lost, the transaction may or
+   * may not have committed, and only a re-read can tell; every statement the scheduler commits can
+   * be repeated and re-reads what is stored (registering compares the stored definitions, deciding
+   * reads the stored last slot).
+   */
+  private static RelayException translateCommit(String doing, SQLException ex) {
+    String state = ex.getSQLState();
+    if (isConnectionLoss(state)) {
+      return new CommitOutcomeUnknownException(
+          doing
+              + ": the connection was lost during COMMIT, so the outcome is unknown; the next"
+              + " attempt re-reads what was stored: "
+              + ex.getMessage(),
+          state,
+          ex);
+    }
+    return translate(doing + " (commit)", ex);
+  }
+
+  private static boolean isConnectionLoss(String state) {
+    return state != null && (state.startsWith("08") || CONNECTION_ENDED.contains(state));
   }
 
   /**

@@ -2,17 +2,23 @@ package dev.relay.schedule;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.relay.CommitOutcomeUnknownException;
 import dev.relay.InvalidConfigurationException;
 import dev.relay.Schedule;
 import dev.relay.Schedule.MissedSlots;
 import dev.relay.ScheduleException;
+import dev.relay.test.LoopbackProxy;
 import dev.relay.test.PgBouncer;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -20,13 +26,19 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 import javax.sql.DataSource;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.postgresql.ds.PGSimpleDataSource;
 
 @RelayDatabaseTest
 class SchedulerTest {
@@ -61,7 +73,7 @@ class SchedulerTest {
                     + db.schema()
                     + ".work WHERE work_id LIKE ? AND available_at > ? ORDER BY available_at")) {
       ps.setString(1, schedule + "@%");
-      ps.setObject(2, after.atOffset(java.time.ZoneOffset.UTC));
+      ps.setObject(2, after.atOffset(ZoneOffset.UTC));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           Instant slot = rs.getObject(2, OffsetDateTime.class).toInstant();
@@ -354,6 +366,118 @@ class SchedulerTest {
     }
   }
 
+  /**
+   * A COMMIT that reaches the server but whose reply is lost: the scheduler cannot know whether it
+   * committed, so it says so ({@link CommitOutcomeUnknownException}, docs/protocol.md "SQLState
+   * classification") instead of reporting the failed rollback that follows, and the next attempt
+   * re-reads what was stored.
+   */
+  @Nested
+  class LostCommitReply {
+    private DataSource via(LoopbackProxy proxy, TestDatabase db) {
+      PGSimpleDataSource ds = new PGSimpleDataSource();
+      ds.setUrl(db.jdbcUrlVia("127.0.0.1", proxy.port()));
+      return ds;
+    }
+
+    private static void assertOutcomeUnknown(ThrowingCallable committing, String doing) {
+      assertThatThrownBy(committing)
+          .isInstanceOfSatisfying(
+              CommitOutcomeUnknownException.class,
+              e -> {
+                assertThat(e.isRetryable()).isTrue();
+                assertThat(e.sqlState()).startsWith("08");
+                // the COMMIT's own I/O error, not the rollback's "connection has been closed"
+                assertThat(e.getCause()).isInstanceOf(SQLException.class);
+                assertThat(e.getCause().getMessage()).doesNotContain("has been closed");
+              })
+          .hasMessageContaining(doing)
+          .hasMessageContaining("outcome is unknown");
+    }
+
+    @Test
+    void registrationWhoseCommitReplyIsLostReportsAnUnknownOutcome(TestDatabase db)
+        throws Exception {
+      try (LoopbackProxy proxy = LoopbackProxy.start(db.host(), db.port())) {
+        Scheduler s = builder(via(proxy, db), db).schedule("pulse", "pulse", EVERY_SECOND).build();
+        proxy.dropReplyAfterNextCommit();
+        assertOutcomeUnknown(s::register, "registering schedules");
+        assertThat(proxy.awaitCommitReplyDropped(Duration.ofSeconds(30))).isTrue();
+        // It had committed; registering again re-reads it and agrees.
+        assertThat(db.queryLong("SELECT count(*) FROM {schema}.schedule_state")).isEqualTo(1);
+        s.register();
+        assertThat(status(db, "pulse").definition()).isEqualTo(EVERY_SECOND.definition());
+      }
+    }
+
+    @Test
+    void decisionWhoseCommitReplyIsLostReportsAnUnknownOutcomeAndTheNextOneRereads(TestDatabase db)
+        throws Exception {
+      try (LoopbackProxy proxy = LoopbackProxy.start(db.host(), db.port())) {
+        Scheduler s = builder(via(proxy, db), db).schedule("pulse", "pulse", EVERY_SECOND).build();
+        s.register();
+        Instant due = status(db, "pulse").createdAt().plusMillis(1500); // a slot is due by then
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .pollInterval(Duration.ofMillis(100))
+            .until(() -> !dbNow(db).isBefore(due));
+        proxy.dropReplyAfterNextCommit();
+        assertOutcomeUnknown(s::runOnce, "deciding schedule pulse");
+        assertThat(proxy.awaitCommitReplyDropped(Duration.ofSeconds(30))).isTrue();
+        List<Instant> decided = slots(db, "pulse", Instant.EPOCH);
+        assertThat(decided).isNotEmpty(); // it had committed
+        assertThat(status(db, "pulse").lastSlot()).isEqualTo(decided.get(decided.size() - 1));
+
+        // The next decision reads the stored last slot: no slot is enqueued twice.
+        assertThat(s.runOnce().get(0).conflicts()).isZero();
+        assertThat(status(db, "pulse").conflicts()).isZero();
+        assertConsecutiveSeconds(slots(db, "pulse", Instant.EPOCH));
+      }
+    }
+
+    @Test
+    void theSchedulerThreadLogsALostDecisionCommitAsUnknownNotFailed(TestDatabase db)
+        throws Exception {
+      ByteArrayOutputStream captured = new ByteArrayOutputStream();
+      PrintStream stderr = System.err;
+      try (LoopbackProxy proxy = LoopbackProxy.start(db.host(), db.port())) {
+        Scheduler s =
+            builder(via(proxy, db), db)
+                .pollInterval(Duration.ofMillis(50))
+                .schedule("pulse", "pulse", EVERY_SECOND)
+                .build();
+        // slf4j-simple writes to whatever System.err is at the time of each message.
+        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try {
+          s.start();
+          proxy.dropReplyAfterNextCommit();
+          assertThat(proxy.awaitCommitReplyDropped(Duration.ofSeconds(30))).isTrue();
+          await()
+              .atMost(Duration.ofSeconds(30))
+              .pollInterval(Duration.ofMillis(100))
+              .until(() -> captured.toString(StandardCharsets.UTF_8).contains("schedule pulse:"));
+          // ... and it goes on deciding
+          long before = status(db, "pulse").enqueued();
+          await()
+              .atMost(Duration.ofSeconds(30))
+              .pollInterval(Duration.ofMillis(100))
+              .until(() -> status(db, "pulse").enqueued() >= before + 2);
+        } finally {
+          s.close();
+          System.setErr(stderr);
+        }
+      }
+      String log = captured.toString(StandardCharsets.UTF_8);
+      stderr.print(log);
+      assertThat(log)
+          .contains("schedule pulse: the outcome of deciding due slots is unknown")
+          .doesNotContain("deciding due slots failed")
+          .doesNotContain("has been closed");
+      assertThat(status(db, "pulse").conflicts()).isZero();
+      assertConsecutiveSeconds(slots(db, "pulse", Instant.EPOCH));
+    }
+  }
+
   @Nested
   class Permissions {
     @Test
@@ -433,6 +557,88 @@ class SchedulerTest {
                 assertThat(e.scheduleName()).isEqualTo("nightly");
               })
           .hasMessageContaining("'0 25 * * *'");
+    }
+
+    /**
+     * PostgreSQL refuses NUL in text; cron-utils accepted one in the last field, so the builder
+     * passed it and registering failed with a raw database error.
+     */
+    @ParameterizedTest
+    @ValueSource(
+        strings = {
+          "* * * * *\u0000",
+          "* * * * MON\u0000",
+          "\u0000* * * * *",
+          "* * * * *\u0001",
+          "0 0 * * *\ud800",
+          "0 0 * * \u00a0*"
+        })
+    void cronWithACharacterOutsidePrintableAsciiIsRefusedByTheBuilder(String cron) {
+      Scheduler.Builder builder =
+          Scheduler.builder(new NoDatabase())
+              .schedule("nightly", "report", Schedule.cron(cron, "UTC"));
+      assertThat(catchThrowable(builder::build))
+          .isInstanceOfSatisfying(
+              ScheduleException.class,
+              e -> {
+                assertThat(e.problem()).isEqualTo(ScheduleException.Problem.INVALID_CRON);
+                assertThat(e.scheduleName()).isEqualTo("nightly");
+                // the message names the character and does not carry it
+                assertThat(e.getMessage()).containsPattern("U\\+[0-9A-F]{4}");
+                assertThat(e.getMessage()).doesNotContain(cron.strip());
+                assertThat(e.getMessage().chars().allMatch(ch -> ch >= 0x20 && ch < 0x7f)).isTrue();
+              });
+      assertProblem(
+          () -> Scheduler.validate("nightly", "report", Schedule.cron(cron, ZoneOffset.UTC)),
+          ScheduleException.Problem.INVALID_CRON);
+    }
+
+    @Test
+    void everyOtherTextWithNulIsRefusedBeforeAnythingIsWritten() {
+      assertProblem(
+          () -> Scheduler.validate("nightly\u0000", "report", EVERY_SECOND),
+          ScheduleException.Problem.INVALID_NAME);
+      assertProblem(
+          () -> Scheduler.validate("nightly", "report\u0000", EVERY_SECOND),
+          ScheduleException.Problem.INVALID_NAME);
+      assertProblem(
+          () -> Schedule.cron("0 2 * * *", "UTC\u0000"), ScheduleException.Problem.UNKNOWN_ZONE);
+      assertSetting(builder -> builder.queue("default\u0000"), "queue");
+      assertSetting(builder -> builder.schema("relay\u0000"), "schema");
+    }
+
+    /** The scheduler ID is stored as decided_by at every decision. */
+    @ParameterizedTest
+    @ValueSource(strings = {"node-1\u0000", "node\u00011", "node-\ud800"})
+    void schedulerIdThatPostgresqlCannotStoreIsRefused(String id) {
+      assertThat(assertSetting(builder -> builder.schedulerId(id), "schedulerId")).contains("U+");
+    }
+
+    private static void assertProblem(ThrowingCallable refused, ScheduleException.Problem problem) {
+      assertThatThrownBy(refused)
+          .isInstanceOfSatisfying(
+              ScheduleException.class, e -> assertThat(e.problem()).isEqualTo(problem));
+    }
+
+    /** Builds a scheduler with one valid schedule and {@code setting}; returns the message. */
+    private static String assertSetting(UnaryOperator<Scheduler.Builder> setting, String name) {
+      Scheduler.Builder builder =
+          setting
+              .apply(Scheduler.builder(new NoDatabase()))
+              .schedule("nightly", "report", EVERY_SECOND);
+      Throwable refused = catchThrowable(builder::build);
+      assertThat(refused)
+          .isInstanceOfSatisfying(
+              InvalidConfigurationException.class, e -> assertThat(e.setting()).isEqualTo(name));
+      return refused.getMessage();
+    }
+
+    @Test
+    void schedulerIdMayHoldAnyOtherText() {
+      Scheduler.builder(new NoDatabase())
+          .schedule("nightly", "report", EVERY_SECOND)
+          .schedulerId("Überwachung 1 \ud83d\ude00 host/pid 42")
+          .build();
     }
 
     @Test
