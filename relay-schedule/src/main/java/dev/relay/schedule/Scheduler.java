@@ -6,9 +6,9 @@ import dev.relay.InvalidConfigurationException;
 import dev.relay.Migrator;
 import dev.relay.Outbox;
 import dev.relay.RelayException;
-import dev.relay.RetryableException;
 import dev.relay.Schedule;
 import dev.relay.ScheduleException;
+import dev.relay.SqlFailures;
 import dev.relay.Work;
 import dev.relay.WorkConflictException;
 import java.sql.Array;
@@ -26,7 +26,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -80,19 +79,6 @@ public final class Scheduler implements AutoCloseable {
 
   /** Default lateness up to which a slot is on time. */
   public static final Duration DEFAULT_LATE_AFTER = Duration.ofMinutes(1);
-
-  /**
-   * SQLStates that roll a transaction back and may not recur (docs/protocol.md "SQLState
-   * classification"): serialization failure, deadlock, lock timeout, statement timeout, too many
-   * connections.
-   */
-  private static final Set<String> TRANSIENT = Set.of("40001", "40P01", "55P03", "57014", "53300");
-
-  /**
-   * SQLStates besides class 08 that end the session: admin and crash shutdown, the server starting
-   * or stopping, the idle-in-transaction timeout.
-   */
-  private static final Set<String> CONNECTION_ENDED = Set.of("57P01", "57P02", "57P03", "25P03");
 
   /** Longest a scheduler trusts its estimate of the next slot without asking the database. */
   private static final Duration MAX_QUIET = Duration.ofMinutes(1);
@@ -696,40 +682,20 @@ public final class Scheduler implements AutoCloseable {
   }
 
   /**
-   * Translates a driver error of the scheduler's own statements, by SQLState as relay-core does: a
-   * transient condition or a lost connection is retryable, anything else is not.
+   * A driver error of the scheduler's own statements, classified as relay-core classifies its own.
    */
   private static RelayException translate(String doing, SQLException ex) {
-    String state = ex.getSQLState();
-    String message = doing + ": " + ex.getMessage();
-    if (isConnectionLoss(state) || TRANSIENT.contains(state)) {
-      return new RetryableException(message, state, ex);
-    }
-    return new RelayException(message, state, ex);
+    return SqlFailures.of(doing, ex);
   }
 
   /**
-   * Translates a driver error raised by COMMIT: with the connection lost, the transaction may or
-   * may not have committed, and only a re-read can tell; every statement the scheduler commits can
-   * be repeated and re-reads what is stored (registering compares the stored definitions, deciding
-   * reads the stored last slot).
+   * A driver error raised by COMMIT: with the connection lost, the transaction may or may not have
+   * committed, and only a re-read can tell; every statement the scheduler commits can be repeated
+   * and re-reads what is stored (registering compares the stored definitions, deciding reads the
+   * stored last slot).
    */
   private static RelayException translateCommit(String doing, SQLException ex) {
-    String state = ex.getSQLState();
-    if (isConnectionLoss(state)) {
-      return new CommitOutcomeUnknownException(
-          doing
-              + ": the connection was lost during COMMIT, so the outcome is unknown; the next"
-              + " attempt re-reads what was stored: "
-              + ex.getMessage(),
-          state,
-          ex);
-    }
-    return translate(doing + " (commit)", ex);
-  }
-
-  private static boolean isConnectionLoss(String state) {
-    return state != null && (state.startsWith("08") || CONNECTION_ENDED.contains(state));
+    return SqlFailures.ofCommit(doing, ex);
   }
 
   /**
