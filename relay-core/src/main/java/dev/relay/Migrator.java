@@ -202,25 +202,44 @@ public final class Migrator {
       }
       requireSupportedServer(c);
       requireWellFormed();
-      c.setAutoCommit(false);
-      try {
-        Report report = migrateLocked(c);
-        c.commit();
-        if (!report.applied().isEmpty()) {
+      Run run = new Run();
+      for (int attempt = 1; ; attempt++) {
+        c.setAutoCommit(false);
+        try {
+          Report report = migrateLocked(c, run);
+          c.commit();
+          if (!report.applied().isEmpty()) {
+            log.info(
+                "relay schema {} migrated from version {} to {}",
+                schema,
+                report.previousVersion(),
+                report.currentVersion());
+          }
+          return report;
+        } catch (SQLException e) {
+          if (!c.getAutoCommit()) {
+            c.rollback();
+          }
+          run.rolledBack();
+          if (attempt >= CATALOG_RACE_ATTEMPTS || !isCatalogRace(e)) {
+            throw e;
+          }
           log.info(
-              "relay schema {} migrated from version {} to {}",
+              "relay schema {}: a statement met another session's change of the same catalog row"
+                  + " ({}); migrating again (attempt {} of {})",
               schema,
-              report.previousVersion(),
-              report.currentVersion());
+              e.getMessage(),
+              attempt + 1,
+              CATALOG_RACE_ATTEMPTS);
+          pause(100L * attempt);
+        } catch (RuntimeException e) {
+          if (!c.getAutoCommit()) {
+            c.rollback();
+          }
+          throw e;
+        } finally {
+          c.setAutoCommit(true);
         }
-        return report;
-      } catch (SQLException | RuntimeException e) {
-        if (!c.getAutoCommit()) {
-          c.rollback();
-        }
-        throw e;
-      } finally {
-        c.setAutoCommit(true);
       }
     } catch (SQLException e) {
       throw SqlErrors.translate("migrating schema " + schema, e);
@@ -345,13 +364,54 @@ public final class Migrator {
     }
   }
 
-  private Report migrateLocked(Connection c) throws SQLException {
+  /**
+   * How often a migration is run again after a catalog race ({@link #isCatalogRace}): the
+   * transaction rolled back whole, and migrating is idempotent, so a new run re-reads where the
+   * schema stands.
+   */
+  private static final int CATALOG_RACE_ATTEMPTS = 3;
+
+  /**
+   * PostgreSQL's "tuple concurrently updated" (internal error XX000): a DDL or GRANT of this
+   * migration updated a catalog row (a function, a table's privileges) that another session changed
+   * and committed meanwhile, outside the migration lock (an administrator's GRANT, or on older
+   * servers autovacuum's statistics of the same table). The statement's transaction is rolled back
+   * and nothing else is wrong; repeating it succeeds.
+   */
+  private static boolean isCatalogRace(SQLException e) {
+    return "XX000".equals(e.getSQLState())
+        && e.getMessage() != null
+        && e.getMessage().contains("tuple concurrently updated");
+  }
+
+  /**
+   * What one {@link #migrate(Connection)} call applied across its runs: the versions a run
+   * committed before an index build stay applied when a later part of it rolls back.
+   */
+  private static final class Run {
+    Integer previous;
+    final List<Integer> applied = new ArrayList<>();
+    int committed;
+
+    void committedSoFar() {
+      committed = applied.size();
+    }
+
+    void rolledBack() {
+      applied.subList(committed, applied.size()).clear();
+    }
+  }
+
+  private Report migrateLocked(Connection c, Run run) throws SQLException {
     lockTransaction(c);
     try (Statement s = c.createStatement()) {
       s.execute(sql.createVersionTable);
     }
     List<Applied> recorded = applied(c);
     int previous = highest(recorded);
+    if (run.previous == null) {
+      run.previous = previous;
+    }
     if (previous > latest) {
       throw new SchemaVersionException(
           "schema "
@@ -364,7 +424,7 @@ public final class Migrator {
     }
     checked(recorded);
     fillMissingChecksums(c, recorded);
-    List<Integer> applied = new ArrayList<>();
+    List<Integer> applied = run.applied;
     int done = previous;
     for (Version v : versions) {
       if (v.number() <= done) {
@@ -374,6 +434,7 @@ public final class Migrator {
         refuseWhileOlderWorkersLive(c, v);
       }
       if (v.concurrent()) {
+        run.committedSoFar(); // the build commits what was applied before it
         buildConcurrently(c, v);
         // the lock was let go during the build: another migrator may have recorded this version
         // and later ones meanwhile
@@ -395,7 +456,7 @@ public final class Migrator {
       }
       applied.add(v.number());
     }
-    return new Report(schema.sql(), previous, Math.max(previous, latest), applied);
+    return new Report(schema.sql(), run.previous, Math.max(previous, latest), applied);
   }
 
   /**
@@ -539,7 +600,7 @@ public final class Migrator {
       Thread.sleep(millis);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new RelayException("interrupted while waiting for an index build of " + schema);
+      throw new RelayException("interrupted while migrating schema " + schema);
     }
   }
 

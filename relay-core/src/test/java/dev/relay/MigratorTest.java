@@ -2,6 +2,7 @@ package dev.relay;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
@@ -12,6 +13,7 @@ import java.security.MessageDigest;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -228,6 +230,49 @@ class MigratorTest {
         .isEqualTo("YES");
   }
 
+  /**
+   * Another session (an administrator's ALTER or GRANT) changes a catalog row the migration
+   * replaces, and commits while the migration waits for it: PostgreSQL fails the migration's
+   * statement with "tuple concurrently updated" (XX000), which CI met on PostgreSQL 15. The
+   * migration rolls back and runs again instead of failing the application's start.
+   */
+  @Test
+  void aCatalogRowAnotherSessionChangedMeanwhileIsMigratedAgainNotFailed() throws Exception {
+    Migrator.migrate(db.dataSource(), fresh);
+    undoLatestVersion();
+    ExecutorService one = Executors.newSingleThreadExecutor();
+    try (Connection outsider = db.connection()) {
+      outsider.setAutoCommit(false);
+      long outsiderPid;
+      try (Statement s = outsider.createStatement()) {
+        s.execute("ALTER FUNCTION " + fresh + "." + LATEST_VERSION_REPLACES + " COST 101");
+        try (ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
+          rs.next();
+          outsiderPid = rs.getLong(1);
+        }
+      }
+      Future<Migrator.Report> run = one.submit(() -> Migrator.migrate(db.dataSource(), fresh));
+      // the migration's CREATE OR REPLACE waits for the outsider's change of the function's row
+      await()
+          .atMost(Duration.ofMinutes(1))
+          .until(
+              () ->
+                  db.queryLong(
+                          "SELECT count(*) FROM pg_stat_activity WHERE "
+                              + outsiderPid
+                              + " = ANY (pg_blocking_pids(pid))")
+                      > 0);
+      outsider.commit();
+
+      Migrator.Report report = run.get(2, TimeUnit.MINUTES);
+      assertThat(report.applied()).containsExactly(Migrator.LATEST_VERSION);
+      assertThat(report.previousVersion()).isEqualTo(previousVersion());
+    } finally {
+      one.shutdownNow();
+    }
+    assertThat(recordedChecksums()).isEqualTo(shippedChecksums());
+  }
+
   @Test
   void versionsRecordedWithoutAChecksumAreFilledFromTheShippedTextAtTheNextMigrate()
       throws Exception {
@@ -305,6 +350,9 @@ class MigratorTest {
     assertThatThrownBy(() -> Migrator.forSchema(""))
         .isInstanceOf(InvalidConfigurationException.class);
   }
+
+  /** A catalog object the latest version replaces: what {@link #undoLatestVersion} restores. */
+  private static final String LATEST_VERSION_REPLACES = "lock_dependencies(text[])";
 
   /** Takes the schema back to the version before the latest, as the previous release left it. */
   private void undoLatestVersion() throws Exception {
