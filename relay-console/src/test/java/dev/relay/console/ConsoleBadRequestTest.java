@@ -53,7 +53,10 @@ class ConsoleBadRequestTest {
         .contains(heading)
         .contains("<p class=\"refused\" role=\"alert\">")
         .doesNotContain("\"status\":")
-        .doesNotContain("Whitelabel");
+        .doesNotContain("Whitelabel")
+        // a refusal has nothing live: it neither updates itself nor says it does
+        .doesNotContain("data-refresh")
+        .doesNotContain("updates itself");
     return r.body();
   }
 
