@@ -9,6 +9,7 @@ import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.security.Principal;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -52,6 +53,14 @@ final class Console {
   /** Whether relay-schedule is on the class path, so the schedules page is mounted. */
   static final boolean SCHEDULES =
       ClassUtils.isPresent("dev.relay.schedule.ScheduleStatus", Console.class.getClassLoader());
+
+  /**
+   * The templates with live parts (elements marked {@code data-live}), which {@code console.js}
+   * refreshes: only these pages carry {@code data-refresh} and the line saying they update
+   * themselves. Every other page (a form, a refusal, an error) neither refreshes nor says it does.
+   */
+  static final Set<String> LIVE_VIEWS =
+      Set.of("overview", "work", "item", "charts", "limits", "schedules", "bulk", "bulks");
 
   private static final Logger log = LoggerFactory.getLogger(Console.class);
   private static final MediaType HTML = new MediaType("text", "html", StandardCharsets.UTF_8);
@@ -193,10 +202,13 @@ final class Console {
     // The pages' links only for someone who may open them: not on the sign-in page.
     context.setVariable("nav", signedIn || mode == Mode.LOOPBACK_READ_ONLY);
     context.setVariable("schedules", SCHEDULES);
-    // Only a page fetched with GET can be fetched again to refresh it (not an action's answer).
+    // Only a page with live parts, fetched with GET, is fetched again to refresh it (not an
+    // action's answer, not a refusal or a form): only that page says it updates itself.
     context.setVariable(
         "refresh",
-        "GET".equals(request.getMethod()) && !properties.getRefresh().isZero()
+        LIVE_VIEWS.contains(view)
+                && "GET".equals(request.getMethod())
+                && !properties.getRefresh().isZero()
             ? properties.getRefresh().toMillis()
             : null);
     return ResponseEntity.status(status)

@@ -1,16 +1,22 @@
 package dev.relay.console;
 
 import dev.relay.InvalidWorkException;
+import dev.relay.RelayException;
 import dev.relay.WorkConflictException;
 import dev.relay.admin.InvalidAdminRequestException;
 import dev.relay.admin.SupersedeRefusedException;
 import dev.relay.admin.WorkNotFoundException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import java.sql.SQLException;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.TypeMismatchException;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpHeaders;
@@ -33,7 +39,9 @@ import org.springframework.web.servlet.resource.NoResourceFoundException;
  * Spring would otherwise answer with its own error body). A refused action (a POST) is headed
  * "Nothing changed"; a page that could not be shown (a GET) says so instead, since nothing was
  * going to change. Applies to the console's own controllers only, never to the application's; a
- * request under the console that none of them takes is {@link Unmatched}'s.
+ * request under the console that none of them takes is {@link Unmatched}'s, and a failure that
+ * nothing here or in Spring answers (the database refusing the console's user, a bug) is {@link
+ * Unexpected}'s.
  */
 @ControllerAdvice(
     assignableTypes = {
@@ -288,6 +296,137 @@ final class ConsoleErrors {
               "next",
               new Link("Go to the overview", console.mount)),
           HttpStatus.NOT_FOUND);
+    }
+  }
+
+  /**
+   * A console page that failed on the server: an exception that neither the advice above nor
+   * Spring's own resolvers answer. Spring would send it to the servlet container's error page
+   * (Boot's JSON body or its whitelabel page, the exception logged by the container); this resolver
+   * runs after Spring's, for the console's paths only, and answers with the console's own page
+   * instead, status 500, with nothing of the failure on it (no SQL, no database message, no stack):
+   *
+   * <ul>
+   *   <li>The database refusing the console's user (SQLState 42501, insufficient privilege, as for
+   *       a user with only the worker role): the page names the database role the console needs,
+   *       {@code <schema>_operator}, and how to grant it. Logged at WARN once per console, at DEBUG
+   *       after that, so a console left open (its live refresh) does not fill the log.
+   *   <li>Anything else: a general page with a reference, logged at ERROR with its stack under the
+   *       same reference, once (the container no longer logs it).
+   * </ul>
+   *
+   * <p>A page is a GET and was going to change nothing, so it says it could not be shown; an action
+   * (a POST) that failed this way may or may not have taken effect, and the page says to look. A
+   * response already started, an address outside the console, or a client the read-only console
+   * does not answer is left to Spring, as is a failure to render this page itself.
+   */
+  static final class Unexpected implements HandlerExceptionResolver, Ordered {
+    private static final Logger log = LoggerFactory.getLogger(ConsoleErrors.class);
+
+    /** PostgreSQL's insufficient_privilege. */
+    private static final String PERMISSION_DENIED = "42501";
+
+    private final Console console;
+    private final AtomicBoolean permissionWarned = new AtomicBoolean();
+
+    Unexpected(Console console) {
+      this.console = console;
+    }
+
+    /** After Spring's resolvers: only what none of them answers. */
+    @Override
+    public int getOrder() {
+      return Ordered.LOWEST_PRECEDENCE;
+    }
+
+    @Override
+    public ModelAndView resolveException(
+        HttpServletRequest request, HttpServletResponse response, Object handler, Exception e) {
+      String path = Console.path(request);
+      if (response.isCommitted()
+          || !Console.under(console.mount, path)
+          || !console.answers(request)) {
+        return null;
+      }
+      boolean page = "GET".equals(request.getMethod()) || "HEAD".equals(request.getMethod());
+      String where = request.getMethod() + " " + shown(path);
+      String message;
+      if (permissionDenied(e)) {
+        String operator = console.admin.schema() + "_operator";
+        logPermissionDenied(where, operator, e);
+        message = roleNeeded(page, operator, console.admin.schema() + "_producer");
+      } else {
+        String reference = String.format("%08x", ThreadLocalRandom.current().nextInt());
+        log.error("Relay console: {} failed, reference {}", where, reference, e);
+        message =
+            (page
+                    ? "The console hit an unexpected error and could not show this page."
+                    : "The console hit an unexpected error during this action, which may or may"
+                        + " not have taken effect: open its page again to see where things"
+                        + " stand.")
+                + " The details are in the server log, under reference "
+                + reference
+                + ".";
+      }
+      try {
+        Console.send(
+            console.page(
+                request,
+                "problem",
+                page ? "Cannot show this page" : "Action failed",
+                Map.of("message", message),
+                HttpStatus.INTERNAL_SERVER_ERROR),
+            response);
+      } catch (RuntimeException failed) {
+        log.error("Relay console: could not show the error page for {}", where, failed);
+        return null;
+      }
+      return new ModelAndView();
+    }
+
+    /** What the database user lacks, and how to grant it, in words; no database message. */
+    private static String roleNeeded(boolean page, String operator, String producer) {
+      return (page
+              ? "The database refused the console's read (permission denied)"
+              : "The database refused this action (permission denied)")
+          + ": the database user this application connects as needs the database role "
+          + operator
+          + " to read Relay's tables and act on them (a supersede also needs "
+          + producer
+          + ")."
+          + " Relay's roles are created by relay migrate --roles, run as the schema's owner;"
+          + " then grant the role: GRANT "
+          + operator
+          + " TO <the application's database user>. If the user has it already, run relay"
+          + " migrate --roles again: the role's grants may be older than the schema."
+          + (page ? "" : " Open the page again to see where things stand.");
+    }
+
+    private void logPermissionDenied(String where, String operator, Exception e) {
+      if (permissionWarned.compareAndSet(false, true)) {
+        log.warn(
+            "Relay console: {} refused by the database ({}): the database user this application"
+                + " connects as needs the database role {}; create Relay's roles with relay"
+                + " migrate --roles and GRANT {} TO that user. The console's pages say so; later"
+                + " refusals are logged at DEBUG",
+            where,
+            e.getMessage(),
+            operator,
+            operator);
+      } else {
+        log.debug("Relay console: {} refused by the database again: {}", where, e.toString());
+      }
+    }
+
+    /** Whether the database refused for lack of privilege, anywhere in the cause chain. */
+    private static boolean permissionDenied(Throwable e) {
+      for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+        if (t instanceof RelayException r && PERMISSION_DENIED.equals(r.sqlState())
+            || t instanceof SQLException q && PERMISSION_DENIED.equals(q.getSQLState())) {
+          return true;
+        }
+      }
+      return false;
     }
   }
 }

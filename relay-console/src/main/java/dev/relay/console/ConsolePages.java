@@ -88,4 +88,9 @@ final class ConsolePages {
   ConsoleErrors.Unmatched relayConsoleUnmatched(Console c) {
     return new ConsoleErrors.Unmatched(c);
   }
+
+  @Bean
+  ConsoleErrors.Unexpected relayConsoleUnexpected(Console c) {
+    return new ConsoleErrors.Unexpected(c);
+  }
 }

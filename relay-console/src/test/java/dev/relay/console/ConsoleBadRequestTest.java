@@ -39,7 +39,7 @@ class ConsoleBadRequestTest {
    * An answer of {@code status} that is the console's own page: HTML, its headers, its layout (the
    * header naming the product), its heading and message, never Spring's error body.
    */
-  private static String consolePage(HttpResponse<String> r, int status, String heading) {
+  static String consolePage(HttpResponse<String> r, int status, String heading) {
     assertThat(r.statusCode()).as(r.uri().toString()).isEqualTo(status);
     assertThat(r.headers().firstValue("Content-Type"))
         .as(r.uri().toString())
@@ -53,7 +53,10 @@ class ConsoleBadRequestTest {
         .contains(heading)
         .contains("<p class=\"refused\" role=\"alert\">")
         .doesNotContain("\"status\":")
-        .doesNotContain("Whitelabel");
+        .doesNotContain("Whitelabel")
+        // a refusal has nothing live: it neither updates itself nor says it does
+        .doesNotContain("data-refresh")
+        .doesNotContain("updates itself");
     return r.body();
   }
 

@@ -9,7 +9,11 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.springframework.test.web.servlet.MockMvc;
 
@@ -100,7 +104,17 @@ class ConsolePagesTest {
       assertThat(body(mvc.perform(get("/relay").with(VIEWER))))
           .contains("id=\"overview-live\" data-live");
       assertThat(body(mvc.perform(get("/relay/work").with(VIEWER))))
-          .contains("id=\"work-live\" data-live");
+          .contains("id=\"work-live\" data-live")
+          .contains("data-refresh=\"5000\"")
+          .contains("Live: this page updates itself every 5 s.");
+      // A page with nothing live neither fetches itself again nor says it does.
+      for (String still : new String[] {"/relay/kinds", "/relay/pauses", "/relay/search"}) {
+        assertThat(body(mvc.perform(get(still).with(VIEWER)).andExpect(status().isOk())))
+            .as(still)
+            .doesNotContain("data-live")
+            .doesNotContain("data-refresh")
+            .doesNotContain("updates itself");
+      }
       assertThat(
               mvc.perform(get("/relay/console.js"))
                   .andExpect(status().isOk())
@@ -109,6 +123,27 @@ class ConsolePagesTest {
                   .getContentType())
           .startsWith("text/javascript");
     }
+  }
+
+  /**
+   * The pages that say they update themselves are exactly the templates with live parts: a page
+   * given a live part without joining {@link Console#LIVE_VIEWS} would never refresh it, and one
+   * left in the set without live parts would say it updates itself while it does not.
+   */
+  @Test
+  void exactlyTheTemplatesWithLivePartsRefresh() throws Exception {
+    Path templates =
+        Path.of(Console.class.getResource("templates/layout.html").toURI()).getParent();
+    TreeSet<String> live = new TreeSet<>();
+    try (Stream<Path> files = Files.list(templates)) {
+      for (Path file : files.toList()) {
+        String name = file.getFileName().toString();
+        if (name.endsWith(".html") && Files.readString(file).contains("data-live")) {
+          live.add(name.substring(0, name.length() - ".html".length()));
+        }
+      }
+    }
+    assertThat(live).isNotEmpty().isEqualTo(new TreeSet<>(Console.LIVE_VIEWS));
   }
 
   @Test
