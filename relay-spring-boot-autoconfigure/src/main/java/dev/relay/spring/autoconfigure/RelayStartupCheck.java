@@ -11,6 +11,7 @@ import java.util.Collection;
 import java.util.Set;
 import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.core.env.Environment;
@@ -39,10 +40,8 @@ public final class RelayStartupCheck {
    *     property, its value and why
    */
   public static RelayProperties check(Environment env, Collection<String> kinds) {
-    Binder binder = Binder.get(env);
-    RelayProperties p = binder.bindOrCreate("relay", RelayProperties.class);
-    RelaySettings.check(p, env);
-    Duration grace = RelaySettings.grace(p, env);
+    RelayProperties p = Binder.get(env).bindOrCreate("relay", RelayProperties.class);
+    checkBound(p, env, kinds);
     for (String kind : p.getKinds().keySet()) {
       if (!kinds.contains(kind)) {
         throw new InvalidConfigurationPropertyValueException(
@@ -51,6 +50,17 @@ public final class RelayStartupCheck {
             "no handler for this kind in the application context; handlers: " + Set.copyOf(kinds));
       }
     }
+    return p;
+  }
+
+  /**
+   * Checks the bound {@code p} as {@link #check} does, except that a {@code relay.kinds.<kind>}
+   * need not have a handler: the runtime's builder is given {@code kinds} (each with its policy),
+   * or a kind of Relay's default policy when there are none.
+   */
+  static void checkBound(RelayProperties p, Environment env, Collection<String> kinds) {
+    RelaySettings.check(p, env);
+    Duration grace = RelaySettings.grace(p, env);
     DataSource never = new PGSimpleDataSource();
     Relay.Builder b = RelaySettings.apply(Relay.builder(never), p, grace);
     if (kinds.isEmpty()) {
@@ -75,9 +85,31 @@ public final class RelayStartupCheck {
       Gauges.check(p, never);
     }
     if (ClassUtils.isPresent("dev.relay.schedule.Scheduler", loader)) {
-      Schedules.check(binder, p, never);
+      Schedules.check(Binder.get(env), p, never);
     }
-    return p;
+  }
+
+  /**
+   * Checks {@link RelayProperties} as soon as the context has bound them, before any bean of
+   * Relay's that takes them exists: whichever of Relay's beans an application's own bean takes
+   * first, a bad value fails start-up as {@link InvalidConfigurationPropertyValueException}, which
+   * Boot reports naming the property. Kinds are checked with their own policies; that each has a
+   * handler is checked once every handler is known ({@link RelayRuntime}).
+   */
+  static final class OnBind implements BeanPostProcessor {
+    private final Environment env;
+
+    OnBind(Environment env) {
+      this.env = env;
+    }
+
+    @Override
+    public Object postProcessAfterInitialization(Object bean, String beanName) {
+      if (bean instanceof RelayProperties p) {
+        checkBound(p, env, p.getKinds().keySet());
+      }
+      return bean;
+    }
   }
 
   /** relay-micrometer's settings; a class of its own, loaded only when relay-micrometer is. */
