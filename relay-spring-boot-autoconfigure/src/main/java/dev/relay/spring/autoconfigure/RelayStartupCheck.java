@@ -1,6 +1,7 @@
 package dev.relay.spring.autoconfigure;
 
 import dev.relay.InvalidConfigurationException;
+import dev.relay.KindPolicy;
 import dev.relay.Outcome;
 import dev.relay.Relay;
 import dev.relay.admin.Admin;
@@ -27,6 +28,18 @@ import org.springframework.util.ClassUtils;
  * own settings are checked when the context starts.
  */
 public final class RelayStartupCheck {
+  /** The kind the runtime's builder is given when there is none, as it needs one. */
+  private static final String STAND_IN_KIND = "relay_settings_check";
+
+  /**
+   * The stand-in's policy: valid, and with the longest deduplication horizon, so that it never
+   * outlasts {@code relay.lease} plus {@code relay.poll-interval}. Whether a kind's horizon does is
+   * that kind's problem, reported under its own name when the runtime is built with its handler;
+   * without any kind nothing is taken over and the question does not arise.
+   */
+  private static final KindPolicy STAND_IN_POLICY =
+      KindPolicy.DEFAULT.withDedupHorizon(Duration.ofDays(3650));
+
   private RelayStartupCheck() {}
 
   /**
@@ -56,7 +69,7 @@ public final class RelayStartupCheck {
   /**
    * Checks the bound {@code p} as {@link #check} does, except that a {@code relay.kinds.<kind>}
    * need not have a handler: the runtime's builder is given {@code kinds} (each with its policy),
-   * or a kind of Relay's default policy when there are none.
+   * or a stand-in kind when there are none.
    */
   static void checkBound(RelayProperties p, Environment env, Collection<String> kinds) {
     RelaySettings.check(p, env);
@@ -64,7 +77,7 @@ public final class RelayStartupCheck {
     DataSource never = new PGSimpleDataSource();
     Relay.Builder b = RelaySettings.apply(Relay.builder(never), p, grace);
     if (kinds.isEmpty()) {
-      b.handle("relay_settings_check", claim -> Outcome.done());
+      b.handle(STAND_IN_KIND, STAND_IN_POLICY, claim -> Outcome.done());
     }
     for (String kind : kinds) {
       b.handle(kind, RelaySettings.policy(p.getKinds().get(kind)), claim -> Outcome.done());

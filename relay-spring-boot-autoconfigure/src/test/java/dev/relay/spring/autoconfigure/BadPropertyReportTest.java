@@ -248,6 +248,22 @@ class BadPropertyReportTest {
             "must be between 1 and 67108864, was -5");
   }
 
+  /**
+   * A lease that outlasts the default deduplication horizon is a problem of the kinds that take
+   * that default: the report names the handler's kind, never a stand-in kind of the check's.
+   */
+  @Test
+  void aLeasePastTheDefaultHorizonNamesTheHandlersKind(TestDatabase db, CapturedOutput output) {
+    SpringApplication app = Contexts.application(db, AppWithAService.class);
+
+    assertThatThrownBy(() -> app.run("--relay.schema=" + db.schema(), "--relay.lease=24h").close())
+        .isNotNull();
+    String out = output.getAll();
+    assertThat(out).doesNotContain("relay_settings_check");
+    assertThat(out.substring(out.lastIndexOf("APPLICATION FAILED TO START")))
+        .contains(KIND + "dedup-horizon", "is shorter than the lease (PT24H)");
+  }
+
   private static void assertReport(
       Class<?> source, Case bad, TestDatabase db, CapturedOutput output) {
     assertReport(Contexts.application(db, source), bad, db, output);
