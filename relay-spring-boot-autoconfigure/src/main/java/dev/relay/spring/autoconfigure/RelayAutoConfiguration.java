@@ -70,15 +70,24 @@ public class RelayAutoConfiguration {
     return new RelayHandlerMethods();
   }
 
+  /**
+   * Checks the {@code relay.*} values as soon as they are bound, so that a bad one fails start-up
+   * with Boot's report naming the property whichever of Relay's beans is created first (an
+   * application's service that takes {@link RelayOutbox} creates the outbox before the runtime's
+   * connections). Static, as a bean post-processor must be.
+   */
+  @Bean
+  static RelayStartupCheck.OnBind relayPropertiesCheck(Environment env) {
+    return new RelayStartupCheck.OnBind(env);
+  }
+
   /** The runtime's own connections, on a schema migrated unless {@code relay.migrate=false}. */
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
   RelayConnections relayConnections(
       RelayProperties properties,
       ConfigurableListableBeanFactory beans,
-      ObjectProvider<DataSource> dataSources,
-      Environment env) {
-    RelaySettings.check(properties, env);
+      ObjectProvider<DataSource> dataSources) {
     DataSource application = applicationDataSource(properties, beans, dataSources);
     RelayConnections connections =
         RelayConnections.open(

@@ -16,8 +16,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * The {@code relay.*} properties: every setting of {@code Relay.Builder}, the outbox's payload
  * limit, the runtime's own pool, the health check, the maintenance loop under {@code
  * relay.maintenance.*}, and a policy per kind under {@code relay.kinds.<kind>.*}. Values are
- * checked when the context starts; a value out of range fails start-up naming the property and its
- * range. Unset settings take Relay's defaults.
+ * checked as soon as they are bound; a value out of range fails start-up naming the property and
+ * its range. Unset settings take Relay's defaults.
  */
 @ConfigurationProperties("relay")
 public class RelayProperties {

@@ -2,7 +2,6 @@ package dev.relay.spring.autoconfigure;
 
 import dev.relay.Handler;
 import dev.relay.InvalidConfigurationException;
-import dev.relay.Outcome;
 import dev.relay.Relay;
 import dev.relay.RelayEventListener;
 import dev.relay.jackson.JsonCodec;
@@ -106,14 +105,14 @@ public final class RelayRuntime
             "no handler for this kind in the application context; handlers: " + handlers.keySet());
       }
     }
-    Relay.Builder b =
-        RelaySettings.apply(Relay.builder(connections.dataSource()), properties, grace);
     if (handlers.isEmpty()) {
-      // No worker runs, but a bad relay.* value still fails now, not when a handler is added.
-      build(b.handle("relay_settings_check", claim -> Outcome.done()));
+      // No worker runs; the relay.* values were checked when they were bound
+      // (RelayStartupCheck.OnBind), so a bad one fails now, not when a handler is added.
       log.info("Relay: no @RelayHandler in the context; enqueue only, no worker runtime");
       return;
     }
+    Relay.Builder b =
+        RelaySettings.apply(Relay.builder(connections.dataSource()), properties, grace);
     b.listenConnections(connections.listenConnections()).listener(listener);
     handlers.forEach(
         (kind, h) -> b.handle(kind, RelaySettings.policy(properties.getKinds().get(kind)), h));
