@@ -82,7 +82,8 @@ abstract class DbCommand implements Callable<Integer> {
       out().flush();
       return ExitCodes.OK;
     }
-    try (Database db = Database.openPersistent(url, dataDirectory(), System.err)) {
+    try (Database db =
+        Database.openPersistent(url, urlSource(jdbcUrl), dataDirectory(), System.err)) {
       int code = run(db);
       out().flush();
       return code;
@@ -110,7 +111,7 @@ abstract class DbCommand implements Callable<Integer> {
    */
   static String jdbcUrl(CommandLine cl, String given) {
     String url = given != null ? given : System.getenv("RELAY_JDBC_URL");
-    String source = given != null ? "--jdbc-url" : "env RELAY_JDBC_URL";
+    String source = urlSource(given);
     if (url == null) {
       return null;
     }
@@ -128,6 +129,11 @@ abstract class DbCommand implements Callable<Integer> {
       throw new ParameterException(cl, problem);
     }
     return url;
+  }
+
+  /** How a message names where the URL came from: {@code --jdbc-url}, else the variable. */
+  static String urlSource(String given) {
+    return given != null ? "--jdbc-url" : "env RELAY_JDBC_URL";
   }
 
   /** The form of a database URL that usage errors show. */

@@ -390,13 +390,33 @@ final class ServeConfig {
     if (reason == null) {
       return;
     }
-    // Given on the command line (first of the sources, so the value in effect): named as given.
-    if (env.getPropertySources().get(COMMAND_LINE)
-            instanceof OriginTrackedMapPropertySource commandLine
-        && commandLine.getOrigin(property) instanceof Given option) {
+    Given option = givenOnCommandLine(property);
+    if (option != null) {
       throw new Refused(JdbcUrls.problem(option.name(), url), null);
     }
     throw new InvalidConfigurationPropertyValueException(property, url, reason);
+  }
+
+  /**
+   * Where {@code property} was given on the command line (an option or a variable), or {@code null}
+   * when not there. The command line is the first of the sources, so its value is the one in
+   * effect.
+   */
+  private Given givenOnCommandLine(String property) {
+    return env.getPropertySources().get(COMMAND_LINE)
+                instanceof OriginTrackedMapPropertySource commandLine
+            && commandLine.getOrigin(property) instanceof Given option
+        ? option
+        : null;
+  }
+
+  /**
+   * How a message names where the database URL came from: the option or variable as a usage error
+   * names it ({@code --jdbc-url}, {@code env RELAY_JDBC_URL}), else the file's property.
+   */
+  String urlSource() {
+    Given option = givenOnCommandLine("spring.datasource.url");
+    return option != null ? option.name() : file + ": spring.datasource.url";
   }
 
   /**

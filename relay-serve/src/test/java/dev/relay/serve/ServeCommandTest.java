@@ -739,6 +739,50 @@ class ServeCommandTest {
     }
 
     /**
+     * A parameter value pgjdbc does not take: {@code sslmode=bogus} was "database unavailable",
+     * exit 3. Exit 2 naming the parameter, from the option and the file alike; and a value pgjdbc
+     * refuses only as it connects ({@code defaultRowFetchSize=-3}, SQLState 22023) too.
+     */
+    @Test
+    void aUrlParameterTheDriverDoesNotTakeIsExitTwoNamingIt() throws Exception {
+      String bad = "jdbc:postgresql://127.0.0.1:1/x?user=u&password=SECRETPW&sslmode=bogus";
+      Run option = serveWithUrl(bad);
+      assertThat(option.code).as(option.toString()).isEqualTo(2);
+      assertThat(option.err)
+          .as(option.toString())
+          .startsWith(
+              "relay serve: --jdbc-url 'jdbc:postgresql://127.0.0.1:1/x?user=u&password=******"
+                  + "&sslmode=bogus' has parameter sslmode=bogus, which the PostgreSQL driver does"
+                  + " not take: it takes one of disable, allow,")
+          .doesNotContain("SECRETPW");
+      Path file = yaml(CONFIG + "spring:\n  datasource:\n    url: '" + bad + "'\n");
+      for (Run inFile :
+          List.of(run(null, "serve", "--config", file.toString()), printConfig(file))) {
+        assertThat(inFile.code).as(inFile.toString()).isEqualTo(2);
+        assertThat(inFile.err)
+            .as(inFile.toString())
+            .contains("application.yml: spring.datasource.url=jdbc:postgresql://127.0.0.1:1/x")
+            .contains("has parameter sslmode=bogus, which the PostgreSQL driver does not take")
+            .doesNotContain("SECRETPW");
+      }
+      Run connecting =
+          serveWithUrl("jdbc:postgresql://127.0.0.1:1/x?password=SECRETPW&defaultRowFetchSize=-3");
+      assertThat(connecting.code).as(connecting.toString()).isEqualTo(2);
+      assertThat(connecting.err)
+          .as(connecting.toString())
+          .startsWith(
+              "relay serve: --jdbc-url 'jdbc:postgresql://127.0.0.1:1/x?password=******"
+                  + "&defaultRowFetchSize=-3' has a value the PostgreSQL driver or server refuses:"
+                  + " Fetch size must be a value greater than or equal to 0.")
+          .doesNotContain("database unavailable");
+    }
+
+    /** {@code relay serve} of the minimal config with {@code --jdbc-url url}. */
+    private Run serveWithUrl(String url) throws Exception {
+      return run(null, "serve", "--config", yaml(CONFIG).toString(), "--jdbc-url", url);
+    }
+
+    /**
      * An empty URL names a database the shell failed to name ({@code --jdbc-url "$UNSET"}): serve
      * refuses it as the relay commands do, instead of serving an embedded database.
      */
