@@ -11,8 +11,10 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -267,6 +269,29 @@ abstract class DbCommand implements Callable<Integer> {
       int at = m.indexOf(field);
       throw usage(option + " " + (at < 0 ? m : m.substring(at + field.length())));
     }
+  }
+
+  /**
+   * The roles of Relay's grant catalog this command's database user needs (docs/operations.md,
+   * Database roles), by their short names: the operator's, unless a command says otherwise.
+   */
+  List<String> roles() {
+    return List.of("operator");
+  }
+
+  /**
+   * What a refused statement (SQLState 42501) adds to its message: the roles this command needs,
+   * with their names for the schema, as serve's metrics warning names the operator role.
+   */
+  String permissionHint() {
+    List<String> roles = roles();
+    return spec.qualifiedName()
+        + " needs the "
+        + String.join(" and ", roles)
+        + (roles.size() == 1 ? " role" : " roles")
+        + ": log in as a user in "
+        + roles.stream().map(r -> schema + "_" + r).collect(Collectors.joining(" and "))
+        + " (relay migrate --roles creates the roles; docs/operations.md, section 18)";
   }
 
   PrintWriter out() {

@@ -51,6 +51,12 @@ import picocli.CommandLine.Option;
       ""
     })
 final class EnqueueCommand extends DbCommand {
+  /** Enqueueing is the producer's: the operator role may not insert work. */
+  @Override
+  List<String> roles() {
+    return List.of("producer");
+  }
+
   /** The fields a file item takes, in the order the help names them (and errors list them). */
   private static final List<String> FIELDS =
       List.of(
