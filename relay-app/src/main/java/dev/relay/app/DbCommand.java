@@ -11,6 +11,7 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -167,6 +168,23 @@ abstract class DbCommand implements Callable<Integer> {
   /** A usage error of this command (exit 2): one line naming the option and the expected form. */
   ParameterException usage(String message) {
     return new ParameterException(spec.commandLine(), message);
+  }
+
+  /**
+   * {@code option}'s duration as typed ({@code 0d}, not {@code 0s}; {@code 99999999999999999999d},
+   * not {@link Durations#LONGEST}), or {@code d} when not given, for a refusal to repeat.
+   */
+  String typed(String option, Duration d) {
+    List<String> typed = spec.findOption(option).originalStringValues();
+    return typed.isEmpty() ? Durations.format(d) : typed.get(typed.size() - 1);
+  }
+
+  /**
+   * {@code option}'s duration as a refusal repeats it in the options' units ({@code P36500DT1S} as
+   * {@code 36500d1s}); one too long for a {@link Duration} as typed, having no such form.
+   */
+  String shown(String option, Duration d) {
+    return d.equals(Durations.LONGEST) ? typed(option, d) : Durations.format(d);
   }
 
   /** The documented range of an integer option, both ends included. */

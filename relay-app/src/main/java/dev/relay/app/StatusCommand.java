@@ -58,7 +58,7 @@ final class StatusCommand extends DbCommand {
               + " and "
               + Durations.format(Admin.MAX_HEALTH_WINDOW)
               + ", was "
-              + Durations.format(window));
+              + shown("--window", window));
     }
   }
 

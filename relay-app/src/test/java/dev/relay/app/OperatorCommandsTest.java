@@ -4,6 +4,7 @@ import static dev.relay.app.CommandLineTest.on;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.relay.admin.PurgePolicy;
 import dev.relay.test.RelayDatabaseTest;
 import dev.relay.test.TestDatabase;
 import java.util.ArrayList;
@@ -575,6 +576,13 @@ class OperatorCommandsTest {
         {"cancel", "--kind", "k", "--limit", "10001", "--actor", "a", "--reason", "r"},
         {"pause", "--queue", "q", "--actor", " ", "--reason", "r"},
         {"purge", "--state", "done", "--older-than", "36501d", "--dry-run"},
+        // too long for a Duration or a long: the same range, the value as typed
+        {"list", "--older-than", "9223372036854775807d"},
+        {"status", "--window", "99999999999999999999d"},
+        {
+          "pause", "--queue", "q", "--for", "99999999999999999999d", "--actor", "a", "--reason", "r"
+        },
+        {"purge", "--retention", "PT9223372036854775807H", "--dry-run"},
       };
       String[] expected = {
         "relay list: --limit must be between 1 and 1000, was -5",
@@ -587,6 +595,14 @@ class OperatorCommandsTest {
         "relay cancel: --limit must be between 1 and 10000, was 10001",
         "relay pause: --actor is empty",
         "relay purge: --older-than must be at most 36500d (100 years), was 36501d",
+        "relay list: --older-than must be at most 36500d (100 years), was 9223372036854775807d",
+        "relay status: --window must be between 1s and 365d, was 99999999999999999999d",
+        "relay pause: --for must be at most 36500d (100 years), was 99999999999999999999d",
+        "relay purge: --retention must be between "
+            + Durations.format(PurgePolicy.MIN_RETENTION)
+            + " and "
+            + Durations.format(PurgePolicy.MAX_RETENTION)
+            + ", was PT9223372036854775807H",
       };
       for (int i = 0; i < cases.length; i++) {
         List<String> args = new ArrayList<>(List.of(cases[i]));
