@@ -43,10 +43,14 @@ final class Database implements AutoCloseable {
   /**
    * Connects to {@code jdbcUrl}, or starts a throwaway embedded server when it is {@code null} (an
    * empty URL is refused before, by {@link DbCommand#jdbcUrl}).
+   *
+   * @param source what gave the URL ({@link DbCommand#urlSource}), for a refusal of its values
+   * @throws InvalidJdbcUrlException if the database refuses a value the URL gives
    */
-  static Database open(String jdbcUrl, PrintStream notes) throws IOException, SQLException {
+  static Database open(String jdbcUrl, String source, PrintStream notes)
+      throws IOException, SQLException {
     if (jdbcUrl != null) {
-      return connect(jdbcUrl);
+      return connect(jdbcUrl, source);
     }
     notes.println("(no --jdbc-url given: starting an embedded PostgreSQL 18 on 127.0.0.1)");
     return start(EmbeddedServer.builder().stopOnExit(true));
@@ -56,12 +60,15 @@ final class Database implements AutoCloseable {
    * Connects to {@code jdbcUrl}, or, when it is {@code null}, starts an embedded server whose data
    * is kept in {@code dataDirectory} (created, and initialised on first use).
    *
+   * @param source what gave the URL ({@link DbCommand#urlSource}), for a refusal of its values
    * @throws DatabaseUnavailableException if the database cannot be reached or started
+   * @throws InvalidJdbcUrlException if the database refuses a value the URL gives
    */
-  static Database openPersistent(String jdbcUrl, Path dataDirectory, PrintStream notes) {
+  static Database openPersistent(
+      String jdbcUrl, String source, Path dataDirectory, PrintStream notes) {
     if (jdbcUrl != null) {
       try {
-        return connect(jdbcUrl);
+        return connect(jdbcUrl, source);
       } catch (SQLException e) {
         throw new DatabaseUnavailableException(JdbcUrls.describe(e, jdbcUrl), e);
       }
@@ -74,7 +81,7 @@ final class Database implements AutoCloseable {
       // holds its lock: use that server while it runs. An orphan, whose owner has exited, is
       // stopped and replaced by the start below.
       try {
-        Database shared = connect(running.get());
+        Database shared = connect(running.get(), "the embedded PostgreSQL's URL");
         notes.println(
             "relay: no --jdbc-url or RELAY_JDBC_URL: using the embedded PostgreSQL that process "
                 + owner.getAsLong()
@@ -109,9 +116,15 @@ final class Database implements AutoCloseable {
     }
   }
 
-  private static Database connect(String jdbcUrl) throws SQLException {
+  private static Database connect(String jdbcUrl, String source) throws SQLException {
     try (Connection probe = DriverManager.getConnection(JdbcUrls.withTimeouts(jdbcUrl))) {
       probe.isValid(5);
+    } catch (SQLException e) {
+      String refused = JdbcUrls.refusedParameter(source, jdbcUrl, e);
+      if (refused != null) {
+        throw new InvalidJdbcUrlException(refused, e);
+      }
+      throw e;
     }
     return new Database(null, jdbcUrl);
   }

@@ -11,8 +11,11 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -82,7 +85,8 @@ abstract class DbCommand implements Callable<Integer> {
       out().flush();
       return ExitCodes.OK;
     }
-    try (Database db = Database.openPersistent(url, dataDirectory(), System.err)) {
+    try (Database db =
+        Database.openPersistent(url, urlSource(jdbcUrl), dataDirectory(), System.err)) {
       int code = run(db);
       out().flush();
       return code;
@@ -110,7 +114,7 @@ abstract class DbCommand implements Callable<Integer> {
    */
   static String jdbcUrl(CommandLine cl, String given) {
     String url = given != null ? given : System.getenv("RELAY_JDBC_URL");
-    String source = given != null ? "--jdbc-url" : "env RELAY_JDBC_URL";
+    String source = urlSource(given);
     if (url == null) {
       return null;
     }
@@ -128,6 +132,11 @@ abstract class DbCommand implements Callable<Integer> {
       throw new ParameterException(cl, problem);
     }
     return url;
+  }
+
+  /** How a message names where the URL came from: {@code --jdbc-url}, else the variable. */
+  static String urlSource(String given) {
+    return given != null ? "--jdbc-url" : "env RELAY_JDBC_URL";
   }
 
   /** The form of a database URL that usage errors show. */
@@ -159,6 +168,23 @@ abstract class DbCommand implements Callable<Integer> {
   /** A usage error of this command (exit 2): one line naming the option and the expected form. */
   ParameterException usage(String message) {
     return new ParameterException(spec.commandLine(), message);
+  }
+
+  /**
+   * {@code option}'s duration as typed ({@code 0d}, not {@code 0s}; {@code 99999999999999999999d},
+   * not {@link Durations#LONGEST}), or {@code d} when not given, for a refusal to repeat.
+   */
+  String typed(String option, Duration d) {
+    List<String> typed = spec.findOption(option).originalStringValues();
+    return typed.isEmpty() ? Durations.format(d) : typed.get(typed.size() - 1);
+  }
+
+  /**
+   * {@code option}'s duration as a refusal repeats it in the options' units ({@code P36500DT1S} as
+   * {@code 36500d1s}); one too long for a {@link Duration} as typed, having no such form.
+   */
+  String shown(String option, Duration d) {
+    return d.equals(Durations.LONGEST) ? typed(option, d) : Durations.format(d);
   }
 
   /** The documented range of an integer option, both ends included. */
@@ -261,6 +287,29 @@ abstract class DbCommand implements Callable<Integer> {
       int at = m.indexOf(field);
       throw usage(option + " " + (at < 0 ? m : m.substring(at + field.length())));
     }
+  }
+
+  /**
+   * The roles of Relay's grant catalog this command's database user needs (docs/operations.md,
+   * Database roles), by their short names: the operator's, unless a command says otherwise.
+   */
+  List<String> roles() {
+    return List.of("operator");
+  }
+
+  /**
+   * What a refused statement (SQLState 42501) adds to its message: the roles this command needs,
+   * with their names for the schema, as serve's metrics warning names the operator role.
+   */
+  String permissionHint() {
+    List<String> roles = roles();
+    return spec.qualifiedName()
+        + " needs the "
+        + String.join(" and ", roles)
+        + (roles.size() == 1 ? " role" : " roles")
+        + ": log in as a user in "
+        + roles.stream().map(r -> schema + "_" + r).collect(Collectors.joining(" and "))
+        + " (relay migrate --roles creates the roles; docs/operations.md, section 18)";
   }
 
   PrintWriter out() {

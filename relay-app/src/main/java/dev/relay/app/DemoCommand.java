@@ -67,7 +67,7 @@ final class DemoCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     String url = DbCommand.jdbcUrl(spec.commandLine(), jdbcUrl);
-    try (Database db = Database.open(url, System.err)) {
+    try (Database db = Database.open(url, DbCommand.urlSource(jdbcUrl), System.err)) {
       run(db.dataSource());
       if (keep) {
         keepRunning(db);

@@ -13,6 +13,13 @@ import picocli.CommandLine.TypeConversionException;
  * 7d}, or ISO-8601 ({@code PT30S}). Also a picocli converter, so a bad value is a usage error.
  */
 final class Durations implements ITypeConverter<Duration> {
+  /**
+   * What a duration too long for a {@link Duration} (or its number for a long) reads as: the
+   * longest one, which the range of every option and file field refuses, with the value as typed
+   * ({@code --delay must be between zero and 100 years, was 99999999999999999999d}).
+   */
+  static final Duration LONGEST = Duration.ofSeconds(Long.MAX_VALUE, 999_999_999);
+
   private static final Pattern SIMPLE = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)");
 
   @Override
@@ -25,7 +32,7 @@ final class Durations implements ITypeConverter<Duration> {
   }
 
   /**
-   * Parses {@code text}.
+   * Parses {@code text}; one too long for a {@link Duration} is {@link #LONGEST}.
    *
    * @throws IllegalArgumentException naming the accepted forms
    */
@@ -33,14 +40,18 @@ final class Durations implements ITypeConverter<Duration> {
     String t = text == null ? "" : text.trim().toLowerCase(Locale.ROOT);
     Matcher m = SIMPLE.matcher(t);
     if (m.matches()) {
-      long n = Long.parseLong(m.group(1));
-      return switch (m.group(2)) {
-        case "ms" -> Duration.ofMillis(n);
-        case "s" -> Duration.ofSeconds(n);
-        case "m" -> Duration.ofMinutes(n);
-        case "h" -> Duration.ofHours(n);
-        default -> Duration.ofDays(n);
-      };
+      try {
+        long n = Long.parseLong(m.group(1));
+        return switch (m.group(2)) {
+          case "ms" -> Duration.ofMillis(n);
+          case "s" -> Duration.ofSeconds(n);
+          case "m" -> Duration.ofMinutes(n);
+          case "h" -> Duration.ofHours(n);
+          default -> Duration.ofDays(n);
+        };
+      } catch (NumberFormatException | ArithmeticException e) {
+        return LONGEST; // digits only: too many for a long, or days too many for a Duration
+      }
     }
     try {
       Duration d = Duration.parse(t.toUpperCase(Locale.ROOT));
@@ -48,7 +59,11 @@ final class Durations implements ITypeConverter<Duration> {
         return d;
       }
     } catch (DateTimeParseException e) {
-      // fall through to the message below
+      if ((e.getCause() instanceof ArithmeticException
+              || e.getCause() instanceof NumberFormatException)
+          && t.indexOf('-') < 0) {
+        return LONGEST; // PT99999999999999999999H; a negative one is no duration, as below
+      }
     }
     throw new IllegalArgumentException(
         "'" + text + "' is not a duration: use 500ms, 30s, 5m, 2h, 7d or ISO-8601 like PT30S");

@@ -17,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -51,6 +52,12 @@ import picocli.CommandLine.Option;
       ""
     })
 final class EnqueueCommand extends DbCommand {
+  /** Enqueueing is the producer's: the operator role may not insert work. */
+  @Override
+  List<String> roles() {
+    return List.of("producer");
+  }
+
   /** The fields a file item takes, in the order the help names them (and errors list them). */
   private static final List<String> FIELDS =
       List.of(
@@ -294,7 +301,12 @@ final class EnqueueCommand extends DbCommand {
       return null; // a negative delay is core's to refuse, naming it
     }
     Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS);
-    Instant ready = w.delay() == null ? now : now.plus(w.delay());
+    Instant ready;
+    try {
+      ready = w.delay() == null ? now : now.plus(w.delay());
+    } catch (DateTimeException | ArithmeticException e) {
+      return null; // a delay past any Instant: core refuses it, naming its range
+    }
     if (w.deadline().isAfter(ready)) {
       return null;
     }

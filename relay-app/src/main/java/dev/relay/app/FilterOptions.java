@@ -99,7 +99,7 @@ final class FilterOptions {
               + " must be at most "
               + Durations.format(WorkFilter.MAX_AGE)
               + " (100 years), was "
-              + Durations.format(value));
+              + command.shown(option, value));
     }
   }
 

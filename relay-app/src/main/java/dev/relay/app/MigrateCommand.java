@@ -18,6 +18,14 @@ import picocli.CommandLine.Option;
       ""
     })
 final class MigrateCommand extends DbCommand {
+  /** Migrating creates tables: the schema's owner's, not one of the roles it grants. */
+  @Override
+  String permissionHint() {
+    return "relay migrate runs as the schema's owner (a user that owns schema "
+        + schema
+        + " or may create it; with --roles, one with CREATEROLE while a role is missing)";
+  }
+
   @Option(
       names = "--roles",
       description =

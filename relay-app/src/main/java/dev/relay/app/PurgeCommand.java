@@ -157,12 +157,6 @@ final class PurgeCommand extends DbCommand {
     }
   }
 
-  /** {@code option}'s value as typed ({@code 0d}, not {@code 0s}), or {@code d} when not given. */
-  private String typed(String option, Duration d) {
-    List<String> typed = spec.findOption(option).originalStringValues();
-    return typed.isEmpty() ? Durations.format(d) : typed.get(typed.size() - 1);
-  }
-
   @Override
   int run(Database db) throws Exception {
     requireCurrentSchema(db);

@@ -313,6 +313,14 @@ public final class RelayCommand implements Callable<Integer> {
       code = ExitCodes.REFUSED;
       message = firstLine(ex);
     }
+    if (hasSqlState(ex, "42501") && cmd.getCommandSpec().userObject() instanceof DbCommand c) {
+      // permission denied: say which role the command needs, not only which table it could not
+      // read; a refusal that already names the way out (Migrator's grants) is left as it is
+      String hint = c.permissionHint();
+      if (!message.contains("relay migrate --roles")) {
+        message = message + "; " + hint;
+      }
+    }
     err.println(name + ": " + Messages.oneLine(message));
     if (verbose(parsed)) {
       ex.printStackTrace(err);
@@ -410,12 +418,7 @@ public final class RelayCommand implements Callable<Integer> {
   /** Whether {@code ex} (or a cause) says the database cannot be reached. */
   static boolean isConnectionFailure(Throwable ex) {
     for (Throwable t = ex; t != null; t = t.getCause()) {
-      String state = null;
-      if (t instanceof SQLException s) {
-        state = s.getSQLState();
-      } else if (t instanceof RelayException r) {
-        state = r.sqlState();
-      }
+      String state = sqlState(t);
       if (state != null && (state.startsWith("08") || state.equals("57P01"))) {
         return true;
       }
@@ -427,6 +430,26 @@ public final class RelayCommand implements Callable<Integer> {
       }
     }
     return false;
+  }
+
+  /** Whether {@code ex} or a cause carries {@code state}. */
+  private static boolean hasSqlState(Throwable ex, String state) {
+    for (Throwable t = ex; t != null; t = t.getCause()) {
+      if (state.equals(sqlState(t))) {
+        return true;
+      }
+      if (t.getCause() == t) {
+        break;
+      }
+    }
+    return false;
+  }
+
+  private static String sqlState(Throwable t) {
+    if (t instanceof SQLException s) {
+      return s.getSQLState();
+    }
+    return t instanceof RelayException r ? r.sqlState() : null;
   }
 
   private static String firstLine(Throwable ex) {

@@ -8,6 +8,7 @@ import dev.relay.admin.QueueHealth;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import picocli.CommandLine.Command;
@@ -58,7 +59,7 @@ final class StatusCommand extends DbCommand {
               + " and "
               + Durations.format(Admin.MAX_HEALTH_WINDOW)
               + ", was "
-              + Durations.format(window));
+              + shown("--window", window));
     }
   }
 
@@ -147,8 +148,8 @@ final class StatusCommand extends DbCommand {
           eligible(h) ? Durations.brief(h.oldestEligibleAge()) : null,
           h.expiredLeases(),
           reasons(h.failuresByReason()),
-          h.completionP50() == null ? null : millis(h.completionP50()),
-          h.completionP95() == null ? null : millis(h.completionP95()));
+          h.completionP50() == null ? null : latency(h.completionP50()),
+          h.completionP95() == null ? null : latency(h.completionP95()));
     }
     t.print(out());
     out()
@@ -194,8 +195,32 @@ final class StatusCommand extends DbCommand {
     return d.toMillis() / 1000.0;
   }
 
-  private static String millis(Duration d) {
-    return d.toMillis() < 10_000 ? d.toMillis() + "ms" : Durations.brief(d);
+  /**
+   * A completion time as the console writes one (relay-console's {@code Format.latency}, which
+   * console.md says shows them as this command does): {@code < 1 ms}, milliseconds below a second
+   * ({@code 49 ms}), then seconds to a tenth ({@code 1.2 s}), then minutes and seconds, hours and
+   * minutes, days and hours ({@code 3 min 5 s}). relay-app does not depend on the console, so the
+   * rule is repeated here; OperatorCommandsTest pins the same outputs.
+   */
+  static String latency(Duration d) {
+    long ms = d.toMillis();
+    if (ms < 1) {
+      return "< 1 ms";
+    }
+    if (ms < 1_000) {
+      return ms + " ms";
+    }
+    if (ms < 60_000) {
+      return String.format(Locale.ROOT, "%.1f s", ms / 1000.0);
+    }
+    long s = d.getSeconds();
+    if (s < 3600) {
+      return (s / 60) + " min " + (s % 60) + " s";
+    }
+    if (s < 86_400) {
+      return (s / 3600) + " h " + (s % 3600 / 60) + " min";
+    }
+    return (s / 86_400) + " d " + (s % 86_400 / 3600) + " h";
   }
 
   private static String reasons(Map<String, Long> byReason) {

@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -28,6 +29,12 @@ import picocli.CommandLine.Parameters;
       ""
     })
 final class SupersedeCommand extends DbCommand {
+  /** A supersede enqueues the replacement: the operator's action with the producer's insert. */
+  @Override
+  List<String> roles() {
+    return List.of("operator", "producer");
+  }
+
   @Parameters(index = "0", paramLabel = "OLD_ID", description = "The work to replace.")
   String oldId;
 

@@ -119,6 +119,68 @@ class CommandLineTest {
           .doesNotContain("WARNING");
     }
 
+    /**
+     * pgjdbc reads {@code sslmode=bogus} and refuses it only on connecting, with the SQLState of an
+     * unreachable server: it was "database unavailable", exit 3, though the README counts a URL the
+     * driver cannot read among the usage errors. Now exit 2 before anything connects, naming the
+     * parameter and what the driver takes, password masked; so are values pgjdbc would ignore.
+     */
+    @Test
+    void aUrlParameterTheDriverDoesNotTakeIsAUsageErrorNamingIt() {
+      String base = "jdbc:postgresql://127.0.0.1:5432/DB?user=postgres&password=SECRETPW&";
+      for (String parameter :
+          List.of("sslmode=bogus", "prepareThreshold=x", "loginTimeout=abc", "connectTimeout=-5")) {
+        Cli.Result r = Cli.run("status", "--jdbc-url", base + parameter);
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+        assertThat(r.err())
+            .as(r.toString())
+            .startsWith(
+                "relay status: --jdbc-url 'jdbc:postgresql://127.0.0.1:5432/DB?user=postgres"
+                    + "&password=******&"
+                    + parameter
+                    + "' has parameter "
+                    + parameter
+                    + ", which the PostgreSQL driver does not take: it takes ")
+            .endsWith("\nsee relay help status\n")
+            .doesNotContain("SECRETPW");
+      }
+      Cli.Result demo = Cli.run("demo", "--jdbc-url", base + "sslmode=bogus");
+      assertThat(demo.exitCode()).as(demo.toString()).isEqualTo(2);
+      assertThat(demo.err()).startsWith("relay demo: --jdbc-url '").contains("sslmode=bogus,");
+    }
+
+    /**
+     * A value pgjdbc checks only as it connects ({@code defaultRowFetchSize=-3}), or one the server
+     * refuses ({@code options=-c statement_timeout=abc}): SQLState 22023, a usage error naming the
+     * URL, not an unavailable database.
+     */
+    @Test
+    void aUrlValueRefusedOnConnectingIsAUsageError(TestDatabase db) {
+      Cli.Result driver = Cli.run("status", "--jdbc-url", UNREACHABLE + "&defaultRowFetchSize=-3");
+      assertThat(driver.exitCode()).as(driver.toString()).isEqualTo(2);
+      assertThat(driver.err())
+          .as(driver.toString())
+          .isEqualTo(
+              "relay status: --jdbc-url '"
+                  + UNREACHABLE
+                  + "&defaultRowFetchSize=-3' has a value the PostgreSQL driver or server"
+                  + " refuses: Fetch size must be a value greater than or equal to 0.\n"
+                  + "see relay help status\n");
+      String url =
+          db.jdbcUrl()
+              + (db.jdbcUrl().contains("?") ? "&" : "?")
+              + "options=-c%20statement_timeout=abc";
+      Cli.Result server =
+          Cli.run(java.util.Map.of("RELAY_JDBC_URL", url), "list", "--schema", db.schema());
+      assertThat(server.exitCode()).as(server.toString()).isEqualTo(2);
+      assertThat(server.err())
+          .as(server.toString())
+          .startsWith("relay list: env RELAY_JDBC_URL '")
+          .contains("' has a value the PostgreSQL driver or server refuses: FATAL: invalid value")
+          .contains("statement_timeout")
+          .doesNotContain("database unavailable");
+    }
+
     @Test
     void invalidSchemaNameIsAUsageErrorBeforeAnyConnection() {
       Cli.Result r = Cli.run("status", "--jdbc-url", UNREACHABLE, "--schema", "Bad-Name");

@@ -27,6 +27,7 @@ class MigrateRolesCommandTest {
     for (String role :
         List.of(
             db.schema() + "_shop_app",
+            db.schema() + "_shop_worker",
             db.schema() + "_producer",
             db.schema() + "_worker",
             db.schema() + "_scheduler",
@@ -103,6 +104,64 @@ class MigrateRolesCommandTest {
             "--schema",
             db.schema());
     assertThat(cancel.exitCode()).as(cancel.toString()).isNotZero();
-    assertThat(cancel.err()).contains("permission denied");
+    assertThat(cancel.err())
+        .contains("permission denied")
+        .contains(
+            "relay cancel needs the operator role: log in as a user in "
+                + db.schema()
+                + "_operator");
+  }
+
+  /**
+   * A worker-only user running an operator's command was told {@code read catch-up windows failed:
+   * ERROR: permission denied for table schedule_state} and no more. Each refusal (SQLState 42501)
+   * names the role the command needs, with its name for the schema, as serve's metrics warning
+   * does; still one line, exit 1.
+   */
+  @Test
+  void aPermissionRefusalNamesTheRoleTheCommandNeeds(TestDatabase db) throws Exception {
+    this.db = db;
+    Cli.Result migrated = Cli.run(CommandLineTest.on(db, "migrate", "--roles"));
+    assertThat(migrated.exitCode()).as(migrated.toString()).isZero();
+    String user = db.schema() + "_shop_worker";
+    db.execute("CREATE ROLE " + user + " LOGIN PASSWORD 'shop' IN ROLE " + db.schema() + "_worker");
+    String url = db.jdbcUrl().replaceFirst("user=[^&]*", "user=" + user + "&password=shop");
+    String operator =
+        "needs the operator role: log in as a user in "
+            + db.schema()
+            + "_operator (relay migrate --roles creates the roles; docs/operations.md, section"
+            + " 18)";
+    for (List<String> command : List.of(List.of("purge", "--dry-run"), List.of("status"))) {
+      Cli.Result r = Cli.run(withUrl(command, url, db.schema()));
+      assertThat(r.exitCode()).as(r.toString()).isEqualTo(1);
+      assertThat(r.err().lines().toList())
+          .as(r.toString())
+          .singleElement()
+          .satisfies(
+              line ->
+                  assertThat(line)
+                      .startsWith("relay " + command.get(0) + ": ")
+                      .contains("permission denied")
+                      .endsWith("; relay " + command.get(0) + " " + operator));
+    }
+    Cli.Result enqueue =
+        Cli.run(
+            withUrl(
+                List.of("enqueue", "--id", "a", "--kind", "k", "--payload", "{}"),
+                url,
+                db.schema()));
+    assertThat(enqueue.exitCode()).as(enqueue.toString()).isEqualTo(1);
+    assertThat(enqueue.err())
+        .contains("permission denied")
+        .contains(
+            "; relay enqueue needs the producer role: log in as a user in "
+                + db.schema()
+                + "_producer (");
+  }
+
+  private static String[] withUrl(List<String> command, String url, String schema) {
+    List<String> all = new java.util.ArrayList<>(command);
+    all.addAll(List.of("--jdbc-url", url, "--schema", schema));
+    return all.toArray(String[]::new);
   }
 }

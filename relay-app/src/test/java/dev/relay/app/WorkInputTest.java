@@ -230,7 +230,18 @@ class WorkInputTest {
   void aTooLongDelayIsRefusedAsTypedAndNothingIsEnqueued(TestDatabase db, @TempDir Path dir)
       throws Exception {
     String bound = "must be between zero and 100 years, was ";
-    for (String typed : new String[] {"36501d", "876024h", "PT876024H", "pt876024h"}) {
+    // Too long for a Duration, or for a long: the option's range too, not "For input string" or
+    // "cannot convert ... (java.lang.ArithmeticException: long overflow)"
+    for (String typed :
+        new String[] {
+          "36501d",
+          "876024h",
+          "PT876024H",
+          "pt876024h",
+          "99999999999999999999d",
+          "9223372036854775807d",
+          "PT9223372036854775807H"
+        }) {
       assertThat(
               refused(
                   db.jdbcUrl(),
@@ -239,20 +250,32 @@ class WorkInputTest {
                   enqueue("--delay", typed)))
           .isEqualTo("relay enqueue: invalid work 'a': --delay " + bound + typed);
     }
-    Path late =
-        Files.writeString(
-            dir.resolve("late.json"),
-            "{\"work_id\": \"f-1\", \"kind\": \"k\", \"payload\": {}, \"delay\": \"36501d\"}");
+    // In a file; the second with a deadline, whose check adds the delay to this machine's clock
+    for (String delay : new String[] {"36501d", "99999999999999999999d"}) {
+      Path late =
+          Files.writeString(
+              dir.resolve("late.json"),
+              "{\"work_id\": \"f-1\", \"kind\": \"k\", \"payload\": {}, \"delay\": \""
+                  + delay
+                  + "\", \"deadline\": \"2999-01-01T00:00:00Z\"}");
+      assertThat(
+              refused(
+                  db.jdbcUrl(),
+                  db.schema(),
+                  "relay enqueue: item 1 of ",
+                  "enqueue",
+                  "--file",
+                  "" + late))
+          .isEqualTo(
+              "relay enqueue: item 1 of " + late + ": invalid work 'f-1': delay " + bound + delay);
+    }
     assertThat(
             refused(
                 db.jdbcUrl(),
                 db.schema(),
-                "relay enqueue: item 1 of ",
-                "enqueue",
-                "--file",
-                "" + late))
-        .isEqualTo(
-            "relay enqueue: item 1 of " + late + ": invalid work 'f-1': delay " + bound + "36501d");
+                "relay enqueue: invalid work 'a': --delay ",
+                enqueue("--delay", "9223372036854775807s", "--deadline", "2030-01-01T00:00:00Z")))
+        .isEqualTo("relay enqueue: invalid work 'a': --delay " + bound + "9223372036854775807s");
     assertThat(db.queryLong("SELECT count(*) FROM {schema}.work")).isZero();
   }
 

@@ -4,6 +4,7 @@ import dev.relay.Migrator;
 import dev.relay.SchemaVersionException;
 import dev.relay.spring.autoconfigure.RelayProperties;
 import dev.relay.test.EmbeddedServer;
+import dev.relay.test.JdbcUrls;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -208,7 +209,7 @@ final class ServeCommand implements Callable<Integer> {
                   Map.of("spring.datasource.url", embedded.jdbcUrl())));
     }
     try {
-      prepareSchema(env, relay);
+      prepareSchema(settings);
       // The schema is at this relay's version now: the starter need not look again.
       env.getPropertySources()
           .addFirst(new MapPropertySource("relay serve schema prepared", fixed()));
@@ -351,7 +352,9 @@ final class ServeCommand implements Callable<Integer> {
    * the new release migrated while this one still runs); one with a contract step this relay
    * predates is refused.
    */
-  private static void prepareSchema(StandardEnvironment env, RelayProperties relay) {
+  private static void prepareSchema(ServeConfig settings) {
+    StandardEnvironment env = settings.environment();
+    RelayProperties relay = settings.relay();
     String schema = relay.getSchema();
     Properties login = new Properties();
     String user = env.getProperty("spring.datasource.username");
@@ -362,8 +365,8 @@ final class ServeCommand implements Callable<Integer> {
     if (password != null) {
       login.setProperty("password", password);
     }
-    try (Connection c =
-        DriverManager.getConnection(env.getProperty("spring.datasource.url"), login)) {
+    String url = env.getProperty("spring.datasource.url");
+    try (Connection c = DriverManager.getConnection(url, login)) {
       if (relay.isMigrate()) {
         Migrator.forSchema(schema).migrate(c);
         return;
@@ -383,6 +386,11 @@ final class ServeCommand implements Callable<Integer> {
       // An edited migration, a gap, a newer schema under --migrate: one line, exit 1.
       throw new ServeMain.ServeFailure(ServeMain.REFUSED, e.getMessage(), e);
     } catch (SQLException e) {
+      // A value of the URL pgjdbc checks only as it connects, or the server refuses: a usage error
+      String refused = JdbcUrls.refusedParameter(settings.urlSource(), url, e);
+      if (refused != null) {
+        throw usage(refused, e);
+      }
       throw new ServeMain.ServeFailure(
           ServeMain.DATABASE_UNAVAILABLE, "database unavailable: " + e.getMessage(), e);
     }

@@ -49,6 +49,7 @@ import org.springframework.core.env.MapPropertySource;
 import org.springframework.core.env.PropertySource;
 import org.springframework.core.env.StandardEnvironment;
 import org.springframework.core.io.FileSystemResource;
+import org.springframework.util.PlaceholderResolutionException;
 
 /**
  * What {@code relay serve} runs, read from the file given with {@code --config} and checked before
@@ -118,6 +119,7 @@ final class ServeConfig {
     this.file = file;
     this.env = env;
     this.json = json;
+    unresolvable();
     // Before anything binds: a kind Boot would bind under another name is refused, not renamed.
     RelayKindNames.check(env);
     Set<ConfigurationPropertyName> bound = new HashSet<>();
@@ -318,6 +320,60 @@ final class ServeConfig {
   }
 
   /**
+   * Refuses a value of the file or the command line with a placeholder that cannot be resolved
+   * ({@code password: ${DB_PW}} with DB_PW unset), naming the property, where it was given and the
+   * placeholder. The binder reports one in a {@code relay.*} property it binds, but the {@code
+   * spring.*}, {@code server.*} and {@code management.*} properties that serve itself reads or that
+   * the context binds later would fail later: with a stack trace as serve connects, and printed by
+   * {@code --print-config} as if set. Each is resolved as the context resolves it ({@link
+   * StandardEnvironment#getProperty}: a variable of the process environment may override the file).
+   * {@code logging.*} is left out: Boot resolves it leniently ({@code ${PID}} in a log pattern).
+   */
+  private void unresolvable() {
+    for (PropertySource<?> s : env.getPropertySources()) {
+      boolean given =
+          s.getName().equals(COMMAND_LINE) || s.getName().startsWith("relay serve config");
+      if (!given || !(s instanceof EnumerablePropertySource<?> source)) {
+        continue;
+      }
+      for (String key : source.getPropertyNames()) {
+        if (key.startsWith("logging.")) {
+          continue;
+        }
+        try {
+          env.getProperty(key);
+        } catch (IllegalArgumentException e) {
+          String reason = unresolvable(e);
+          throw new InvalidConfigurationPropertyValueException(
+              key,
+              source.getProperty(key),
+              reason != null ? reason : "cannot be resolved: " + e.getMessage());
+        }
+      }
+    }
+  }
+
+  /**
+   * {@code placeholder ${X} cannot be resolved: ...} when {@code e} or a cause is Spring's {@link
+   * PlaceholderResolutionException}, else {@code null}.
+   */
+  static String unresolvable(Throwable e) {
+    for (Throwable t = e; t != null && t.getCause() != t; t = t.getCause()) {
+      if (t instanceof PlaceholderResolutionException p) {
+        String name = p.getPlaceholder();
+        return "placeholder ${"
+            + name
+            + "} cannot be resolved: no environment variable, system property or property "
+            + name
+            + " is set (give a default after a colon, like ${"
+            + name
+            + ":value}, where one fits)";
+      }
+    }
+    return null;
+  }
+
+  /**
    * Refuses a database URL that is not PostgreSQL's ({@code jdbc:postgresql:}) as a usage error
    * naming where it was given, before anything connects: DriverManager's "No suitable driver" for
    * {@code mysql://} or the typo {@code jdbc:postgres://} read as an unreachable database (exit 3),
@@ -325,8 +381,8 @@ final class ServeConfig {
    * read, which it otherwise logged whole, password included. The URL in the message is masked.
    */
   private void requirePostgresUrl(String property) {
-    ConfigurationProperty p = property(env, property);
-    String url = p == null || p.getValue() == null ? "" : String.valueOf(p.getValue());
+    // As it resolves (url: ${DB_URL}); every placeholder resolves, as unresolvable() checked.
+    String url = env.getProperty(property, "");
     if (url.isBlank()) {
       return;
     }
@@ -334,13 +390,33 @@ final class ServeConfig {
     if (reason == null) {
       return;
     }
-    // Given on the command line (first of the sources, so the value in effect): named as given.
-    if (env.getPropertySources().get(COMMAND_LINE)
-            instanceof OriginTrackedMapPropertySource commandLine
-        && commandLine.getOrigin(property) instanceof Given option) {
+    Given option = givenOnCommandLine(property);
+    if (option != null) {
       throw new Refused(JdbcUrls.problem(option.name(), url), null);
     }
     throw new InvalidConfigurationPropertyValueException(property, url, reason);
+  }
+
+  /**
+   * Where {@code property} was given on the command line (an option or a variable), or {@code null}
+   * when not there. The command line is the first of the sources, so its value is the one in
+   * effect.
+   */
+  private Given givenOnCommandLine(String property) {
+    return env.getPropertySources().get(COMMAND_LINE)
+                instanceof OriginTrackedMapPropertySource commandLine
+            && commandLine.getOrigin(property) instanceof Given option
+        ? option
+        : null;
+  }
+
+  /**
+   * How a message names where the database URL came from: the option or variable as a usage error
+   * names it ({@code --jdbc-url}, {@code env RELAY_JDBC_URL}), else the file's property.
+   */
+  String urlSource() {
+    Given option = givenOnCommandLine("spring.datasource.url");
+    return option != null ? option.name() : file + ": spring.datasource.url";
   }
 
   /**
@@ -593,27 +669,37 @@ final class ServeConfig {
     ConfigurationProperty p = e.getProperty();
     String name = p != null ? p.getName().toString() : e.getName().toString();
     Class<?> type = e.getTarget().getType().resolve(Object.class);
-    String reason;
+    // relay.concurrency: ${UNSET} is no integer because its placeholder is not set: say that
+    String reason = unresolvable(e);
+    return name
+        + (p == null ? "" : "=" + masked(name, p.getValue()))
+        + origin(p)
+        + ": "
+        + (reason != null ? reason : expected(e, type));
+  }
+
+  /** Why a value of {@code type} did not bind: the form the type takes. */
+  private static String expected(BindException e, Class<?> type) {
     if (type.isEnum()) {
-      reason =
-          "must be one of "
-              + Arrays.stream(type.getEnumConstants())
-                  .map(c -> ((Enum<?>) c).name().toLowerCase(Locale.ROOT))
-                  .collect(Collectors.joining(", "));
-    } else if (type == Duration.class) {
-      reason = "is not a duration: use 500ms, 30s, 5m, 2h, 7d or ISO-8601 like PT30S";
-    } else if (type == int.class || type == Integer.class || type == long.class) {
-      reason = "must be an integer";
-    } else if (type == boolean.class || type == Boolean.class) {
-      reason = "must be true or false";
-    } else {
-      Throwable root = e;
-      while (root.getCause() != null && root.getCause() != root) {
-        root = root.getCause();
-      }
-      reason = "cannot be read as " + type.getSimpleName() + ": " + root.getMessage();
+      return "must be one of "
+          + Arrays.stream(type.getEnumConstants())
+              .map(c -> ((Enum<?>) c).name().toLowerCase(Locale.ROOT))
+              .collect(Collectors.joining(", "));
     }
-    return name + (p == null ? "" : "=" + masked(name, p.getValue())) + origin(p) + ": " + reason;
+    if (type == Duration.class) {
+      return "is not a duration: use 500ms, 30s, 5m, 2h, 7d or ISO-8601 like PT30S";
+    }
+    if (type == int.class || type == Integer.class || type == long.class) {
+      return "must be an integer";
+    }
+    if (type == boolean.class || type == Boolean.class) {
+      return "must be true or false";
+    }
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return "cannot be read as " + type.getSimpleName() + ": " + root.getMessage();
   }
 
   /** {@code property=value (from origin)}, as a message names what was given. */

@@ -739,6 +739,50 @@ class ServeCommandTest {
     }
 
     /**
+     * A parameter value pgjdbc does not take: {@code sslmode=bogus} was "database unavailable",
+     * exit 3. Exit 2 naming the parameter, from the option and the file alike; and a value pgjdbc
+     * refuses only as it connects ({@code defaultRowFetchSize=-3}, SQLState 22023) too.
+     */
+    @Test
+    void aUrlParameterTheDriverDoesNotTakeIsExitTwoNamingIt() throws Exception {
+      String bad = "jdbc:postgresql://127.0.0.1:1/x?user=u&password=SECRETPW&sslmode=bogus";
+      Run option = serveWithUrl(bad);
+      assertThat(option.code).as(option.toString()).isEqualTo(2);
+      assertThat(option.err)
+          .as(option.toString())
+          .startsWith(
+              "relay serve: --jdbc-url 'jdbc:postgresql://127.0.0.1:1/x?user=u&password=******"
+                  + "&sslmode=bogus' has parameter sslmode=bogus, which the PostgreSQL driver does"
+                  + " not take: it takes one of disable, allow,")
+          .doesNotContain("SECRETPW");
+      Path file = yaml(CONFIG + "spring:\n  datasource:\n    url: '" + bad + "'\n");
+      for (Run inFile :
+          List.of(run(null, "serve", "--config", file.toString()), printConfig(file))) {
+        assertThat(inFile.code).as(inFile.toString()).isEqualTo(2);
+        assertThat(inFile.err)
+            .as(inFile.toString())
+            .contains("application.yml: spring.datasource.url=jdbc:postgresql://127.0.0.1:1/x")
+            .contains("has parameter sslmode=bogus, which the PostgreSQL driver does not take")
+            .doesNotContain("SECRETPW");
+      }
+      Run connecting =
+          serveWithUrl("jdbc:postgresql://127.0.0.1:1/x?password=SECRETPW&defaultRowFetchSize=-3");
+      assertThat(connecting.code).as(connecting.toString()).isEqualTo(2);
+      assertThat(connecting.err)
+          .as(connecting.toString())
+          .startsWith(
+              "relay serve: --jdbc-url 'jdbc:postgresql://127.0.0.1:1/x?password=******"
+                  + "&defaultRowFetchSize=-3' has a value the PostgreSQL driver or server refuses:"
+                  + " Fetch size must be a value greater than or equal to 0.")
+          .doesNotContain("database unavailable");
+    }
+
+    /** {@code relay serve} of the minimal config with {@code --jdbc-url url}. */
+    private Run serveWithUrl(String url) throws Exception {
+      return run(null, "serve", "--config", yaml(CONFIG).toString(), "--jdbc-url", url);
+    }
+
+    /**
      * An empty URL names a database the shell failed to name ({@code --jdbc-url "$UNSET"}): serve
      * refuses it as the relay commands do, instead of serving an embedded database.
      */
@@ -774,6 +818,110 @@ class ServeCommandTest {
           .startsWith("relay serve: env RELAY_JDBC_URL must be a PostgreSQL JDBC URL")
           .contains("password=******")
           .doesNotContain("SECRETPW");
+    }
+  }
+
+  /**
+   * Spring's placeholders ({@code ${RELAY_DB_PASSWORD}}, operations.md's own example) in any
+   * property, {@code spring.*} as well as {@code relay.*}: one that cannot be resolved is exit 2
+   * naming the file, the property and the placeholder, at start and with {@code --print-config}
+   * alike; one that resolves is checked as its value.
+   */
+  @Nested
+  class Placeholders {
+    private static final String CONFIG =
+        "relay:\n  kinds: {tick: {handler: log}}\n  console: {enabled: false}\n";
+
+    @Test
+    void anUnresolvablePlaceholderInASpringPropertyIsExitTwoNamingItAtStartAndInPrintConfig()
+        throws Exception {
+      Path file =
+          yaml(
+              CONFIG
+                  + "spring:\n  datasource:\n"
+                  + "    url: "
+                  + UNREACHABLE
+                  + "\n    username: relay\n"
+                  + "    password: \"${RELAY_TEST_UNSET_DB_PW}\"\n");
+      for (Run r : List.of(run(null, "serve", "--config", file.toString()), printConfig(file))) {
+        assertThat(r.code).as(r.toString()).isEqualTo(2);
+        assertThat(r.out).as(r.toString()).isEmpty();
+        assertThat(r.err.lines().toList())
+            .as(r.toString())
+            .containsExactly(
+                "relay serve: "
+                    + file
+                    + ": spring.datasource.password=****** (file ["
+                    + file
+                    + "] - 8:15): placeholder ${RELAY_TEST_UNSET_DB_PW} cannot be resolved: no"
+                    + " environment variable, system property or property RELAY_TEST_UNSET_DB_PW"
+                    + " is set (give a default after a colon, like"
+                    + " ${RELAY_TEST_UNSET_DB_PW:value}, where one fits)",
+                "see relay help serve");
+      }
+    }
+
+    @Test
+    void anUnresolvablePlaceholderOfAnyPropertyIsNamedAsSuch() throws Exception {
+      assertRefused(
+          yaml(CONFIG + "server:\n  port: ${RELAY_TEST_UNSET_PORT}\n"),
+          "server.port=${RELAY_TEST_UNSET_PORT} (",
+          "placeholder ${RELAY_TEST_UNSET_PORT} cannot be resolved");
+      assertRefused(
+          yaml(CONFIG + "  concurrency: ${RELAY_TEST_UNSET_CONC}\n"),
+          "relay.concurrency=${RELAY_TEST_UNSET_CONC} (",
+          "placeholder ${RELAY_TEST_UNSET_CONC} cannot be resolved");
+      assertRefused(
+          yaml(CONFIG + "management:\n  server:\n    port: ${a:${b:${RELAY_TEST_UNSET_C}}}\n"),
+          "management.server.port=${a:${b:${RELAY_TEST_UNSET_C}}} (",
+          "placeholder ${RELAY_TEST_UNSET_C} cannot be resolved");
+    }
+
+    /** A placeholder with a default, or one naming another property, resolves: no refusal. */
+    @Test
+    void aPlaceholderThatResolvesIsAccepted() throws Exception {
+      Run r =
+          printConfig(
+              yaml(
+                  CONFIG
+                      + "  worker-id: ${RELAY_TEST_UNSET_ID:w1}\n"
+                      + "spring:\n  datasource:\n"
+                      + "    url: "
+                      + UNREACHABLE
+                      + "\n    username: ${RELAY_TEST_UNSET_USER:relay}\n"
+                      + "    password: ${spring.datasource.username}\n"));
+      assertThat(r.code).as(r.toString()).isZero();
+      assertThat(r.out.lines()).contains("relay.worker-id=w1", "spring.datasource.password=******");
+    }
+
+    /**
+     * The URL is checked as it resolves: {@code url: ${DB_URL}} with DB_URL set was refused as
+     * "must be a PostgreSQL JDBC URL" for its text {@code ${DB_URL}}.
+     */
+    @Test
+    void aUrlFromAnEnvironmentVariableIsCheckedAsItResolves() throws Exception {
+      Path file = yaml(CONFIG + "spring:\n  datasource:\n    url: ${RELAY_TEST_DB_URL}\n");
+      ServeProcess.Result good =
+          printConfigWithUrl(file, "jdbc:postgresql://db/shop?password=SECRETPW");
+      assertThat(good.exitCode()).as(good.toString()).isZero();
+      assertThat(good.out().lines()).contains("spring.datasource.url=${RELAY_TEST_DB_URL}");
+      ServeProcess.Result bad = printConfigWithUrl(file, "jdbc:mysql://db/shop?password=SECRETPW");
+      assertThat(bad.exitCode()).as(bad.toString()).isEqualTo(2);
+      assertThat(bad.err())
+          .as(bad.toString())
+          .contains(
+              "application.yml: spring.datasource.url=jdbc:mysql://db/shop?password=******"
+                  + " (file [")
+          .contains("must be a PostgreSQL JDBC URL")
+          .doesNotContain("SECRETPW");
+    }
+
+    /**
+     * {@code --print-config} of {@code file} in a process whose RELAY_TEST_DB_URL is {@code url}.
+     */
+    private ServeProcess.Result printConfigWithUrl(Path file, String url) throws Exception {
+      return ServeProcess.run(
+          Map.of("RELAY_TEST_DB_URL", url), "serve", "--config", file.toString(), "--print-config");
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.relay.test;
 
+import java.math.BigDecimal;
 import java.net.ConnectException;
 import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
@@ -7,6 +8,8 @@ import java.sql.SQLException;
 import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import java.util.regex.Pattern;
@@ -45,6 +48,14 @@ public final class JdbcUrls {
 
   private static final List<String> TIMEOUTS = List.of("connectTimeout", "loginTimeout");
 
+  /** What pgjdbc makes of the URL's host, port and database, checked as the URL is read. */
+  private static final Set<PGProperty> DERIVED =
+      Set.of(PGProperty.PG_HOST, PGProperty.PG_PORT, PGProperty.PG_DBNAME);
+
+  private static final Pattern INTEGER = Pattern.compile("-?\\d+");
+  private static final Pattern WHOLE_SECONDS = Pattern.compile("\\d+");
+  private static final Pattern SECONDS = Pattern.compile("\\d+(\\.\\d+)?");
+
   /** A {@code password=} parameter of a URL (or a properties string), up to its end. */
   private static final Pattern PASSWORD_PARAMETER = Pattern.compile("(?i)(password=)[^&;\\s'\"]*");
 
@@ -79,9 +90,9 @@ public final class JdbcUrls {
    * jdbc:postgresql:} (DriverManager's "No suitable driver" for {@code mysql://} or the typo {@code
    * jdbc:postgres://} reads as an unreachable database), and pgjdbc must read it (a port that is
    * not a number is not) without a {@code user:password@} before the host, which pgjdbc has no form
-   * for. The reason names neither the URL nor where it came from: "must be a PostgreSQL JDBC URL
-   * like ...". A blank URL is left to the caller, whose fallback differs (the embedded server, an
-   * unset variable).
+   * for, and with parameter values it takes ({@link #parameterProblem}). The reason names neither
+   * the URL nor where it came from: "must be a PostgreSQL JDBC URL like ...". A blank URL is left
+   * to the caller, whose fallback differs (the embedded server, an unset variable).
    *
    * @param url a URL that is not blank
    */
@@ -89,8 +100,9 @@ public final class JdbcUrls {
     if (!url.startsWith("jdbc:postgresql:")) {
       return "must be a PostgreSQL JDBC URL like " + EXAMPLE;
     }
-    if (driverReads(url) && !hasUserInfo(url)) {
-      return null;
+    Properties parsed = hasUserInfo(url) ? null : parse(url);
+    if (parsed != null) {
+      return parameterProblem(parsed);
     }
     return "is not a URL the PostgreSQL driver can read (a host, an optional port number, then"
         + " /database), like "
@@ -99,6 +111,120 @@ public final class JdbcUrls {
             ? ": give the user and the password as its parameters user and password, not"
                 + " before an @"
             : "");
+  }
+
+  /**
+   * Why a parameter of a URL pgjdbc read is not one it takes, naming it; {@code null} when each is.
+   * pgjdbc reads {@code sslmode=bogus} and refuses it only on connecting, with the SQLState of an
+   * unreachable server, and ignores other values without a word ({@code tcpKeepAlive=yes} is false,
+   * {@code loginTimeout=abc} no limit). The rules are pgjdbc's own definitions of its parameters
+   * ({@link PGProperty}), not a list of ours: a parameter with choices takes one of them (any case,
+   * as sslmode; a comma-separated list, as requireAuth); one whose default is {@code true} or
+   * {@code false} takes true or false; one whose default is an integer takes an integer. Relay adds
+   * the range of the two timeouts it sets itself ({@link #withTimeouts}). A parameter pgjdbc does
+   * not define is left alone (pgjdbc ignores it), and so is the case of a choice: pgjdbc matches
+   * sslmode in any case, preferQueryMode in its own.
+   */
+  private static String parameterProblem(Properties parsed) {
+    for (String name : new TreeSet<>(parsed.stringPropertyNames())) {
+      PGProperty p = PGProperty.forName(name);
+      if (p == null || DERIVED.contains(p)) {
+        continue;
+      }
+      String value = parsed.getProperty(name);
+      String takes = takes(p, value);
+      if (takes != null) {
+        return "has parameter "
+            + name
+            + "="
+            + value
+            + ", which the PostgreSQL driver does not take: it takes "
+            + takes;
+      }
+    }
+    return null;
+  }
+
+  /** What {@code p} takes, when {@code value} is not among it; else {@code null}. */
+  private static String takes(PGProperty p, String value) {
+    String def = p.getDefaultValue();
+    // The timeouts Relay sets itself; pgjdbc reads loginTimeout as a float (Driver.timeout)
+    if (p == PGProperty.CONNECT_TIMEOUT) {
+      return WHOLE_SECONDS.matcher(value).matches() && fitsAnInt(value)
+          ? null
+          : "a whole number of seconds, 0 or more (0: no limit)";
+    }
+    if (p == PGProperty.LOGIN_TIMEOUT) {
+      return SECONDS.matcher(value).matches() && fitsAnInt(value)
+          ? null
+          : "a number of seconds, 0 or more (0: no limit)";
+    }
+    String[] choices = p.getChoices();
+    if (choices != null) {
+      for (String element : value.split(",", -1)) {
+        if (!isChoice(element.strip(), choices)) {
+          return "one of " + String.join(", ", choices);
+        }
+      }
+      return null;
+    }
+    if ("true".equals(def) || "false".equals(def)) {
+      return value.equalsIgnoreCase("true") || value.equalsIgnoreCase("false")
+          ? null
+          : "true or false";
+    }
+    if (def != null && INTEGER.matcher(def).matches()) {
+      return INTEGER.matcher(value).matches() && fitsAnInt(value) ? null : "an integer";
+    }
+    return null;
+  }
+
+  /**
+   * Whether {@code value} is one of {@code choices}, in any case; a version ({@code 3.2}) is its
+   * major number's: pgjdbc lists protocolVersion's choices as {@code 3} alone and takes 3.0 and
+   * 3.2.
+   */
+  private static boolean isChoice(String value, String[] choices) {
+    for (String choice : choices) {
+      if (choice.equalsIgnoreCase(value)
+          || (INTEGER.matcher(choice).matches()
+              && value.matches(Pattern.quote(choice) + "\\.\\d+"))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static boolean fitsAnInt(String number) {
+    try {
+      BigDecimal n = new BigDecimal(number);
+      return n.compareTo(BigDecimal.valueOf(Integer.MIN_VALUE)) >= 0
+          && n.compareTo(BigDecimal.valueOf(Integer.MAX_VALUE)) <= 0;
+    } catch (NumberFormatException e) {
+      return false;
+    }
+  }
+
+  /**
+   * The usage error for a connection that pgjdbc or the server refused for a value the URL gives
+   * (SQLState 22023, invalid parameter value: {@code defaultRowFetchSize=-3}, which pgjdbc checks
+   * only as it connects, or an {@code options=-c name=value} the server does not take), headed by
+   * {@code source} and quoting the URL, password masked; {@code null} for any other failure, such
+   * as an unreachable database.
+   *
+   * @param source what gave the URL, like {@code --jdbc-url} or {@code env RELAY_JDBC_URL}
+   * @param url the URL of the connection
+   * @param e what the connection attempt threw
+   */
+  public static String refusedParameter(String source, String url, SQLException e) {
+    if (!PSQLState.INVALID_PARAMETER_VALUE.getState().equals(e.getSQLState())) {
+      return null;
+    }
+    return source
+        + " '"
+        + maskPasswords(url)
+        + "' has a value the PostgreSQL driver or server refuses: "
+        + describe(e, url);
   }
 
   /**
@@ -144,11 +270,16 @@ public final class JdbcUrls {
    * it reads: its warning on a URL it cannot read quotes the URL whole.
    */
   public static boolean driverReads(String url) {
+    return parse(url) != null;
+  }
+
+  /** pgjdbc's reading of {@code url}, its parameters decoded; {@code null} when it cannot. */
+  private static Properties parse(String url) {
     synchronized (DRIVER_LOG) {
       Level before = DRIVER_LOG.getLevel();
       DRIVER_LOG.setLevel(Level.OFF);
       try {
-        return Driver.parseURL(url, null) != null;
+        return Driver.parseURL(url, null);
       } finally {
         DRIVER_LOG.setLevel(before);
       }
