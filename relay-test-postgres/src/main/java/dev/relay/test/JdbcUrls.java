@@ -122,13 +122,25 @@ public final class JdbcUrls {
    * as sslmode; a comma-separated list, as requireAuth); one whose default is {@code true} or
    * {@code false} takes true or false; one whose default is an integer takes an integer. Relay adds
    * the range of the two timeouts it sets itself ({@link #withTimeouts}). A parameter pgjdbc does
-   * not define is left alone (pgjdbc ignores it), and so is the case of a choice: pgjdbc matches
-   * sslmode in any case, preferQueryMode in its own.
+   * not define is left alone (pgjdbc ignores it) unless it is one that pgjdbc defines written in
+   * another case ({@code sslMode}), and so is the case of a choice: pgjdbc matches sslmode in any
+   * case, preferQueryMode in its own.
    */
   private static String parameterProblem(Properties parsed) {
     for (String name : new TreeSet<>(parsed.stringPropertyNames())) {
       PGProperty p = PGProperty.forName(name);
-      if (p == null || DERIVED.contains(p)) {
+      if (p == null) {
+        String meant = knownIgnoringCase(name);
+        if (meant != null) {
+          return "has parameter "
+              + name
+              + ", which the PostgreSQL driver does not know and ignores: its name is "
+              + meant
+              + " (names are case-sensitive)";
+        }
+        continue;
+      }
+      if (DERIVED.contains(p)) {
         continue;
       }
       String value = parsed.getProperty(name);
@@ -140,6 +152,20 @@ public final class JdbcUrls {
             + value
             + ", which the PostgreSQL driver does not take: it takes "
             + takes;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * The name of a parameter pgjdbc defines that {@code name} spells in another case ({@code
+   * sslMode} for {@code sslmode}), or {@code null}. pgjdbc ignores such a parameter without a word,
+   * so {@code sslMode=require} would connect without the TLS it asks for.
+   */
+  private static String knownIgnoringCase(String name) {
+    for (PGProperty known : PGProperty.values()) {
+      if (known.getName().equalsIgnoreCase(name)) {
+        return known.getName();
       }
     }
     return null;

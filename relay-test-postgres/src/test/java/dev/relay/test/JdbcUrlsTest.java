@@ -111,6 +111,18 @@ class JdbcUrlsTest {
   }
 
   /**
+   * pgjdbc ignores {@code sslMode=require} (names are case-sensitive): it would connect in clear.
+   */
+  @Test
+  void aParameterNameInTheWrongCaseIsRefusedNamingTheRightOne() {
+    assertThat(JdbcUrls.reason("jdbc:postgresql://db/x?user=u&sslMode=require"))
+        .isEqualTo(
+            "has parameter sslMode, which the PostgreSQL driver does not know and ignores: its"
+                + " name is sslmode (names are case-sensitive)");
+    assertThat(JdbcUrls.reason("jdbc:postgresql://db/x?User=u")).contains("its name is user");
+  }
+
+  /**
    * The two timeouts Relay sets itself unless the URL names them: pgjdbc ignores a loginTimeout it
    * cannot read and a negative timeout (the connection may then wait forever).
    */
