@@ -217,10 +217,22 @@ public final class Maintenance implements AutoCloseable {
           && (r.purge().work() > 0 || r.purge().historyDays() > 0)) {
         log.info("relay maintenance on {}: {}", schema, r.purge());
       }
+      lastFailure = null;
     } catch (RuntimeException e) {
-      log.warn("relay maintenance on {} failed; retrying next interval", schema, e);
+      String failure = e.toString();
+      if (failure.equals(lastFailure) || e instanceof InvalidConfigurationException) {
+        // The same failure as the last run's (a configuration that stays wrong, a pooler in front
+        // of the database): one line each interval, not the same stack trace again.
+        log.warn("relay maintenance on {} failed; retrying next interval: {}", schema, failure);
+      } else {
+        log.warn("relay maintenance on {} failed; retrying next interval", schema, e);
+      }
+      lastFailure = failure;
     }
   }
+
+  /** The failure of the last scheduled run, or {@code null} after a run that succeeded. */
+  private String lastFailure;
 
   /** Whether this instance holds the lock after this call. Caller holds {@link #lock}. */
   private boolean holdLock() {
