@@ -112,10 +112,9 @@ final class Views {
     if (w.orderingKey() != null) {
       field(out, "ordering_key", w.orderingKey() + " #" + w.sequence());
     }
-    field(
-        out,
-        "last_error",
-        w.lastErrorKind() == null ? w.lastError() : w.lastErrorKind() + ": " + w.lastError());
+    // Two fields, as the two columns: "kind: text" under last_error read as the stored text.
+    field(out, "last_error_kind", w.lastErrorKind());
+    field(out, "last_error", w.lastError());
     field(out, "outcome", w.outcome());
     field(out, "milestone", d.milestone());
     field(out, "receiver_ref", w.receiverRef());

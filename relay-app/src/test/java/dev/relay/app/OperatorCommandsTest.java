@@ -318,6 +318,8 @@ class OperatorCommandsTest {
       assertThat(text.out())
           .contains("work_id              s-1")
           .contains("state                failed")
+          .contains("last_error_kind      http_503")
+          .contains("last_error           provider down")
           .contains("attempts (generations")
           .contains("worker-a")
           .containsPattern("abandoned +complete +worker-b .* delivered +msg-7")
