@@ -3,12 +3,12 @@ package dev.relay.app;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.relay.admin.Admin;
+import dev.relay.admin.DurationText;
 import dev.relay.admin.Pause;
 import dev.relay.admin.QueueHealth;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import picocli.CommandLine.Command;
@@ -195,32 +195,9 @@ final class StatusCommand extends DbCommand {
     return d.toMillis() / 1000.0;
   }
 
-  /**
-   * A completion time as the console writes one (relay-console's {@code Format.latency}, which
-   * console.md says shows them as this command does): {@code < 1 ms}, milliseconds below a second
-   * ({@code 49 ms}), then seconds to a tenth ({@code 1.2 s}), then minutes and seconds, hours and
-   * minutes, days and hours ({@code 3 min 5 s}). relay-app does not depend on the console, so the
-   * rule is repeated here; OperatorCommandsTest pins the same outputs.
-   */
+  /** A completion time as the console writes one ({@link DurationText#latency}). */
   static String latency(Duration d) {
-    long ms = d.toMillis();
-    if (ms < 1) {
-      return "< 1 ms";
-    }
-    if (ms < 1_000) {
-      return ms + " ms";
-    }
-    if (ms < 60_000) {
-      return String.format(Locale.ROOT, "%.1f s", ms / 1000.0);
-    }
-    long s = d.getSeconds();
-    if (s < 3600) {
-      return (s / 60) + " min " + (s % 60) + " s";
-    }
-    if (s < 86_400) {
-      return (s / 3600) + " h " + (s % 3600 / 60) + " min";
-    }
-    return (s / 86_400) + " d " + (s % 86_400 / 3600) + " h";
+    return DurationText.latency(d);
   }
 
   private static String reasons(Map<String, Long> byReason) {

@@ -1,11 +1,11 @@
 package dev.relay.console;
 
+import dev.relay.admin.DurationText;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
-import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -60,17 +60,7 @@ final class Format {
    * min}.
    */
   static String age(Duration d) {
-    long s = d.getSeconds();
-    if (s < 60) {
-      return s + " s";
-    }
-    if (s < 3600) {
-      return (s / 60) + " min " + (s % 60) + " s";
-    }
-    if (s < 86_400) {
-      return (s / 3600) + " h " + (s % 3600 / 60) + " min";
-    }
-    return (s / 86_400) + " d " + (s % 86_400 / 3600) + " h";
+    return DurationText.age(d);
   }
 
   /**
@@ -79,20 +69,7 @@ final class Format {
    * an em dash.
    */
   static String latency(Duration d) {
-    if (d == null) {
-      return "\u2014";
-    }
-    long ms = d.toMillis();
-    if (ms < 1) {
-      return "< 1 ms";
-    }
-    if (ms < 1_000) {
-      return ms + " ms";
-    }
-    if (ms < 60_000) {
-      return String.format(Locale.ROOT, "%.1f s", ms / 1000.0);
-    }
-    return age(d);
+    return d == null ? "\u2014" : DurationText.latency(d);
   }
 
   /** {@code base} with the non-empty parameters URL-encoded. */
